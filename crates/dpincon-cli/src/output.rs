@@ -1,0 +1,75 @@
+//! Rendering reports and writing them: all or nothing.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+use dpincon_engine::Report;
+
+pub fn json(report: &Report) -> Result<String, String> {
+    serde_json::to_string_pretty(report).map(|s| s + "\n").map_err(|e| e.to_string())
+}
+
+pub fn table(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "data         {}", report.data);
+    let _ = writeln!(
+        out,
+        "constraints  {} ({} denial constraints)",
+        report.constraints, report.constraint_count
+    );
+    for plan in &report.detection.plans {
+        let _ = writeln!(
+            out,
+            "  line {:<4} {:<12} partition on {} attr.  {}",
+            plan.line, plan.driver, plan.partition_attributes, plan.constraint
+        );
+    }
+    if let Some(np) = &report.non_private {
+        let _ = writeln!(out, "\n{}", np.label);
+        let rows = [
+            ("rows", np.rows.to_string()),
+            ("edges (I_MI)", np.edges.to_string()),
+            ("problematic (I_P)", np.problematic.to_string()),
+            ("max degree", np.max_degree.to_string()),
+            ("greedy cover (I_R <=)", np.greedy_cover.to_string()),
+            ("I_R >=", np.min_cover_lower_bound.to_string()),
+            ("drastic (I_D)", np.drastic.to_string()),
+        ];
+        for (name, value) in rows {
+            let _ = writeln!(out, "  {name:<22} {value:>14}");
+        }
+    }
+    let t = &report.timings;
+    let _ = writeln!(
+        out,
+        "\ntime  read {:.2} s, detect {:.2} s, measures {:.2} s, total {:.2} s",
+        t.read_s, t.detect_s, t.measures_s, t.total_s
+    );
+    out
+}
+
+/// Prints to standard output, or writes `path` through a temporary file and
+/// a rename so a failed run never leaves half a report.
+pub fn emit(text: &str, path: Option<&Path>) -> Result<(), String> {
+    match path {
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(text.as_bytes())
+                .and_then(|_| stdout.flush())
+                .map_err(|e| e.to_string())
+        }
+        Some(path) => {
+            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let mut tmp = tempfile::NamedTempFile::new_in(dir)
+                .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+            tmp.write_all(text.as_bytes())
+                .and_then(|_| tmp.as_file().sync_all())
+                .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+            tmp.persist(path)
+                .map_err(|e| format!("cannot write '{}': {}", path.display(), e.error))?;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! Progress on standard error for long phases; silent when it is not a
+//! terminal (indicatif hides its bars then).
+
+use std::time::Duration;
+
+use dpincon_engine::{Phase, Progress};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// A spinner per phase.
+pub struct Bar {
+    bar: ProgressBar,
+}
+
+impl Bar {
+    pub fn new() -> Self {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} [{elapsed_precise}]")
+                .expect("valid template"),
+        );
+        Bar { bar }
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, phase: Phase) {
+        self.bar.set_message(phase.name());
+        self.bar.enable_steady_tick(Duration::from_millis(120));
+    }
+
+    fn finish(&self, phase: Phase, seconds: f64) {
+        self.bar.println(format!("{} done in {seconds:.2} s", phase.name()));
+        if phase == Phase::Measure {
+            self.bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The pure cores: candidate selection, partitioning and the four drivers.
+//! They read keys from a [`Relation`] and write pairs to an [`EdgeSink`];
+//! how they are scheduled lives in `exec.rs`.
+
+use std::cmp::Ordering;
+
+use dpincon_constraints::{Operator, TupleVar};
+use dpincon_graph::EdgeSink;
+
+use crate::plan::{Cross, Driver, FilterRhs, Plan, index};
+use crate::relation::Relation;
+
+/// Rows that can play tuple `t`: no NULL in a slot `t` compares, and every
+/// filter on `t` satisfied.
+pub(crate) fn candidates(relation: &Relation, plan: &Plan, t: TupleVar) -> Vec<u32> {
+    let required = plan.required_slots(t);
+    let filters = &plan.filters[index(t)];
+    (0..relation.rows())
+        .filter(|&row| {
+            required.iter().all(|&s| !relation.column(s).is_null(row))
+                && filters.iter().all(|f| {
+                    let left = relation.column(f.slot).key(row);
+                    let right = match f.rhs {
+                        FilterRhs::Const(key) => key,
+                        FilterRhs::Slot(s) => relation.column(s).key(row),
+                    };
+                    f.op.holds(&left, &right)
+                })
+        })
+        .collect()
+}
+
+/// A partition: rows for t1 and rows for t2 that agree on every equality.
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    pub left: std::ops::Range<usize>,
+    pub right: std::ops::Range<usize>,
+}
+
+/// Sorts `left` and `right` on their equality keys and pairs up the runs
+/// with equal keys (a sort-merge form of hash partitioning: deterministic
+/// and allocation-free per row).
+pub(crate) fn partition(
+    relation: &Relation,
+    plan: &Plan,
+    left: &mut [u32],
+    right: &mut [u32],
+) -> Vec<Group> {
+    let lslots: Vec<usize> = plan.equalities.iter().map(|e| e.0).collect();
+    let rslots: Vec<usize> = plan.equalities.iter().map(|e| e.1).collect();
+    let key_cmp = |slots_a: &[usize], a: u32, slots_b: &[usize], b: u32| -> Ordering {
+        slots_a
+            .iter()
+            .zip(slots_b)
+            .map(|(&sa, &sb)| relation.column(sa).key(a).cmp(&relation.column(sb).key(b)))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    };
+    left.sort_unstable_by(|&a, &b| key_cmp(&lslots, a, &lslots, b).then(a.cmp(&b)));
+    right.sort_unstable_by(|&a, &b| key_cmp(&rslots, a, &rslots, b).then(a.cmp(&b)));
+    let run = |rows: &[u32], slots: &[usize], start: usize| -> usize {
+        start + rows[start..].partition_point(|&r| key_cmp(slots, r, slots, rows[start]).is_eq())
+    };
+    let (mut i, mut j) = (0, 0);
+    let mut groups = Vec::new();
+    while i < left.len() && j < right.len() {
+        match key_cmp(&lslots, left[i], &rslots, right[j]) {
+            Ordering::Less => i = run(left, &lslots, i),
+            Ordering::Greater => j = run(right, &rslots, j),
+            Ordering::Equal => {
+                let (li, rj) = (run(left, &lslots, i), run(right, &rslots, j));
+                groups.push(Group { left: i..li, right: j..rj });
+                (i, j) = (li, rj);
+            }
+        }
+    }
+    groups
+}
+
+/// Finds the violating pairs of one group. `same` says `left` and `right`
+/// are the same rows of a symmetric plan: each unordered pair is then
+/// enumerated once, in one orientation.
+pub(crate) fn run_group(
+    relation: &Relation,
+    plan: &Plan,
+    left: &[u32],
+    right: &[u32],
+    same: bool,
+    sink: &mut impl EdgeSink,
+) {
+    let key = |slot: usize, row: u32| relation.column(slot).key(row);
+    let residual_holds = |a: u32, b: u32| {
+        plan.residual.iter().all(|c| c.op.holds(&key(c.left, a), &key(c.right, b)))
+    };
+    let mut emit = |a: u32, b: u32| {
+        if a != b && residual_holds(a, b) {
+            sink.add(a, b);
+        }
+    };
+    match plan.driver {
+        Driver::AllPairs if same => {
+            for (i, &a) in left.iter().enumerate() {
+                for &b in &left[i + 1..] {
+                    emit(a, b);
+                }
+            }
+        }
+        Driver::AllPairs => {
+            for &a in left {
+                for &b in right {
+                    emit(a, b);
+                }
+            }
+        }
+        Driver::Complement(c) if same && c.left == c.right => {
+            // FD: pairs across different classes of the attribute, each once.
+            let mut rows = left.to_vec();
+            rows.sort_unstable_by_key(|&r| key(c.left, r));
+            let mut start = 0;
+            while start < rows.len() {
+                let k = key(c.left, rows[start]);
+                let end = start + rows[start..].partition_point(|&r| key(c.left, r) == k);
+                for &a in &rows[start..end] {
+                    for &b in &rows[end..] {
+                        emit(a, b);
+                    }
+                }
+                start = end;
+            }
+        }
+        Driver::Complement(c) => {
+            let rows = sorted_on(right, |r| key(c.right, r));
+            for &a in left {
+                let ka = key(c.left, a);
+                let lo = rows.partition_point(|&r| key(c.right, r) < ka);
+                let hi = rows.partition_point(|&r| key(c.right, r) <= ka);
+                for &b in rows[..lo].iter().chain(&rows[hi..]) {
+                    emit(a, b);
+                }
+            }
+        }
+        Driver::RangeScan(c) => {
+            let rows = sorted_on(right, |r| key(c.right, r));
+            for &a in left {
+                let range = satisfying_range(&rows, c, key(c.left, a), |r| key(c.right, r));
+                for &b in &rows[range] {
+                    emit(a, b);
+                }
+            }
+        }
+        Driver::IeJoin(x, y) => iejoin(relation, left, right, x, y, &mut emit),
+    }
+}
+
+fn sorted_on(rows: &[u32], key: impl Fn(u32) -> u64) -> Vec<u32> {
+    let mut rows = rows.to_vec();
+    rows.sort_unstable_by_key(|&r| key(r));
+    rows
+}
+
+/// The positions of `rows` (sorted on `c.right`'s key) whose key `k` makes
+/// `ka c.op k` hold: a suffix for `<`/`<=`, a prefix for `>`/`>=`.
+fn satisfying_range(
+    rows: &[u32],
+    c: Cross,
+    ka: u64,
+    key: impl Fn(u32) -> u64,
+) -> std::ops::Range<usize> {
+    let lower = || rows.partition_point(|&r| key(r) < ka);
+    let upper = || rows.partition_point(|&r| key(r) <= ka);
+    match c.op {
+        Operator::Lt => upper()..rows.len(),
+        Operator::Le => lower()..rows.len(),
+        Operator::Gt => 0..lower(),
+        Operator::Ge => 0..upper(),
+        Operator::Eq | Operator::Ne => unreachable!("range scans are planned on order comparisons"),
+    }
+}
+
+/// IEJoin (Khayyat et al., VLDB J. 2017) for `t1.X opx t2.X' and t1.Y opy t2.Y'`.
+///
+/// The t2 rows are laid out sorted on X', so each t1 row's X-partners are a
+/// contiguous range of positions. Sweeping the t1 rows in Y order, the t2
+/// rows satisfying the Y comparison only ever grow: each is marked once in a
+/// bit array over the X' positions, and each t1 row scans the marked bits of
+/// its range. A second-level bit array skips empty words, so cost tracks the
+/// output plus n·(range/4096) rather than n².
+fn iejoin(
+    relation: &Relation,
+    left: &[u32],
+    right: &[u32],
+    x: Cross,
+    y: Cross,
+    emit: &mut impl FnMut(u32, u32),
+) {
+    let key = |slot: usize, row: u32| relation.column(slot).key(row);
+    let by_x = sorted_on(right, |r| key(x.right, r));
+    // X' positions in the order the sweep marks them (by Y').
+    let mut order: Vec<usize> = (0..by_x.len()).collect();
+    let ascending = matches!(y.op, Operator::Gt | Operator::Ge);
+    let sweep = |a: u64, b: u64| if ascending { a.cmp(&b) } else { b.cmp(&a) };
+    order.sort_unstable_by(|&p, &q| sweep(key(y.right, by_x[p]), key(y.right, by_x[q])));
+    let mut probes = left.to_vec();
+    probes.sort_unstable_by(|&a, &b| sweep(key(y.left, a), key(y.left, b)));
+    let mut marked = BitIndex::new(by_x.len());
+    let mut next = 0;
+    for a in probes {
+        let ya = key(y.left, a);
+        while next < order.len() && y.op.holds(&ya, &key(y.right, by_x[order[next]])) {
+            marked.set(order[next]);
+            next += 1;
+        }
+        let range = satisfying_range(&by_x, x, key(x.left, a), |r| key(x.right, r));
+        marked.for_each_in(range, |p| emit(a, by_x[p]));
+    }
+}
+
+/// A bit array with a summary level: bit `w` of `summary` says word `w` of
+/// `words` is non-zero.
+struct BitIndex {
+    words: Vec<u64>,
+    summary: Vec<u64>,
+}
+
+impl BitIndex {
+    fn new(bits: usize) -> Self {
+        let words = bits.div_ceil(64);
+        BitIndex { words: vec![0; words], summary: vec![0; words.div_ceil(64)] }
+    }
+
+    fn set(&mut self, bit: usize) {
+        self.words[bit / 64] |= 1 << (bit % 64);
+        self.summary[bit / 4096] |= 1 << ((bit / 64) % 64);
+    }
+
+    fn for_each_in(&self, range: std::ops::Range<usize>, mut f: impl FnMut(usize)) {
+        if range.is_empty() {
+            return;
+        }
+        let (first, last) = (range.start / 64, (range.end - 1) / 64);
+        let mut w = first;
+        while w <= last {
+            let group = self.summary[w / 64] >> (w % 64);
+            if group == 0 {
+                w = (w / 64 + 1) * 64;
+                continue;
+            }
+            w += group.trailing_zeros() as usize;
+            if w > last {
+                break;
+            }
+            let mut word = self.words[w];
+            if w == first {
+                word &= u64::MAX << (range.start % 64);
+            }
+            if w == last && !range.end.is_multiple_of(64) {
+                word &= u64::MAX >> (64 - range.end % 64);
+            }
+            while word != 0 {
+                f(w * 64 + word.trailing_zeros() as usize);
+                word &= word - 1;
+            }
+            w += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BitIndex;
+
+    #[test]
+    fn bit_index_visits_exactly_the_set_bits_in_range() {
+        let n = 10_000;
+        let mut bits = BitIndex::new(n);
+        let set: Vec<usize> = (0..n).filter(|i| i % 7 == 3 || (5000..5100).contains(i)).collect();
+        for &b in &set {
+            bits.set(b);
+        }
+        for range in [0..n, 3..4, 64..128, 63..4097, 4999..5101, 9_990..10_000, 20..20] {
+            let mut seen = Vec::new();
+            bits.for_each_in(range.clone(), |b| seen.push(b));
+            let want: Vec<usize> = set.iter().copied().filter(|b| range.contains(b)).collect();
+            assert_eq!(seen, want, "range {range:?}");
+        }
+    }
+}

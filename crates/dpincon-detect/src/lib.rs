@@ -1,0 +1,42 @@
+//! Output-sensitive conflict detection for denial constraints (SPEC §2).
+//!
+//! Input is a [`Relation`], the table with every compared column encoded as
+//! order-preserving `u64` keys, and the constraints compiled against it
+//! ([`compile`]). Output is the [`ConflictGraph`](dpincon_graph::ConflictGraph).
+//!
+//! Each constraint is planned on its own (see `plan.rs` and README.md):
+//! equality predicates partition the rows; inside a partition a key pairs
+//! every row, an FD pairs rows across its right-hand-side classes, one
+//! inequality scans a sorted range and two run an IEJoin. Every path emits
+//! only pairs that can violate, so the cost follows the number of conflicts
+//! rather than n². [`brute_force`] is the quadratic definition the fast paths
+//! are tested against.
+//!
+//! The crate knows nothing about files: `dpincon-source` builds the relation.
+
+mod algorithms;
+mod compile;
+mod exec;
+mod plan;
+mod relation;
+
+pub use compile::{
+    KeyConstraint, KeyOperand, KeyPredicate, OrderedOperator, compile, required_columns,
+    string_constants,
+};
+pub use exec::{DetectOptions, Detection, brute_force, detect};
+pub use plan::{DetectionPlan, DriverKind};
+pub use relation::{KeyColumn, Relation, float_key, int_key};
+
+/// The crate's one error type.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DetectError {
+    /// A constraint refers to something the relation does not encode.
+    #[error("constraint `{constraint}`: {message}")]
+    Compile {
+        /// The constraint's canonical text.
+        constraint: String,
+        /// What is missing.
+        message: String,
+    },
+}

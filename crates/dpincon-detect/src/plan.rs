@@ -1,0 +1,243 @@
+//! Choosing how to find a constraint's violating pairs (SPEC §2).
+//!
+//! Predicates fall in three kinds: *filters* on one tuple (`t1.A > 30`,
+//! `t1.A < t1.B`), *equalities* across the pair (`t1.A = t2.B`), which
+//! partition the rows, and the other *cross* predicates, one or two of which
+//! drive the search inside each partition:
+//!
+//! | cross predicates left | driver |
+//! |---|---|
+//! | none | [`Driver::AllPairs`]: every pair in the group violates (keys) |
+//! | two or more order comparisons | [`Driver::IeJoin`] on two of them |
+//! | one order comparison | [`Driver::RangeScan`] over the group sorted on it |
+//! | only `!=` | [`Driver::Complement`] of the equality classes |
+//!
+//! Every driver enumerates only pairs that satisfy the predicates it is
+//! built on; the remaining ones are checked per candidate.
+
+use std::fmt;
+
+use dpincon_constraints::{Operator, TupleVar};
+
+use crate::compile::{KeyConstraint, KeyOperand, KeyPredicate, OrderedOperator};
+
+/// A predicate on one tuple: `t.slot op rhs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Filter {
+    pub slot: usize,
+    pub op: Operator,
+    pub rhs: FilterRhs,
+}
+
+/// The right side of a [`Filter`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FilterRhs {
+    Const(u64),
+    Slot(usize),
+}
+
+/// A cross predicate `t1.left op t2.right`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cross {
+    pub left: usize,
+    pub op: Operator,
+    pub right: usize,
+}
+
+/// The algorithm enumerating candidate pairs inside a partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Driver {
+    AllPairs,
+    Complement(Cross),
+    RangeScan(Cross),
+    IeJoin(Cross, Cross),
+}
+
+/// How one constraint is detected.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Plan {
+    /// Filters on t1 (index 0) and t2 (index 1).
+    pub filters: [Vec<Filter>; 2],
+    /// Equalities `t1.left = t2.right` partitioning the rows.
+    pub equalities: Vec<(usize, usize)>,
+    pub driver: Driver,
+    /// Cross predicates checked per candidate pair.
+    pub residual: Vec<Cross>,
+    /// Swapping t1 and t2 gives the same constraint, so each unordered pair
+    /// needs checking in one orientation only.
+    pub symmetric: bool,
+}
+
+/// What the planner chose for a constraint, as reported to users.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetectionPlan {
+    /// The constraint's id.
+    pub constraint: usize,
+    /// Its canonical text.
+    pub display: String,
+    /// Number of equality predicates the rows are partitioned on.
+    pub partition_attributes: usize,
+    /// The algorithm inside each partition.
+    pub driver: DriverKind,
+}
+
+/// The algorithm used inside each partition, as reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DriverKind {
+    /// Every pair of a group violates (a key, or an FD with no residual).
+    AllPairs,
+    /// `!=` as the complement of equality classes (FDs).
+    Complement,
+    /// One inequality: sort and scan the satisfying range.
+    RangeScan,
+    /// Two inequalities: IEJoin (sorted arrays, permutation, bit array).
+    IeJoin,
+    /// Every pair tested: only the reference oracle uses it.
+    BruteForce,
+}
+
+impl fmt::Display for DriverKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DriverKind::AllPairs => "all-pairs",
+            DriverKind::Complement => "complement",
+            DriverKind::RangeScan => "range-scan",
+            DriverKind::IeJoin => "iejoin",
+            DriverKind::BruteForce => "brute-force",
+        })
+    }
+}
+
+impl Plan {
+    /// Plans the detection of `constraint`.
+    pub fn new(constraint: &KeyConstraint) -> Plan {
+        let mut filters: [Vec<Filter>; 2] = [Vec::new(), Vec::new()];
+        let mut equalities = Vec::new();
+        let mut cross = Vec::new();
+        for p in &constraint.predicates {
+            let op = p.op.get();
+            match p.right {
+                KeyOperand::Const(key) => filters[index(p.tuple)].push(Filter {
+                    slot: p.slot,
+                    op,
+                    rhs: FilterRhs::Const(key),
+                }),
+                KeyOperand::Column { tuple, slot } if tuple == p.tuple => filters[index(tuple)]
+                    .push(Filter { slot: p.slot, op, rhs: FilterRhs::Slot(slot) }),
+                KeyOperand::Column { slot, .. } => {
+                    // `bind` puts t1 on the left of every cross predicate.
+                    let c = if p.tuple == TupleVar::T1 {
+                        Cross { left: p.slot, op, right: slot }
+                    } else {
+                        Cross { left: slot, op: op.flip(), right: p.slot }
+                    };
+                    if op == Operator::Eq {
+                        equalities.push((c.left, c.right));
+                    } else {
+                        cross.push(c);
+                    }
+                }
+            }
+        }
+        let symmetric = is_symmetric(&constraint.predicates);
+        let order: Vec<usize> = (0..cross.len()).filter(|&i| cross[i].op.is_order()).collect();
+        let (driver, used) = if order.len() >= 2 {
+            (Driver::IeJoin(cross[order[0]], cross[order[1]]), vec![order[0], order[1]])
+        } else if order.len() == 1 {
+            (Driver::RangeScan(cross[order[0]]), vec![order[0]])
+        } else if let Some(i) = best_complement(&cross) {
+            (Driver::Complement(cross[i]), vec![i])
+        } else {
+            (Driver::AllPairs, vec![])
+        };
+        let residual =
+            cross.iter().enumerate().filter(|(i, _)| !used.contains(i)).map(|(_, c)| *c).collect();
+        Plan { filters, equalities, driver, residual, symmetric }
+    }
+
+    /// The user-facing summary.
+    pub fn describe(&self, constraint: &KeyConstraint) -> DetectionPlan {
+        DetectionPlan {
+            constraint: constraint.id,
+            display: constraint.display.clone(),
+            partition_attributes: self.equalities.len(),
+            driver: match self.driver {
+                Driver::AllPairs => DriverKind::AllPairs,
+                Driver::Complement(_) => DriverKind::Complement,
+                Driver::RangeScan(_) => DriverKind::RangeScan,
+                Driver::IeJoin(..) => DriverKind::IeJoin,
+            },
+        }
+    }
+
+    /// Slots a row must have non-NULL to play tuple `t` (a predicate with a
+    /// NULL operand is not satisfied, SPEC §1).
+    pub fn required_slots(&self, t: TupleVar) -> Vec<usize> {
+        let mut slots: Vec<usize> = Vec::new();
+        for f in &self.filters[index(t)] {
+            slots.push(f.slot);
+            if let FilterRhs::Slot(s) = f.rhs {
+                slots.push(s);
+            }
+        }
+        let side = |c: &Cross| if t == TupleVar::T1 { c.left } else { c.right };
+        slots.extend(self.equalities.iter().map(|&(l, r)| if t == TupleVar::T1 { l } else { r }));
+        slots.extend(self.residual.iter().map(side));
+        match self.driver {
+            Driver::AllPairs => {}
+            Driver::Complement(c) | Driver::RangeScan(c) => slots.push(side(&c)),
+            Driver::IeJoin(a, b) => slots.extend([side(&a), side(&b)]),
+        }
+        slots.sort_unstable();
+        slots.dedup();
+        slots
+    }
+}
+
+pub(crate) fn index(t: TupleVar) -> usize {
+    match t {
+        TupleVar::T1 => 0,
+        TupleVar::T2 => 1,
+    }
+}
+
+/// Prefers a `!=` on the same attribute of both tuples (the FD case), which
+/// the symmetric path enumerates once per unordered pair.
+fn best_complement(cross: &[Cross]) -> Option<usize> {
+    let ne = |c: &&Cross| c.op == Operator::Ne;
+    cross
+        .iter()
+        .position(|c| c.op == Operator::Ne && c.left == c.right)
+        .or_else(|| cross.iter().position(|c| ne(&c)))
+}
+
+/// Whether renaming t1 <-> t2 maps the predicate set onto itself.
+fn is_symmetric(predicates: &[KeyPredicate]) -> bool {
+    let normal = |p: &KeyPredicate| -> KeyPredicate {
+        match p.right {
+            KeyOperand::Column { tuple, slot } if tuple != p.tuple && p.tuple == TupleVar::T2 => {
+                KeyPredicate {
+                    tuple: TupleVar::T1,
+                    slot,
+                    op: OrderedOperator::new(p.op.get().flip()),
+                    right: KeyOperand::Column { tuple: TupleVar::T2, slot: p.slot },
+                }
+            }
+            _ => *p,
+        }
+    };
+    let swap = |p: &KeyPredicate| -> KeyPredicate {
+        let right = match p.right {
+            KeyOperand::Column { tuple, slot } => KeyOperand::Column { tuple: tuple.other(), slot },
+            c => c,
+        };
+        normal(&KeyPredicate { tuple: p.tuple.other(), right, ..*p })
+    };
+    let mut original: Vec<KeyPredicate> = predicates.iter().map(normal).collect();
+    let mut swapped: Vec<KeyPredicate> = predicates.iter().map(swap).collect();
+    original.sort();
+    original.dedup();
+    swapped.sort();
+    swapped.dedup();
+    original == swapped
+}

@@ -1,0 +1,51 @@
+//! Runs one dpincon job in this process: constraints, table, detection,
+//! measures and (with `dpincon-release`) the differentially private releases.
+//!
+//! [`JobConfig`] is the one configuration type, shared by the CLI and the
+//! services; [`run_job`] drives the pure crates in order and returns a
+//! [`Report`] ready to serialise. Nothing here prints: progress goes through
+//! the [`Progress`] trait so the CLI can draw it and services can forward it.
+
+mod config;
+mod job;
+mod report;
+
+pub use config::JobConfig;
+pub use job::{NoProgress, Phase, Progress, run_job};
+pub use report::{
+    DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
+};
+
+use std::path::PathBuf;
+
+/// The crate's one error type: what went wrong, naming the file, line,
+/// row, column or constraint at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The constraint file cannot be read.
+    #[error("cannot read constraint file '{path}': {message}")]
+    ConstraintFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The constraints are malformed or do not fit the table.
+    #[error("{path}: {source}")]
+    Constraint {
+        /// The constraint file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: dpincon_constraints::ConstraintError,
+    },
+    /// The table cannot be read or encoded.
+    #[error(transparent)]
+    Source(#[from] dpincon_source::SourceError),
+    /// Detection could not be set up.
+    #[error(transparent)]
+    Detect(#[from] dpincon_detect::DetectError),
+    /// The job's options are inconsistent.
+    #[error("invalid job: {0}")]
+    Config(String),
+}

@@ -1,0 +1,79 @@
+use serde::Serialize;
+
+/// The label every non-private value carries (SPEC §3).
+pub const NON_PRIVATE_LABEL: &str =
+    "NON-PRIVATE: exact values computed from the private rows, not differentially private";
+
+/// What a job returns.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The data file.
+    pub data: String,
+    /// The constraint file.
+    pub constraints: String,
+    /// Number of denial constraints (an FD with k right-hand attributes counts k).
+    pub constraint_count: usize,
+    /// How conflicts were found.
+    pub detection: DetectionReport,
+    /// Wall time per phase.
+    pub timings: Timings,
+    /// Exact values, only when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub non_private: Option<NonPrivateReport>,
+}
+
+/// How each constraint was detected.
+#[derive(Debug, Clone, Serialize)]
+pub struct DetectionReport {
+    /// Threads used.
+    pub threads: usize,
+    /// One entry per constraint.
+    pub plans: Vec<PlanReport>,
+}
+
+/// The detection plan of one constraint.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanReport {
+    /// Line in the constraint file.
+    pub line: usize,
+    /// Canonical text.
+    pub constraint: String,
+    /// Equality predicates the rows were partitioned on.
+    pub partition_attributes: usize,
+    /// The algorithm inside partitions (`brute-force` only when asked for).
+    pub driver: String,
+}
+
+/// Seconds spent in each phase.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timings {
+    /// Reading and encoding the table.
+    pub read_s: f64,
+    /// Conflict detection and graph building.
+    pub detect_s: f64,
+    /// The pass over the edge stream.
+    pub measures_s: f64,
+    /// End to end.
+    pub total_s: f64,
+}
+
+/// Exact measures of the conflict graph: NOT differentially private.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NonPrivateReport {
+    /// Always [`NON_PRIVATE_LABEL`].
+    pub label: &'static str,
+    /// Tuples n.
+    pub rows: u64,
+    /// I_MI, conflicting pairs.
+    pub edges: u64,
+    /// I_P, tuples in some conflict.
+    pub problematic: u64,
+    /// Largest degree.
+    pub max_degree: u32,
+    /// Stable-order greedy vertex cover size c (SPEC §5).
+    pub greedy_cover: u64,
+    /// c / 2 ≤ I_R ≤ c: the lower bound.
+    pub min_cover_lower_bound: u64,
+    /// I_D.
+    pub drastic: u8,
+}

@@ -1,0 +1,218 @@
+use roaring::bitmap::Iter as BitmapIter;
+
+use crate::{AdjacencyShard, Edge};
+
+/// The graph's one error type.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum GraphError {
+    /// Shards must tile `0..nodes` in order with no gap or overlap.
+    #[error(
+        "adjacency shards do not tile the node range: expected a shard starting at node {expected}, found {found}"
+    )]
+    ShardGap {
+        /// The node id the next shard should start at.
+        expected: u64,
+        /// Where it starts instead (or the end of the shards).
+        found: u64,
+    },
+    /// A stored neighbour is not a node of the graph.
+    #[error("node {node} has neighbour {neighbour} outside the graph's {nodes} nodes")]
+    NeighbourOutOfRange {
+        /// The node.
+        node: u32,
+        /// The offending neighbour.
+        neighbour: u32,
+        /// Node count.
+        nodes: u32,
+    },
+}
+
+/// The conflict graph `G = (V, E)` of SPEC §2: all `n` tuple ids are nodes,
+/// isolated ones included.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConflictGraph {
+    nodes: u32,
+    shards: Vec<AdjacencyShard>,
+}
+
+impl ConflictGraph {
+    /// A graph from shards that tile `0..nodes` in order.
+    pub fn from_shards(nodes: u32, shards: Vec<AdjacencyShard>) -> Result<Self, GraphError> {
+        let mut expected = 0u64;
+        for shard in &shards {
+            if u64::from(shard.first()) != expected {
+                return Err(GraphError::ShardGap { expected, found: shard.first().into() });
+            }
+            expected = shard.end();
+        }
+        if expected != u64::from(nodes) {
+            return Err(GraphError::ShardGap { expected, found: u64::from(nodes) });
+        }
+        for shard in &shards {
+            for (k, bits) in shard.bitmaps().iter().enumerate() {
+                if let Some(max) = bits.max().filter(|&m| m >= nodes) {
+                    let node = shard.first() + k as u32;
+                    return Err(GraphError::NeighbourOutOfRange { node, neighbour: max, nodes });
+                }
+            }
+        }
+        Ok(ConflictGraph { nodes, shards })
+    }
+
+    /// A graph from a list of edges (for tests and small inputs).
+    pub fn from_edges(nodes: u32, edges: impl IntoIterator<Item = Edge>) -> Self {
+        let mut builder = crate::GraphBuilder::new(nodes);
+        for e in edges {
+            crate::EdgeSink::add(&mut builder, e.u, e.v);
+        }
+        builder.finish()
+    }
+
+    /// Number of nodes `n` (tuples of the table).
+    pub fn nodes(&self) -> u32 {
+        self.nodes
+    }
+
+    /// Number of edges `|E|`.
+    pub fn edge_count(&self) -> u64 {
+        self.shards.iter().map(AdjacencyShard::edge_count).sum()
+    }
+
+    /// The adjacency shards, in node order.
+    pub fn shards(&self) -> &[AdjacencyShard] {
+        &self.shards
+    }
+
+    /// The edges in the stable order Λ: lexicographic in `(u, v)`, `u < v`.
+    pub fn edges(&self) -> EdgeStream<'_> {
+        EdgeStream { shards: &self.shards, shard: 0, slot: 0, current: None }
+    }
+}
+
+/// The one edge stream: a graph's edges in the stable order Λ (SPEC §2).
+///
+/// Every measure and mechanism walks this stream, so they all see the same
+/// order, whatever the number of workers that detected the edges.
+#[derive(Clone)]
+pub struct EdgeStream<'a> {
+    shards: &'a [AdjacencyShard],
+    shard: usize,
+    slot: usize,
+    current: Option<(u32, BitmapIter<'a>)>,
+}
+
+impl std::fmt::Debug for EdgeStream<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EdgeStream").field("shard", &self.shard).field("slot", &self.slot).finish()
+    }
+}
+
+impl Iterator for EdgeStream<'_> {
+    type Item = Edge;
+
+    fn next(&mut self) -> Option<Edge> {
+        loop {
+            if let Some((u, iter)) = &mut self.current {
+                if let Some(v) = iter.next() {
+                    return Some(Edge { u: *u, v });
+                }
+                self.current = None;
+            }
+            let shard = self.shards.get(self.shard)?;
+            match shard.bitmaps().get(self.slot) {
+                Some(bits) => {
+                    self.current = Some((shard.first() + self.slot as u32, bits.iter()));
+                    self.slot += 1;
+                }
+                None => {
+                    self.shard += 1;
+                    self.slot = 0;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EdgeSink, GraphBuilder};
+
+    fn pseudo_random_pairs(n: u32, count: usize, mut state: u64) -> Vec<(u32, u32)> {
+        let mut out = Vec::with_capacity(count);
+        while out.len() < count {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let a = ((state >> 33) % u64::from(n)) as u32;
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let b = ((state >> 33) % u64::from(n)) as u32;
+            if a != b {
+                out.push((a, b));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn stream_is_sorted_deduplicated_and_complete() {
+        let pairs = pseudo_random_pairs(500, 5_000, 7);
+        let mut builder = GraphBuilder::with_shard_nodes(500, 37);
+        for &(a, b) in &pairs {
+            builder.add(a, b);
+            builder.add(b, a);
+        }
+        let graph = builder.finish();
+        let mut expected: Vec<Edge> = pairs.iter().map(|&(a, b)| Edge::new(a, b)).collect();
+        expected.sort();
+        expected.dedup();
+        let streamed: Vec<Edge> = graph.edges().collect();
+        assert_eq!(streamed, expected);
+        assert_eq!(graph.edge_count(), expected.len() as u64);
+    }
+
+    #[test]
+    fn order_does_not_depend_on_insertion_order_or_sharding_or_merging() {
+        let pairs = pseudo_random_pairs(300, 2_000, 11);
+        let mut one = GraphBuilder::with_shard_nodes(300, 1 << 16);
+        for &(a, b) in &pairs {
+            one.add(a, b);
+        }
+        let mut left = GraphBuilder::with_shard_nodes(300, 64);
+        let mut right = GraphBuilder::with_shard_nodes(300, 64);
+        for (i, &(a, b)) in pairs.iter().rev().enumerate() {
+            if i % 2 == 0 { left.add(b, a) } else { right.add(a, b) }
+        }
+        left.merge(right);
+        let a: Vec<Edge> = one.finish().edges().collect();
+        let b: Vec<Edge> = left.finish().edges().collect();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn isolated_nodes_and_empty_graphs() {
+        let g = GraphBuilder::new(0).finish();
+        assert_eq!(g.nodes(), 0);
+        assert_eq!(g.edges().count(), 0);
+        let g = ConflictGraph::from_edges(10, [Edge::new(9, 3)]);
+        assert_eq!(g.nodes(), 10);
+        assert_eq!(g.edges().collect::<Vec<_>>(), vec![Edge { u: 3, v: 9 }]);
+    }
+
+    #[test]
+    fn shards_must_tile_the_node_range() {
+        let s = AdjacencyShard::new(0, 5);
+        let t = AdjacencyShard::new(6, 4);
+        assert_eq!(
+            ConflictGraph::from_shards(10, vec![s.clone(), t]),
+            Err(GraphError::ShardGap { expected: 5, found: 6 })
+        );
+        assert!(ConflictGraph::from_shards(5, vec![s]).is_ok());
+    }
+
+    #[test]
+    fn shard_rejects_lower_neighbours() {
+        let mut bits = roaring::RoaringBitmap::new();
+        bits.insert(3);
+        assert!(AdjacencyShard::from_bitmaps(3, vec![bits.clone()]).is_none());
+        assert!(AdjacencyShard::from_bitmaps(2, vec![bits]).is_some());
+    }
+}

@@ -1,0 +1,38 @@
+//! The conflict graph of a table (SPEC §2) and its one stable-order edge stream.
+//!
+//! Nodes are tuple ids `0..n`; an edge `{u, v}` joins two tuples that together
+//! violate some denial constraint. The graph is stored as *adjacency shards*:
+//! each shard covers a contiguous range of node ids and keeps, for every node
+//! `u` in it, a [`roaring::RoaringBitmap`] of its neighbours `v > u`. Walking
+//! the shards in order, the nodes in order and each bitmap in order yields the
+//! edges in the lexicographic order Λ of SPEC §2, which every measure and
+//! mechanism downstream consumes through [`EdgeStream`].
+//!
+//! The order depends only on the edge set, never on how detection found the
+//! edges or how many workers it used; removing a row keeps the relative order
+//! of all other edges, which the privacy proofs need.
+
+mod builder;
+mod graph;
+mod shard;
+
+pub use builder::{EdgeSink, GraphBuilder};
+pub use graph::{ConflictGraph, EdgeStream, GraphError};
+pub use shard::AdjacencyShard;
+
+/// An undirected conflict edge with `u < v`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Edge {
+    /// The smaller tuple id.
+    pub u: u32,
+    /// The larger tuple id.
+    pub v: u32,
+}
+
+impl Edge {
+    /// The edge joining `a` and `b` (in either order). `a` must differ from `b`.
+    pub fn new(a: u32, b: u32) -> Self {
+        debug_assert_ne!(a, b, "a tuple does not conflict with itself");
+        if a < b { Edge { u: a, v: b } } else { Edge { u: b, v: a } }
+    }
+}

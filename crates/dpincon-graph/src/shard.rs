@@ -1,0 +1,87 @@
+use roaring::RoaringBitmap;
+
+/// The adjacency of a contiguous node-id range `first..first + len`.
+///
+/// Entry `k` holds the neighbours `v > first + k` of node `first + k`; an
+/// edge is stored once, at its smaller endpoint.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AdjacencyShard {
+    first: u32,
+    upper: Vec<RoaringBitmap>,
+}
+
+impl AdjacencyShard {
+    /// An empty shard covering `first..first + len`.
+    pub fn new(first: u32, len: u32) -> Self {
+        AdjacencyShard { first, upper: vec![RoaringBitmap::new(); len as usize] }
+    }
+
+    /// A shard from its bitmaps; entry `k` belongs to node `first + k`.
+    /// Returns `None` if some bitmap holds a neighbour `<=` its own node.
+    pub fn from_bitmaps(first: u32, upper: Vec<RoaringBitmap>) -> Option<Self> {
+        let valid = upper.iter().enumerate().all(|(k, bits)| {
+            bits.min().is_none_or(|min| u64::from(min) > u64::from(first) + k as u64)
+        });
+        valid.then_some(AdjacencyShard { first, upper })
+    }
+
+    /// The first node id of the range.
+    pub fn first(&self) -> u32 {
+        self.first
+    }
+
+    /// How many node ids the shard covers.
+    pub fn len(&self) -> u32 {
+        self.upper.len() as u32
+    }
+
+    /// True if the shard covers no node.
+    pub fn is_empty(&self) -> bool {
+        self.upper.is_empty()
+    }
+
+    /// One past the last node id of the range.
+    pub fn end(&self) -> u64 {
+        u64::from(self.first) + self.upper.len() as u64
+    }
+
+    /// Neighbours `v > u` of node `u`, which must lie in the shard.
+    pub fn upper_neighbours(&self, u: u32) -> &RoaringBitmap {
+        &self.upper[(u - self.first) as usize]
+    }
+
+    /// All bitmaps, entry `k` for node `first + k`.
+    pub fn bitmaps(&self) -> &[RoaringBitmap] {
+        &self.upper
+    }
+
+    /// Number of edges stored in the shard.
+    pub fn edge_count(&self) -> u64 {
+        self.upper.iter().map(RoaringBitmap::len).sum()
+    }
+
+    /// Adds the sorted, de-duplicated edges `(u, v)` (all `u` in range, `u < v`).
+    pub(crate) fn absorb_sorted(&mut self, edges: &[(u32, u32)]) {
+        let mut rest = edges;
+        while let Some(&(u, _)) = rest.first() {
+            let run = rest.iter().take_while(|e| e.0 == u).count();
+            let (head, tail) = rest.split_at(run);
+            let slot = &mut self.upper[(u - self.first) as usize];
+            let fresh = RoaringBitmap::from_sorted_iter(head.iter().map(|e| e.1))
+                .expect("edges are sorted");
+            if slot.is_empty() {
+                *slot = fresh;
+            } else {
+                *slot |= fresh;
+            }
+            rest = tail;
+        }
+    }
+
+    /// Compacts the bitmaps (run containers) before they are kept or sent.
+    pub fn optimize(&mut self) {
+        for bits in &mut self.upper {
+            bits.optimize();
+        }
+    }
+}

@@ -1,0 +1,82 @@
+use std::collections::HashMap;
+
+use arrow::array::{ArrayRef, AsArray};
+use arrow::compute::{CastOptions, cast_with_options};
+use arrow::datatypes::{DataType, Float64Type, Int64Type};
+use dpincon_constraints::{BoundConstraint, Domain};
+use dpincon_detect::{KeyColumn, Relation, float_key, int_key, required_columns, string_constants};
+
+use crate::{SourceError, TableData};
+
+/// Encodes every (column, domain) the constraints compare as order-preserving
+/// keys. Strings share one sorted dictionary, constants included, so string
+/// codes compare like the strings (lexicographically, SPEC §1).
+pub fn encode(table: &TableData, constraints: &[BoundConstraint]) -> Result<Relation, SourceError> {
+    let required = required_columns(constraints);
+    let mut relation = Relation::new(table.rows);
+    let strict = CastOptions { safe: false, ..Default::default() };
+    let column_name = |index: usize| table.arrow_schema.field(index).name().clone();
+    let cast = |index: usize, to: &DataType| -> Result<Vec<ArrayRef>, SourceError> {
+        table
+            .batches
+            .iter()
+            .map(|b| cast_with_options(b.column(index), to, &strict))
+            .collect::<Result<_, _>>()
+            .map_err(|e| SourceError::Encode {
+                column: column_name(index),
+                row: 0,
+                message: format!("cannot compare as {to}: {e}"),
+            })
+    };
+
+    let string_columns: Vec<(usize, Vec<ArrayRef>)> = required
+        .iter()
+        .filter(|(_, d)| *d == Domain::Str)
+        .map(|&(index, _)| Ok((index, cast(index, &DataType::Utf8)?)))
+        .collect::<Result<_, SourceError>>()?;
+    let constants = string_constants(constraints);
+    let dictionary = {
+        let mut values: Vec<&str> = constants.iter().map(String::as_str).collect();
+        for (_, arrays) in &string_columns {
+            for array in arrays {
+                values.extend(array.as_string::<i32>().iter().flatten());
+            }
+        }
+        values.sort_unstable();
+        values.dedup();
+        values.into_iter().enumerate().map(|(code, s)| (s, code as u64)).collect::<HashMap<_, _>>()
+    };
+    for s in &constants {
+        relation.insert_string_code(s.clone(), dictionary[s.as_str()]);
+    }
+    for (index, arrays) in &string_columns {
+        let keys = arrays.iter().flat_map(|a| {
+            a.as_string::<i32>().iter().map(|v| v.map(|s| dictionary[s])).collect::<Vec<_>>()
+        });
+        relation.insert_column(*index, Domain::Str, KeyColumn::from_keys(keys));
+    }
+
+    for &(index, domain) in &required {
+        let keys: Vec<Option<u64>> = match domain {
+            Domain::Str => continue,
+            Domain::Int => cast(index, &DataType::Int64)?
+                .iter()
+                .flat_map(|a| {
+                    a.as_primitive::<Int64Type>().iter().map(|v| v.map(int_key)).collect::<Vec<_>>()
+                })
+                .collect(),
+            Domain::Float => cast(index, &DataType::Float64)?
+                .iter()
+                .flat_map(|a| {
+                    a.as_primitive::<Float64Type>()
+                        .iter()
+                        .map(|v| v.map(float_key))
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+        };
+        debug_assert_eq!(keys.len(), table.rows as usize);
+        relation.insert_column(index, domain, KeyColumn::from_keys(keys));
+    }
+    Ok(relation)
+}

@@ -1,0 +1,201 @@
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow::record_batch::RecordBatch;
+use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SessionConfig, SessionContext};
+use dpincon_constraints::{ColumnKind, TableSchema};
+
+use crate::SourceError;
+
+/// The file format of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataFormat {
+    /// Comma-separated values with a header row.
+    Csv,
+    /// Apache Parquet.
+    Parquet,
+}
+
+impl DataFormat {
+    /// The format a path's extension suggests (`.parquet`/`.pq`, else CSV).
+    pub fn from_path(path: &Path) -> Self {
+        match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+            Some("parquet" | "pq") => DataFormat::Parquet,
+            _ => DataFormat::Csv,
+        }
+    }
+}
+
+/// A column type a user forces, e.g. `Zip:string`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaOverride {
+    /// The column.
+    pub column: String,
+    /// Its type.
+    pub data_type: DataType,
+}
+
+/// Parses `Name:type` entries, separated by commas or new lines, with types
+/// `int`, `float`, `string`, `bool` (and Arrow's names `int64`, `float64`, `utf8`).
+pub fn parse_schema_override(text: &str) -> Result<Vec<SchemaOverride>, SourceError> {
+    text.split([',', '\n'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && !s.starts_with('#'))
+        .map(|entry| {
+            let (column, ty) = entry.rsplit_once(':').ok_or_else(|| {
+                SourceError::Schema(format!("'{entry}' is not of the form Column:type"))
+            })?;
+            let data_type = match ty.trim().to_ascii_lowercase().as_str() {
+                "int" | "int64" | "integer" => DataType::Int64,
+                "float" | "float64" | "double" => DataType::Float64,
+                "string" | "str" | "utf8" | "text" => DataType::Utf8,
+                "bool" | "boolean" => DataType::Boolean,
+                other => {
+                    return Err(SourceError::Schema(format!(
+                        "column '{}': unknown type '{other}' (use int, float, string or bool)",
+                        column.trim()
+                    )));
+                }
+            };
+            Ok(SchemaOverride { column: column.trim().to_string(), data_type })
+        })
+        .collect()
+}
+
+/// How to read a table.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Force a format; by default the extension decides.
+    pub format: Option<DataFormat>,
+    /// Column types to force (CSV only); the others are inferred.
+    pub schema: Vec<SchemaOverride>,
+    /// Rows to infer CSV types from; `None` reads them all, so a typo deep in
+    /// a numeric column makes it a string column instead of an error.
+    pub infer_rows: Option<usize>,
+}
+
+/// A table in memory, in input order.
+#[derive(Debug, Clone)]
+pub struct TableData {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// The Arrow schema.
+    pub arrow_schema: Arc<Schema>,
+    /// The rows, in input order.
+    pub batches: Vec<RecordBatch>,
+    /// Number of rows.
+    pub rows: u32,
+}
+
+impl TableData {
+    /// The columns as the constraint binder sees them.
+    pub fn schema(&self) -> TableSchema {
+        TableSchema {
+            columns: self
+                .arrow_schema
+                .fields()
+                .iter()
+                .map(|f| (f.name().clone(), column_kind(f.data_type())))
+                .collect(),
+        }
+    }
+}
+
+/// How a column of Arrow type `t` is compared.
+pub(crate) fn column_kind(t: &DataType) -> ColumnKind {
+    use DataType::*;
+    match t {
+        Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64 | Boolean | Date32
+        | Date64 | Timestamp(..) | Time32(_) | Time64(_) => ColumnKind::Int,
+        Float16 | Float32 | Float64 | Decimal128(..) | Decimal256(..) => ColumnKind::Float,
+        Utf8 | LargeUtf8 | Utf8View => ColumnKind::Str,
+        Dictionary(_, value) => column_kind(value),
+        _ => ColumnKind::Other,
+    }
+}
+
+/// Reads `path` with DataFusion, in input order.
+pub async fn read_table(path: &Path, options: &ReadOptions) -> Result<TableData, SourceError> {
+    let open_error = |message: String| SourceError::Open { path: path.to_path_buf(), message };
+    let meta = std::fs::metadata(path).map_err(|e| open_error(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(open_error("not a regular file".into()));
+    }
+    let read_error = |e: datafusion::error::DataFusionError| SourceError::Read {
+        path: path.to_path_buf(),
+        message: clean_message(&e.to_string()),
+    };
+    // One partition keeps the rows in file order: tuple ids are positions.
+    let config = SessionConfig::new().with_target_partitions(1).with_repartition_file_scans(false);
+    let ctx = SessionContext::new_with_config(config);
+    let location = path.to_str().ok_or_else(|| open_error("path is not valid UTF-8".into()))?;
+    let extension = path.extension().and_then(|e| e.to_str()).map(|e| format!(".{e}"));
+    let extension = extension.unwrap_or_default();
+    let format = options.format.unwrap_or_else(|| DataFormat::from_path(path));
+    let frame = match format {
+        DataFormat::Parquet => {
+            if !options.schema.is_empty() {
+                return Err(SourceError::Schema(
+                    "a Parquet file carries its own schema; --schema is for CSV".into(),
+                ));
+            }
+            let opts = ParquetReadOptions { file_extension: &extension, ..Default::default() };
+            ctx.read_parquet(location, opts).await.map_err(read_error)?
+        }
+        DataFormat::Csv => {
+            let infer = options.infer_rows.unwrap_or(usize::MAX);
+            let csv = || {
+                CsvReadOptions::new()
+                    .has_header(true)
+                    .file_extension(&extension)
+                    .schema_infer_max_records(infer)
+            };
+            let inferred = ctx.read_csv(location, csv()).await.map_err(read_error)?;
+            if options.schema.is_empty() {
+                inferred
+            } else {
+                let schema = override_schema(inferred.schema().as_arrow(), &options.schema)?;
+                ctx.read_csv(location, csv().schema(&schema)).await.map_err(read_error)?
+            }
+        }
+    };
+    let arrow_schema = Arc::new(frame.schema().as_arrow().clone());
+    let batches = frame.collect().await.map_err(read_error)?;
+    let total: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+    let rows = u32::try_from(total)
+        .map_err(|_| SourceError::TooManyRows { path: path.to_path_buf(), rows: total })?;
+    Ok(TableData { path: path.to_path_buf(), arrow_schema, batches, rows })
+}
+
+fn override_schema(inferred: &Schema, overrides: &[SchemaOverride]) -> Result<Schema, SourceError> {
+    for o in overrides {
+        if inferred.field_with_name(&o.column).is_err() {
+            let names: Vec<&str> = inferred.fields().iter().map(|f| f.name().as_str()).collect();
+            return Err(SourceError::Schema(format!(
+                "unknown column '{}' (columns: {})",
+                o.column,
+                names.join(", ")
+            )));
+        }
+    }
+    let fields: Vec<Field> = inferred
+        .fields()
+        .iter()
+        .map(|f| match overrides.iter().find(|o| &o.column == f.name()) {
+            Some(o) => Field::new(f.name(), o.data_type.clone(), true),
+            None => f.as_ref().clone().with_nullable(true),
+        })
+        .collect();
+    Ok(Schema::new(fields))
+}
+
+/// DataFusion wraps Arrow's messages in layers of context; keep the part
+/// that names the line and column.
+fn clean_message(message: &str) -> String {
+    message
+        .trim_start_matches("External error: ")
+        .trim_start_matches("Arrow error: ")
+        .trim()
+        .to_string()
+}
