@@ -194,8 +194,9 @@ fn override_schema(inferred: &Schema, overrides: &[SchemaOverride]) -> Result<Sc
 /// that names the line and column.
 fn clean_message(message: &str) -> String {
     message
-        .trim_start_matches("External error: ")
-        .trim_start_matches("Arrow error: ")
-        .trim()
-        .to_string()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && *l != "caused by")
+        .collect::<Vec<_>>()
+        .join(": ")
 }

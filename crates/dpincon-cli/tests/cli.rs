@@ -1,0 +1,212 @@
+//! The command line end to end: results, formats, and bad input giving a
+//! clear message, a non-zero exit code and no output file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Dir(tempfile::TempDir);
+
+impl Dir {
+    fn new() -> Self {
+        Dir(tempfile::tempdir().unwrap())
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+}
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dpincon-cli")).args(args).output().unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const PEOPLE: &str = "Zip,City,State,Age\n\
+    10001,NYC,NY,30\n\
+    10001,NYC,NY,41\n\
+    10001,Boston,NY,25\n\
+    02110,Boston,MA,\n\
+    02110,Boston,NY,52\n\
+    02110,,MA,33\n";
+
+/// Runs a job that must fail; checks the message names what is at fault,
+/// the exit code is non-zero and the output file was not written.
+fn assert_refused(data: &Path, constraints: &Path, expect: &[&str]) {
+    let out_file = data.with_file_name("report.json");
+    let out = cli(&[
+        "run",
+        "--data",
+        s(data),
+        "--constraints",
+        s(constraints),
+        "--non-private",
+        "--output",
+        s(&out_file),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "should fail: {stderr}");
+    assert_eq!(out.status.code(), Some(1));
+    for needle in expect {
+        assert!(stderr.contains(needle), "stderr lacks {needle:?}: {stderr}");
+    }
+    assert!(out.stdout.is_empty(), "nothing on stdout for a failed job");
+    assert!(!out_file.exists(), "a failed job must not write its output file");
+}
+
+#[test]
+fn exact_measures_as_json() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file(
+        "dcs.txt",
+        "# zip determines city\nFD: Zip -> City\nnot(t1.Zip=t2.Zip&t1.State!=t2.State)\n",
+    );
+    let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs), "--non-private"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let np = &report["non_private"];
+    // Zip 10001: rows 0,1 (NYC) vs 2 (Boston) -> (0,2),(1,2); Zip 02110:
+    // City all Boston or NULL; State MA,NY,MA -> (3,4),(4,5). Every row conflicts.
+    assert_eq!(np["rows"], 6);
+    assert_eq!(np["edges"], 4);
+    assert_eq!(np["problematic"], 6);
+    assert_eq!(np["max_degree"], 2);
+    assert_eq!(np["greedy_cover"], 4);
+    assert_eq!(np["drastic"], 1);
+    assert!(np["label"].as_str().unwrap().starts_with("NON-PRIVATE"));
+    assert_eq!(report["detection"]["plans"][0]["driver"], "complement");
+    assert_eq!(report["detection"]["plans"][0]["line"], 2);
+}
+
+#[test]
+fn no_exact_values_without_the_flag() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
+    let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs)]);
+    assert!(out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.get("non_private").is_none());
+}
+
+#[test]
+fn table_format_and_output_file() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "t1&t2&EQ(t1.Zip,t2.Zip)&IQ(t1.City,t2.City)\n");
+    let target = dir.path("out.txt");
+    let out = cli(&[
+        "run",
+        "--data",
+        s(&data),
+        "--constraints",
+        s(&dcs),
+        "--non-private",
+        "--format",
+        "table",
+        "--output",
+        s(&target),
+    ]);
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&target).unwrap();
+    assert!(text.contains("NON-PRIVATE"));
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("edges (I_MI)") && l.trim_end().ends_with(" 2"))
+    );
+}
+
+#[test]
+fn unknown_column_is_named() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\nFD: Zip -> Cty\n");
+    assert_refused(&data, &dcs, &["line 2", "unknown column 'Cty'", "did you mean 'City'"]);
+}
+
+#[test]
+fn malformed_constraint_points_at_line_and_column() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "\n\nnot(t1.Zip=t2.Zip & t1.City=<t2.City)\n");
+    assert_refused(&data, &dcs, &["line 3, column", "operator"]);
+}
+
+#[test]
+fn string_compared_with_number_is_a_type_error() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "not(t1.Zip=t2.Zip & t1.City<t2.Age)\n");
+    assert_refused(&data, &dcs, &["line 1", "City", "Age", "string"]);
+}
+
+#[test]
+fn unary_constraint_is_refused() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "not(t1.Age > 50)\n");
+    assert_refused(&data, &dcs, &["line 1", "only t1", "single tuple"]);
+}
+
+#[test]
+fn missing_files_are_named() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
+    assert_refused(&dir.path("absent.csv"), &dcs, &["absent.csv", "No such file"]);
+    assert_refused(&data, &dir.path("absent.txt"), &["constraint file", "absent.txt"]);
+}
+
+#[test]
+fn ragged_csv_names_the_line() {
+    let dir = Dir::new();
+    let data = dir.file("ragged.csv", "Zip,City\n1,a\n2,b\n3,c,extra\n");
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
+    assert_refused(&data, &dcs, &["ragged.csv", "line 4"]);
+}
+
+#[test]
+fn empty_constraint_file_is_refused() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "# nothing here\n\n");
+    assert_refused(&data, &dcs, &["no constraint"]);
+}
+
+#[test]
+fn schema_override_changes_comparison_order() {
+    let dir = Dir::new();
+    // As integers 9 < 10; as strings "10" < "9".
+    let data = dir.file("n.csv", "K,V\n1,9\n1,10\n");
+    let dcs = dir.file("dcs.txt", "not(t1.K=t2.K & t1.V<t2.V & t1.V>5)\n");
+    let run = |schema: Option<&str>| {
+        let mut args = vec!["run", "--data", s(&data), "--constraints", s(&dcs), "--non-private"];
+        if let Some(schema) = schema {
+            args.extend(["--schema", schema]);
+        }
+        let out = cli(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        (
+            out.status.success(),
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).ok(),
+            stderr,
+        )
+    };
+    let (ok, report, _) = run(None);
+    assert!(ok);
+    assert_eq!(report.unwrap()["non_private"]["edges"], 1);
+    // As strings, `t1.V>5` compares a string with a number: refused.
+    let (ok, _, stderr) = run(Some("V:string"));
+    assert!(!ok && stderr.contains("V"), "{stderr}");
+    let (ok, _, stderr) = run(Some("W:string"));
+    assert!(!ok && stderr.contains("unknown column 'W'"), "{stderr}");
+}
