@@ -32,14 +32,19 @@ enum Format {
     Table,
 }
 
+/// Job options, shared by every command that runs a job. A TOML job file
+/// (`--job`) gives defaults; flags override it.
 #[derive(Debug, clap::Args)]
-struct RunArgs {
+struct JobArgs {
+    /// A TOML job file with any of the options below (kebab-case keys).
+    #[arg(long)]
+    job: Option<PathBuf>,
     /// The table: CSV with a header row, or Parquet.
     #[arg(long)]
-    data: PathBuf,
+    data: Option<PathBuf>,
     /// The constraint file (FD, NADEEF `not(...)` or HoloClean syntax).
     #[arg(long)]
-    constraints: PathBuf,
+    constraints: Option<PathBuf>,
     /// Force the data format instead of going by the extension.
     #[arg(long, value_parser = ["csv", "parquet"])]
     data_format: Option<String>,
@@ -55,29 +60,96 @@ struct RunArgs {
     /// Test every pair of rows instead of the planned detection (slow).
     #[arg(long)]
     brute_force: bool,
-    /// Also print the exact values. NOT differentially private.
+    /// Also report the exact values. NOT differentially private.
     #[arg(long)]
     non_private: bool,
+    /// Privacy budget ε of EACH released measure; the job spends the sum.
+    #[arg(long, allow_negative_numbers = true)]
+    epsilon: Option<f64>,
+    /// Measures to release (default mi,p,r).
+    #[arg(long, value_delimiter = ',')]
+    measures: Option<Vec<String>>,
+    /// How θ* is chosen for I_MI and I_P: ub-hem (default), hem, em,
+    /// baseline-nmax, baseline-truemax (non-private, experiments only).
+    #[arg(long)]
+    strategy: Option<String>,
+    /// Selection mechanism: em (default) or permute-and-flip.
+    #[arg(long)]
+    selector: Option<String>,
+    /// Shares of ε for choosing θ and for the release, e.g. 0.4,0.6 (default).
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    epsilon_split: Option<Vec<f64>>,
+    /// Candidate degree bounds θ (default 1,2,5,10,20,50,... up to n_max).
+    #[arg(long, value_delimiter = ',')]
+    candidates: Option<Vec<u32>>,
+    /// Public upper bound n_max on the number of rows (never the true count).
+    #[arg(long)]
+    max_rows: Option<u64>,
+    /// Seed the noise. Test and experiment mode only: the output says
+    /// "seeded": true and must not be published.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// The dataset's budget ledger (JSON lines); created if missing.
+    #[arg(long)]
+    ledger: Option<PathBuf>,
+    /// Total ε the dataset may ever spend; jobs past it are refused.
+    #[arg(long)]
+    budget_cap: Option<f64>,
+}
+
+impl JobArgs {
+    fn job(&self) -> Result<JobConfig, String> {
+        let mut job = match &self.job {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read job file '{}': {e}", path.display()))?;
+                toml::from_str::<JobConfig>(&text)
+                    .map_err(|e| format!("job file '{}': {e}", path.display()))?
+            }
+            None => {
+                let (Some(data), Some(constraints)) = (&self.data, &self.constraints) else {
+                    return Err("give --data and --constraints (or a --job file)".into());
+                };
+                JobConfig::new(data, constraints)
+            }
+        };
+        macro_rules! set {
+            ($($field:ident),*) => {$(
+                if let Some(v) = &self.$field {
+                    job.$field = v.clone().into();
+                }
+            )*};
+        }
+        set!(data, constraints, schema, infer_rows, threads, epsilon, strategy, selector);
+        set!(candidates, max_rows, seed, ledger, budget_cap, measures);
+        if let Some(f) = &self.data_format {
+            job.format = Some(f.clone());
+        }
+        if let Some(split) = &self.epsilon_split {
+            let [e1, e2] = split[..] else {
+                return Err(format!(
+                    "--epsilon-split takes two shares, ε1,ε2 (e.g. 0.4,0.6), got {} value(s)",
+                    split.len()
+                ));
+            };
+            job.epsilon_split = Some([e1, e2]);
+        }
+        job.brute_force |= self.brute_force;
+        job.non_private |= self.non_private;
+        Ok(job)
+    }
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    #[command(flatten)]
+    job: JobArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
     /// Write the report to this file (atomically) instead of standard output.
     #[arg(long)]
     output: Option<PathBuf>,
-}
-
-impl RunArgs {
-    fn job(&self) -> JobConfig {
-        JobConfig {
-            format: self.data_format.clone(),
-            schema: self.schema.clone(),
-            infer_rows: self.infer_rows,
-            threads: self.threads,
-            brute_force: self.brute_force,
-            non_private: self.non_private,
-            ..JobConfig::new(&self.data, &self.constraints)
-        }
-    }
 }
 
 fn main() -> ExitCode {
@@ -102,7 +174,8 @@ fn fail(message: &str) -> ExitCode {
 
 async fn run(args: RunArgs) -> Result<(), String> {
     let progress = progress::Bar::new();
-    let report = run_job(&args.job(), &progress).await.map_err(|e| e.to_string())?;
+    let job = args.job.job()?;
+    let report = run_job(&job, &progress).await.map_err(|e| e.to_string())?;
     let text = match args.format {
         Format::Json => output::json(&report)?,
         Format::Table => output::table(&report),

@@ -25,6 +25,44 @@ pub fn table(report: &Report) -> String {
             plan.line, plan.driver, plan.partition_attributes, plan.constraint
         );
     }
+    if let (Some(m), Some(b)) = (&report.measures, &report.budget) {
+        let _ = writeln!(
+            out,
+            "\nDIFFERENTIALLY PRIVATE (ε = {} per measure, {} in total){}",
+            b.per_measure,
+            b.total,
+            if report.seeded { "  [SEEDED TEST MODE: do not publish]" } else { "" }
+        );
+        let _ =
+            writeln!(out, "  {:<18} {:>12} {:>23}  how", "measure", "value", "95% noise interval");
+        let projected = [("I_MI (pairs)", &m.mi), ("I_P (rows)", &m.p)];
+        for (name, release) in projected {
+            if let Some(r) = release {
+                let _ = writeln!(
+                    out,
+                    "  {name:<18} {:>12} {:>23}  θ* = {} by {}{}",
+                    r.value,
+                    format!("[{}, {}]", r.ci95[0], r.ci95[1]),
+                    r.theta,
+                    r.strategy,
+                    if r.private { "" } else { " (NON-PRIVATE strategy)" }
+                );
+            }
+        }
+        if let Some(r) = &m.r {
+            let _ = writeln!(
+                out,
+                "  {:<18} {:>12} {:>23}  greedy cover, sensitivity 2",
+                "I_R (rows)",
+                r.value,
+                format!("[{}, {}]", r.ci95[0], r.ci95[1])
+            );
+        }
+        if let Some(l) = &b.ledger {
+            let cap = l.cap.map_or("no cap".to_string(), |c| format!("cap {c}"));
+            let _ = writeln!(out, "  ledger {}: spent {} of {cap}", l.path, l.spent_after);
+        }
+    }
     if let Some(np) = &report.non_private {
         let _ = writeln!(out, "\n{}", np.label);
         let rows = [

@@ -73,6 +73,7 @@ fn exact_measures_as_json() {
     let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs), "--non-private"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.get("measures").is_none(), "no release without --epsilon");
     let np = &report["non_private"];
     // Zip 10001: rows 0,1 (NYC) vs 2 (Boston) -> (0,2),(1,2); Zip 02110:
     // City all Boston or NULL; State MA,NY,MA -> (3,4),(4,5). Every row conflicts.
@@ -88,14 +89,131 @@ fn exact_measures_as_json() {
 }
 
 #[test]
-fn no_exact_values_without_the_flag() {
+fn dp_release_by_default_hides_exact_values() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
+    let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs), "--epsilon", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.get("non_private").is_none());
+    assert_eq!(report["seeded"], false);
+    assert_eq!(report["budget"]["per_measure"], 1.0);
+    assert_eq!(report["budget"]["total"], 3.0);
+    for m in ["mi", "p", "r"] {
+        let r = &report["measures"][m];
+        for key in ["value", "epsilon", "sensitivity", "noise_scale", "ci95"] {
+            assert!(r.get(key).is_some(), "measures.{m}.{key} missing: {r}");
+        }
+    }
+    assert_eq!(report["measures"]["mi"]["strategy"], "ub-hem");
+    assert!(report["measures"]["p"]["theta"].as_u64().unwrap() >= 1);
+    assert_eq!(report["measures"]["r"]["sensitivity"], 2);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("NON-PRIVATE"));
+}
+
+#[test]
+fn a_budget_or_the_non_private_flag_is_required() {
     let dir = Dir::new();
     let data = dir.file("people.csv", PEOPLE);
     let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
     let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs)]);
-    assert!(out.status.success());
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(report.get("non_private").is_none());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--epsilon"));
+}
+
+#[test]
+fn seeded_runs_repeat_and_say_so() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\nFD: Zip -> State\n");
+    let run = || {
+        let out = cli(&[
+            "run",
+            "--data",
+            s(&data),
+            "--constraints",
+            s(&dcs),
+            "--epsilon",
+            "0.5",
+            "--seed",
+            "42",
+            "--measures",
+            "mi,r",
+            "--strategy",
+            "hem",
+            "--selector",
+            "permute-and-flip",
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let (a, b) = (run(), run());
+    assert_eq!(a["seeded"], true);
+    assert_eq!(a["measures"], b["measures"]);
+    assert!(a["measures"].get("p").is_none());
+    assert_eq!(a["budget"]["total"], 1.0);
+    assert_eq!(a["measures"]["mi"]["selector"], "permute-and-flip");
+}
+
+#[test]
+fn bad_budgets_are_refused_before_any_release() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
+    let cases: [(&[&str], &str); 7] = [
+        (&["--epsilon", "0"], "epsilon"),
+        (&["--epsilon", "-1"], "epsilon"),
+        (&["--epsilon", "NaN"], "NaN"),
+        (&["--epsilon", "1", "--epsilon-split", "0.5,0.6"], "ε1 + ε2 = 1"),
+        (&["--epsilon", "1", "--strategy", "baseline-truemax"], "NOT private"),
+        (&["--epsilon", "1", "--measures", "mc"], "not released under DP"),
+        (&["--epsilon", "1", "--budget-cap", "3"], "--ledger"),
+    ];
+    for (extra, needle) in cases {
+        let mut args = vec!["run", "--data", s(&data), "--constraints", s(&dcs)];
+        args.extend_from_slice(extra);
+        let out = cli(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {stderr}");
+        assert!(stderr.contains(needle), "{extra:?}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn the_ledger_refuses_a_job_past_the_cap() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
+    let ledger = dir.path("ledger.jsonl");
+    let job = |eps: &str| {
+        cli(&[
+            "run",
+            "--data",
+            s(&data),
+            "--constraints",
+            s(&dcs),
+            "--epsilon",
+            eps,
+            "--ledger",
+            s(&ledger),
+            "--budget-cap",
+            "2",
+        ])
+    };
+    let first = job("0.5");
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert_eq!(report["budget"]["ledger"]["spent_after"], 1.5);
+    let before = std::fs::read_to_string(&ledger).unwrap();
+    assert_eq!(before.lines().count(), 4, "a header and one record per measure");
+    let second = job("0.5");
+    assert_eq!(second.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(stderr.contains("cap exceeded") && stderr.contains("Nothing was released"), "{stderr}");
+    assert!(second.stdout.is_empty());
+    assert_eq!(std::fs::read_to_string(&ledger).unwrap(), before, "a refused job is not recorded");
 }
 
 #[test]

@@ -15,11 +15,13 @@
 //! The crate knows nothing about files: `dpincon-source` builds the relation.
 
 mod algorithms;
+mod bound;
 mod compile;
 mod exec;
 mod plan;
 mod relation;
 
+pub use bound::{EqualityFrequencies, equality_attributes, equality_frequencies};
 pub use compile::{
     KeyConstraint, KeyOperand, KeyPredicate, OrderedOperator, compile, required_columns,
     string_constants,

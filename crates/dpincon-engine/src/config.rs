@@ -29,6 +29,40 @@ pub struct JobConfig {
     /// Also report the exact, NON-PRIVATE values.
     #[serde(default)]
     pub non_private: bool,
+    /// ε of each released measure (SPEC §8); no release without it.
+    #[serde(default)]
+    pub epsilon: Option<f64>,
+    /// The measures to release: `mi`, `p`, `r` (default: all three).
+    #[serde(default = "default_measures")]
+    pub measures: Vec<String>,
+    /// How θ* is chosen for I_MI and I_P (default `ub-hem`).
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// `em` (default) or `permute-and-flip` for each selection step.
+    #[serde(default)]
+    pub selector: Option<String>,
+    /// ε1 and ε2 as shares of ε: selection, release (default 0.4, 0.6).
+    #[serde(default)]
+    pub epsilon_split: Option<[f64; 2]>,
+    /// Candidate degree bounds Θ (default {1,2,5}×10^k up to n_max, and n_max).
+    #[serde(default)]
+    pub candidates: Option<Vec<u32>>,
+    /// The public upper bound n_max on the row count.
+    #[serde(default)]
+    pub max_rows: Option<u64>,
+    /// Seed the noise: test and experiment mode only; the report says so.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// The dataset's budget ledger file.
+    #[serde(default)]
+    pub ledger: Option<PathBuf>,
+    /// Total ε the dataset may ever spend (recorded in the ledger).
+    #[serde(default)]
+    pub budget_cap: Option<f64>,
+}
+
+fn default_measures() -> Vec<String> {
+    ["mi", "p", "r"].map(String::from).to_vec()
 }
 
 impl JobConfig {
@@ -43,6 +77,16 @@ impl JobConfig {
             threads: None,
             brute_force: false,
             non_private: false,
+            epsilon: None,
+            measures: default_measures(),
+            strategy: None,
+            selector: None,
+            epsilon_split: None,
+            candidates: None,
+            max_rows: None,
+            seed: None,
+            ledger: None,
+            budget_cap: None,
         }
     }
 }

@@ -1,14 +1,15 @@
 use std::path::Path;
 use std::time::Instant;
 
-use dpincon_detect::{DetectOptions, compile, detect};
-use dpincon_measures::{DegreeCounts, GreedyCover, walk};
+use dpincon_detect::{DetectOptions, compile, detect, equality_frequencies};
+use dpincon_release::{NoiseRng, TableFacts};
 use dpincon_source::{DataFormat, ReadOptions, encode, parse_schema_override, read_table};
 
+use crate::privacy::{PassResult, measure_and_release, plan};
 use crate::report::{
-    DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
+    BudgetReport, DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
 };
-use crate::{EngineError, JobConfig};
+use crate::{EngineError, JobConfig, ledger};
 
 /// The phases of a job, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,7 +18,7 @@ pub enum Phase {
     Read,
     /// Finding the conflicts.
     Detect,
-    /// The pass over the edge stream.
+    /// The pass over the edge stream and the releases.
     Measure,
 }
 
@@ -27,7 +28,7 @@ impl Phase {
         match self {
             Phase::Read => "reading table",
             Phase::Detect => "detecting conflicts",
-            Phase::Measure => "measuring",
+            Phase::Measure => "measuring and releasing",
         }
     }
 }
@@ -58,10 +59,20 @@ fn timed<T>(progress: &dyn Progress, phase: Phase, f: impl FnOnce() -> T) -> (T,
     (out, seconds)
 }
 
-/// Runs a job to its report. Constraints are parsed before the table is read,
-/// so a malformed constraint costs nothing.
+/// A fresh job id (not from the noise generator, so seeding stays exact).
+fn job_id() -> Result<String, EngineError> {
+    let mut rng = NoiseRng::from_os().map_err(|e| EngineError::Config(e.to_string()))?;
+    Ok(format!("{:016x}", rng.next_u64()))
+}
+
+/// Runs a job to its report.
+///
+/// Order matters for privacy and for users: options and constraints are
+/// validated and the ledger checked before the table is read; the ledger
+/// is charged durably before the first noise is drawn.
 pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Report, EngineError> {
     let total = Instant::now();
+    let privacy = plan(config)?;
     let parsed = read_constraints(&config.constraints)?;
     let read_options = ReadOptions {
         format: match config.format.as_deref() {
@@ -82,6 +93,10 @@ pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Repo
             .unwrap_or_default(),
         infer_rows: config.infer_rows,
     };
+    if let (Some(path), Some(p)) = (&config.ledger, &privacy) {
+        ledger::check(path, &config.data, config.budget_cap, p.total())?;
+    }
+    let id = job_id()?;
 
     progress.start(Phase::Read);
     let read_start = Instant::now();
@@ -102,22 +117,44 @@ pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Repo
         timed(progress, Phase::Detect, || detect(&relation, &compiled, options));
     let graph = detection.graph;
 
-    let ((degrees, cover), measures_s) = timed(progress, Phase::Measure, || {
-        let mut degrees = DegreeCounts::new(graph.nodes());
-        let mut cover = GreedyCover::new(graph.nodes());
-        walk(graph.edges(), &mut [&mut degrees, &mut cover]);
-        (degrees.counts(), cover.size())
-    });
+    // Charge before any noise: a job that dies from here on over-counts.
+    let ledger_state = match (&config.ledger, &privacy) {
+        (Some(path), Some(p)) => {
+            let charges: Vec<(&str, f64)> =
+                p.measure_names().into_iter().map(|m| (m, p.epsilon.value())).collect();
+            Some(ledger::charge(path, &config.data, config.budget_cap, &id, &charges)?)
+        }
+        _ => None,
+    };
+    let mut rng = match (&privacy, config.seed) {
+        (None, _) => None,
+        (Some(_), Some(seed)) => Some(NoiseRng::seeded(seed)),
+        (Some(_), None) => {
+            Some(NoiseRng::from_os().map_err(|e| EngineError::Config(e.to_string()))?)
+        }
+    };
+    let frequencies = equality_frequencies(&relation, &compiled);
+    let facts = TableFacts {
+        rows: u64::from(relation.rows()),
+        max_frequencies: frequencies.max_frequencies,
+        unbounded: frequencies.unbounded,
+    };
+    progress.start(Phase::Measure);
+    let measure_start = Instant::now();
+    let PassResult { exact, cover, releases } =
+        measure_and_release(&graph, privacy.as_ref(), &facts, &mut rng)?;
+    let measures_s = measure_start.elapsed().as_secs_f64();
+    progress.finish(Phase::Measure, measures_s);
 
     let non_private = config.non_private.then_some(NonPrivateReport {
         label: NON_PRIVATE_LABEL,
-        rows: degrees.rows,
-        edges: degrees.edges,
-        problematic: degrees.problematic,
-        max_degree: degrees.max_degree,
+        rows: exact.rows,
+        edges: exact.edges,
+        problematic: exact.problematic,
+        max_degree: exact.max_degree,
         greedy_cover: cover.cover,
         min_cover_lower_bound: cover.lower_bound,
-        drastic: degrees.drastic,
+        drastic: exact.drastic,
     });
     let plans = detection
         .plans
@@ -129,7 +166,17 @@ pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Repo
             driver: p.driver.to_string(),
         })
         .collect();
+    let budget = privacy.as_ref().map(|p| BudgetReport {
+        per_measure: p.epsilon.value(),
+        measures: p.measure_names(),
+        total: p.total(),
+        ledger: ledger_state,
+    });
     Ok(Report {
+        job_id: id,
+        seeded: rng.as_ref().is_some_and(NoiseRng::is_seeded),
+        budget,
+        measures: releases,
         data: config.data.display().to_string(),
         constraints: config.constraints.display().to_string(),
         constraint_count: bound.len(),

@@ -5,9 +5,15 @@
 //! services; [`run_job`] drives the pure crates in order and returns a
 //! [`Report`] ready to serialise. Nothing here prints: progress goes through
 //! the [`Progress`] trait so the CLI can draw it and services can forward it.
+//!
+//! Privacy order of a job: every option is validated and the ledger checked
+//! before the table is read; the ledger is charged (durably) before the
+//! first noise is drawn; exact values appear only behind `non_private`.
 
 mod config;
 mod job;
+pub mod ledger;
+mod privacy;
 mod report;
 
 pub use config::JobConfig;
@@ -48,4 +54,15 @@ pub enum EngineError {
     /// The job's options are inconsistent.
     #[error("invalid job: {0}")]
     Config(String),
+    /// The budget ledger refuses the job or cannot be used.
+    #[error("budget ledger '{path}': {message}")]
+    Ledger {
+        /// The ledger file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// A release failed.
+    #[error(transparent)]
+    Release(#[from] dpincon_release::ReleaseError),
 }

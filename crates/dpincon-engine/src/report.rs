@@ -1,4 +1,7 @@
+use dpincon_release::{CoverRelease, ProjectedRelease};
 use serde::Serialize;
+
+use crate::ledger::LedgerState;
 
 /// The label every non-private value carries (SPEC §3).
 pub const NON_PRIVATE_LABEL: &str =
@@ -7,6 +10,17 @@ pub const NON_PRIVATE_LABEL: &str =
 /// What a job returns.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// The job's id (as recorded in the ledger).
+    pub job_id: String,
+    /// The noise was seeded (`--seed`): test or experiment mode, not a
+    /// release to publish.
+    pub seeded: bool,
+    /// The privacy budget spent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetReport>,
+    /// The differentially private releases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measures: Option<MeasuresReport>,
     /// The data file.
     pub data: String,
     /// The constraint file.
@@ -51,7 +65,7 @@ pub struct Timings {
     pub read_s: f64,
     /// Conflict detection and graph building.
     pub detect_s: f64,
-    /// The pass over the edge stream.
+    /// The pass over the edge stream and the releases.
     pub measures_s: f64,
     /// End to end.
     pub total_s: f64,
@@ -76,4 +90,32 @@ pub struct NonPrivateReport {
     pub min_cover_lower_bound: u64,
     /// I_D.
     pub drastic: u8,
+}
+
+/// The privacy budget of a job (SPEC §8).
+#[derive(Debug, Clone, Serialize)]
+pub struct BudgetReport {
+    /// ε of each released measure (`--epsilon`).
+    pub per_measure: f64,
+    /// The measures released.
+    pub measures: Vec<&'static str>,
+    /// The job's total ε: the sum over the measures (sequential composition).
+    pub total: f64,
+    /// The dataset's ledger after this job, when one is kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<LedgerState>,
+}
+
+/// The released measures.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MeasuresReport {
+    /// I_MI.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mi: Option<ProjectedRelease>,
+    /// I_P.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p: Option<ProjectedRelease>,
+    /// I_R.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r: Option<CoverRelease>,
 }

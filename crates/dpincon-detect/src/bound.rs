@@ -1,0 +1,112 @@
+//! The data behind `ub-hem`'s degree upper bound (SPEC §4).
+//!
+//! A DC with a predicate `t1.A = t2.A` (an FD, a key, Tax's `State =` DCs)
+//! can only pair tuples that agree on all such attributes X_σ, so a tuple's
+//! degree under σ is below maxfreq_{X_σ}(D). DCs sharing X count once. Each
+//! max frequency changes by at most 1 when a row is added or removed.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::compile::{KeyConstraint, KeyOperand};
+use crate::relation::Relation;
+
+/// Max frequencies of the distinct equality attribute sets, and whether some
+/// constraint has no such set (its degrees are then unbounded by them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EqualityFrequencies {
+    /// maxfreq_X(D) for each distinct X among the X_σ (rows with a NULL in
+    /// X never conflict under σ and are not counted).
+    pub max_frequencies: Vec<u64>,
+    /// Some constraint has no predicate `t1.A = t2.A`.
+    pub unbounded: bool,
+}
+
+/// The slots of σ's `t1.A = t2.A` predicates (X_σ), empty when σ has none.
+pub fn equality_attributes(constraint: &KeyConstraint) -> BTreeSet<usize> {
+    constraint
+        .predicates
+        .iter()
+        .filter(|p| p.op.get() == dpincon_constraints::Operator::Eq)
+        .filter_map(|p| match p.right {
+            KeyOperand::Column { tuple, slot } if tuple != p.tuple && slot == p.slot => Some(slot),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Computes [`EqualityFrequencies`]: private values, to be released with noise.
+pub fn equality_frequencies(
+    relation: &Relation,
+    constraints: &[KeyConstraint],
+) -> EqualityFrequencies {
+    let mut sets: BTreeSet<Vec<usize>> = BTreeSet::new();
+    let mut unbounded = false;
+    for c in constraints {
+        let x = equality_attributes(c);
+        if x.is_empty() {
+            unbounded = true;
+        } else {
+            sets.insert(x.into_iter().collect());
+        }
+    }
+    let max_frequencies = sets.iter().map(|slots| max_frequency(relation, slots)).collect();
+    EqualityFrequencies { max_frequencies, unbounded }
+}
+
+fn max_frequency(relation: &Relation, slots: &[usize]) -> u64 {
+    let mut counts: HashMap<Vec<u64>, u64> = HashMap::new();
+    'rows: for row in 0..relation.rows() {
+        let mut key = Vec::with_capacity(slots.len());
+        for &s in slots {
+            match relation.column(s).get(row) {
+                Some(k) => key.push(k),
+                None => continue 'rows,
+            }
+        }
+        *counts.entry(key).or_default() += 1;
+    }
+    counts.into_values().max().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::{KeyPredicate, OrderedOperator};
+    use crate::relation::KeyColumn;
+    use dpincon_constraints::{Operator, TupleVar};
+
+    fn pred(slot: usize, op: Operator, right: usize) -> KeyPredicate {
+        KeyPredicate {
+            tuple: TupleVar::T1,
+            slot,
+            op: OrderedOperator::new(op),
+            right: KeyOperand::Column { tuple: TupleVar::T2, slot: right },
+        }
+    }
+
+    #[test]
+    fn frequencies_of_distinct_equality_sets() {
+        let mut r = Relation::new(6);
+        r.insert_column(
+            0,
+            dpincon_constraints::Domain::Int,
+            KeyColumn::from_keys([1, 1, 1, 2, 2, 3].map(Some)),
+        );
+        r.insert_column(
+            1,
+            dpincon_constraints::Domain::Int,
+            KeyColumn::from_keys([Some(5), Some(5), None, Some(5), Some(5), Some(5)]),
+        );
+        let dc = |predicates| KeyConstraint { id: 0, display: String::new(), predicates };
+        let fd = dc(vec![pred(0, Operator::Eq, 0), pred(1, Operator::Ne, 1)]);
+        let fd_twin = dc(vec![pred(1, Operator::Ne, 1), pred(0, Operator::Eq, 0)]);
+        let both = dc(vec![pred(0, Operator::Eq, 0), pred(1, Operator::Eq, 1)]);
+        let ineq = dc(vec![pred(0, Operator::Lt, 0), pred(1, Operator::Gt, 1)]);
+        let cross = dc(vec![pred(0, Operator::Eq, 1)]);
+        let f = equality_frequencies(&r, &[fd, fd_twin, both]);
+        // X = {0}: value 1 three times; X = {0,1}: (1,5) twice (row 2 is NULL).
+        assert_eq!(f, EqualityFrequencies { max_frequencies: vec![3, 2], unbounded: false });
+        let f = equality_frequencies(&r, &[ineq, cross]);
+        assert_eq!(f, EqualityFrequencies { max_frequencies: vec![], unbounded: true });
+    }
+}

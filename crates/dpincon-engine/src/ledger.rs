@@ -1,0 +1,230 @@
+//! The per-dataset privacy budget ledger (SPEC §8).
+//!
+//! A JSON-lines file: a header naming the dataset and its cap, then one
+//! record per release. A job is charged, under an exclusive file lock and
+//! with an fsync, *before* any noise is drawn: a job that dies afterwards
+//! leaves the ledger over-counting, never under-counting.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::EngineError;
+
+/// Caps compare with this relative slack so that, e.g., three jobs of 0.1
+/// fit a cap of 0.3 despite floating-point sums.
+const CAP_SLACK: f64 = 1e-9;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Line {
+    Header { dataset: String, cap: Option<f64>, created_unix: u64 },
+    Release { job: String, measure: String, epsilon: f64, unix_time: u64 },
+}
+
+/// The ledger's state as a job sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LedgerState {
+    /// The ledger file.
+    pub path: String,
+    /// The cap in force, if any.
+    pub cap: Option<f64>,
+    /// ε spent by earlier jobs.
+    pub spent_before: f64,
+    /// ε spent including this job.
+    pub spent_after: f64,
+}
+
+fn ledger_error(path: &Path, message: impl std::fmt::Display) -> EngineError {
+    EngineError::Ledger { path: path.to_path_buf(), message: message.to_string() }
+}
+
+struct Contents {
+    dataset: Option<String>,
+    cap: Option<f64>,
+    spent: f64,
+}
+
+fn read(path: &Path, file: &File) -> Result<Contents, EngineError> {
+    let mut contents = Contents { dataset: None, cap: None, spent: 0.0 };
+    for (i, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| ledger_error(path, e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Line>(&line) {
+            Ok(Line::Header { dataset, cap, .. }) if i == 0 => {
+                contents.dataset = Some(dataset);
+                contents.cap = cap;
+            }
+            Ok(Line::Release { epsilon, .. }) if epsilon.is_finite() && epsilon >= 0.0 => {
+                contents.spent += epsilon;
+            }
+            _ => {
+                return Err(ledger_error(path, format!("line {} is not a ledger record", i + 1)));
+            }
+        }
+    }
+    Ok(contents)
+}
+
+fn effective_cap(
+    path: &Path,
+    stored: Option<f64>,
+    given: Option<f64>,
+) -> Result<Option<f64>, EngineError> {
+    match (stored, given) {
+        (Some(s), Some(g)) if g > s => Err(ledger_error(
+            path,
+            format!("the dataset's declared cap is ε = {s}; a job cannot raise it to {g}"),
+        )),
+        (Some(s), Some(g)) => Ok(Some(s.min(g))),
+        (s, g) => Ok(s.or(g)),
+    }
+}
+
+fn refuse_over_cap(path: &Path, cap: Option<f64>, spent: f64, job: f64) -> Result<(), EngineError> {
+    match cap {
+        Some(cap) if spent + job > cap * (1.0 + CAP_SLACK) => Err(ledger_error(
+            path,
+            format!(
+                "budget cap exceeded: the dataset has spent ε = {spent} of its cap {cap}; \
+                 this job needs {job} more. Nothing was released."
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks, without charging, that a job of `total` ε fits (fail fast
+/// before the expensive work; [`charge`] checks again under the lock).
+pub fn check(path: &Path, dataset: &Path, cap: Option<f64>, total: f64) -> Result<(), EngineError> {
+    let Ok(file) = File::open(path) else {
+        return refuse_over_cap(path, cap, 0.0, total);
+    };
+    let contents = read(path, &file)?;
+    same_dataset(path, &contents, dataset)?;
+    let cap = effective_cap(path, contents.cap, cap)?;
+    refuse_over_cap(path, cap, contents.spent, total)
+}
+
+fn same_dataset(path: &Path, contents: &Contents, dataset: &Path) -> Result<(), EngineError> {
+    let name = dataset_name(dataset);
+    match &contents.dataset {
+        Some(d) if *d != name => {
+            Err(ledger_error(path, format!("this ledger belongs to dataset '{d}', not '{name}'")))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn dataset_name(dataset: &Path) -> String {
+    std::fs::canonicalize(dataset).unwrap_or_else(|_| PathBuf::from(dataset)).display().to_string()
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Records every release of a job, or refuses the whole job if it would
+/// pass the cap. Durable (fsync) before it returns.
+pub fn charge(
+    path: &Path,
+    dataset: &Path,
+    cap: Option<f64>,
+    job: &str,
+    releases: &[(&str, f64)],
+) -> Result<LedgerState, EngineError> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| ledger_error(path, e))?;
+    file.lock().map_err(|e| ledger_error(path, e))?;
+    file.seek(SeekFrom::Start(0)).map_err(|e| ledger_error(path, e))?;
+    let contents = read(path, &file)?;
+    same_dataset(path, &contents, dataset)?;
+    let cap = effective_cap(path, contents.cap, cap)?;
+    let total: f64 = releases.iter().map(|r| r.1).sum();
+    refuse_over_cap(path, cap, contents.spent, total)?;
+    let mut text = String::new();
+    if contents.dataset.is_none() {
+        let header = Line::Header { dataset: dataset_name(dataset), cap, created_unix: now() };
+        text += &(serde_json::to_string(&header).expect("serialisable") + "\n");
+    }
+    for (measure, epsilon) in releases {
+        let record = Line::Release {
+            job: job.to_string(),
+            measure: measure.to_string(),
+            epsilon: *epsilon,
+            unix_time: now(),
+        };
+        text += &(serde_json::to_string(&record).expect("serialisable") + "\n");
+    }
+    file.write_all(text.as_bytes())
+        .and_then(|_| file.sync_all())
+        .map_err(|e| ledger_error(path, e))?;
+    Ok(LedgerState {
+        path: path.display().to_string(),
+        cap,
+        spent_before: contents.spent,
+        spent_after: contents.spent + total,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_accumulate_and_the_cap_refuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("ledger.jsonl");
+        let data = dir.path().join("t.csv");
+        std::fs::write(&data, "a\n1\n").unwrap();
+        let s = charge(&ledger, &data, Some(3.0), "j1", &[("mi", 1.0), ("p", 1.0)]).unwrap();
+        assert_eq!((s.spent_before, s.spent_after, s.cap), (0.0, 2.0, Some(3.0)));
+        assert!(check(&ledger, &data, None, 1.0).is_ok());
+        assert!(check(&ledger, &data, None, 1.5).is_err());
+        let err = charge(&ledger, &data, None, "j2", &[("r", 1.5)]).unwrap_err().to_string();
+        assert!(err.contains("cap exceeded") && err.contains("Nothing was released"), "{err}");
+        // A refused job leaves no record.
+        let s = charge(&ledger, &data, None, "j3", &[("r", 1.0)]).unwrap();
+        assert_eq!(s.spent_before, 2.0);
+        assert!(charge(&ledger, &data, None, "j4", &[("r", 0.01)]).is_err());
+        // The cap cannot be raised by a job; lowering applies.
+        let err = check(&ledger, &data, Some(10.0), 0.0).unwrap_err().to_string();
+        assert!(err.contains("cannot raise"), "{err}");
+    }
+
+    #[test]
+    fn small_budgets_fit_their_cap_despite_rounding() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("l");
+        let data = dir.path().join("t.csv");
+        std::fs::write(&data, "a\n").unwrap();
+        for job in ["a", "b", "c"] {
+            charge(&ledger, &data, Some(0.3), job, &[("r", 0.1)]).unwrap();
+        }
+        assert!(charge(&ledger, &data, None, "d", &[("r", 0.1)]).is_err());
+    }
+
+    #[test]
+    fn a_ledger_belongs_to_one_dataset_and_must_parse() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("l");
+        let (a, b) = (dir.path().join("a.csv"), dir.path().join("b.csv"));
+        std::fs::write(&a, "x\n").unwrap();
+        std::fs::write(&b, "x\n").unwrap();
+        charge(&ledger, &a, None, "j", &[("r", 1.0)]).unwrap();
+        let err = charge(&ledger, &b, None, "j", &[("r", 1.0)]).unwrap_err().to_string();
+        assert!(err.contains("belongs to dataset"), "{err}");
+        std::fs::write(&ledger, "not json\n").unwrap();
+        let err = check(&ledger, &a, None, 1.0).unwrap_err().to_string();
+        assert!(err.contains("line 1"), "{err}");
+    }
+}

@@ -1,0 +1,185 @@
+//! Turning a job's DP options into validated release specs (before any data
+//! is read), and running the releases around the one pass over the edges.
+
+use std::collections::BTreeSet;
+
+use dpincon_graph::ConflictGraph;
+use dpincon_measures::{CoverSize, DegreeCounts, EdgeAddition, ExactCounts, GreedyCover, walk};
+use dpincon_release::{
+    Budget, NoiseRng, ProjectedMeasure, ProjectedSpec, ProjectionTable, Selector, Strategy,
+    TableFacts, prepare, release_cover, release_projected,
+};
+
+use crate::report::MeasuresReport;
+use crate::{EngineError, JobConfig};
+
+/// The validated DP part of a job.
+#[derive(Debug, Clone)]
+pub(crate) struct PrivacyPlan {
+    pub epsilon: Budget,
+    pub projected: Vec<ProjectedSpec>,
+    pub cover: bool,
+}
+
+impl PrivacyPlan {
+    /// The measures in release order, by name.
+    pub fn measure_names(&self) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> =
+            self.projected.iter().map(|s| s.measure.name()).collect();
+        if self.cover {
+            names.push("r");
+        }
+        names
+    }
+
+    /// The job's total ε: the sum over measures (sequential composition).
+    pub fn total(&self) -> f64 {
+        self.epsilon.value() * self.measure_names().len() as f64
+    }
+}
+
+fn invalid(message: impl Into<String>) -> EngineError {
+    EngineError::Config(message.into())
+}
+
+/// Validates the DP options. `None` when the job releases nothing (only
+/// `--non-private`).
+pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineError> {
+    let Some(epsilon) = config.epsilon else {
+        if config.non_private {
+            return Ok(None);
+        }
+        return Err(invalid(
+            "no privacy budget: give --epsilon for differentially private releases \
+             (or --non-private for exact values only)",
+        ));
+    };
+    let epsilon = Budget::new(epsilon).map_err(|e| invalid(format!("--epsilon: {e}")))?;
+    let mut wanted = BTreeSet::new();
+    for m in &config.measures {
+        match m.as_str() {
+            "mi" | "p" | "r" => {
+                if !wanted.insert(m.as_str()) {
+                    return Err(invalid(format!("measure '{m}' is listed twice")));
+                }
+            }
+            "d" | "mc" => {
+                return Err(invalid(format!(
+                    "measure '{m}' is not released under DP (SPEC §3: I_D has sensitivity 1 on a \
+                     0/1 value; I_MC is #P-complete): use mi, p or r"
+                )));
+            }
+            other => return Err(invalid(format!("unknown measure '{other}' (use mi, p, r)"))),
+        }
+    }
+    if wanted.is_empty() {
+        return Err(invalid("no measure to release"));
+    }
+    let strategy: Strategy = match &config.strategy {
+        Some(s) => s.parse().map_err(|e: dpincon_release::ReleaseError| invalid(e.to_string()))?,
+        None => Strategy::default(),
+    };
+    if !strategy.is_private() && !config.non_private {
+        return Err(invalid(
+            "strategy baseline-truemax reads the true maximum degree and is NOT private: \
+             it needs --non-private",
+        ));
+    }
+    let selector: Selector = match &config.selector {
+        Some(s) => s.parse().map_err(|e| invalid(format!("--selector: {e}")))?,
+        None => Selector::default(),
+    };
+    let selection_share = match config.epsilon_split {
+        None => 0.4,
+        Some([e1, e2]) => {
+            let valid = e1.is_finite() && e2.is_finite() && e1 > 0.0 && e2 > 0.0;
+            if !valid || (e1 + e2 - 1.0).abs() > 1e-9 {
+                return Err(invalid(format!(
+                    "--epsilon-split gives the shares of ε for choosing θ and for the release: \
+                     two numbers > 0 with ε1 + ε2 = 1, got {e1} + {e2}"
+                )));
+            }
+            e1
+        }
+    };
+    if let Some(c) = &config.candidates
+        && (c.is_empty() || c.contains(&0))
+    {
+        return Err(invalid("--candidates must list degree bounds ≥ 1"));
+    }
+    if config.max_rows == Some(0) {
+        return Err(invalid("--max-rows must be ≥ 1"));
+    }
+    if let Some(cap) = config.budget_cap {
+        if !(cap.is_finite() && cap > 0.0) {
+            return Err(invalid(format!("--budget-cap must be a finite number > 0, got {cap}")));
+        }
+        if config.ledger.is_none() {
+            return Err(invalid("--budget-cap needs --ledger (where the spending is recorded)"));
+        }
+    }
+    let projected = [ProjectedMeasure::Mi, ProjectedMeasure::P]
+        .into_iter()
+        .filter(|m| wanted.contains(m.name()))
+        .map(|measure| ProjectedSpec {
+            strategy,
+            selector,
+            selection_share,
+            candidates: config.candidates.clone(),
+            max_rows: config.max_rows,
+            ..ProjectedSpec::new(measure, epsilon)
+        })
+        .collect();
+    Ok(Some(PrivacyPlan { epsilon, projected, cover: wanted.contains("r") }))
+}
+
+/// What the single pass over the edge stream produces.
+pub(crate) struct PassResult {
+    pub exact: ExactCounts,
+    pub cover: CoverSize,
+    pub releases: Option<MeasuresReport>,
+}
+
+/// Prepares the projected releases (drawing ñ and d̃), walks the edge stream
+/// once for every θ, the exact counts and the cover, then releases.
+pub(crate) fn measure_and_release(
+    graph: &ConflictGraph,
+    plan: Option<&PrivacyPlan>,
+    facts: &TableFacts,
+    rng: &mut Option<NoiseRng>,
+) -> Result<PassResult, EngineError> {
+    let mut prepared = Vec::new();
+    if let (Some(plan), Some(rng)) = (plan, rng.as_mut()) {
+        for spec in &plan.projected {
+            prepared.push(prepare(spec, facts, rng)?);
+        }
+    }
+    let mut thetas: Vec<_> = prepared.iter().flat_map(|p| p.thetas()).collect();
+    thetas.sort_unstable();
+    thetas.dedup();
+    let mut degrees = DegreeCounts::new(graph.nodes());
+    let mut cover = GreedyCover::new(graph.nodes());
+    let mut projection = EdgeAddition::new(graph.nodes(), &thetas);
+    walk(graph.edges(), &mut [&mut degrees, &mut cover, &mut projection]);
+    let exact = degrees.counts();
+    let cover = cover.size();
+    let releases = match (plan, rng.as_mut()) {
+        (Some(plan), Some(rng)) => {
+            let table = ProjectionTable::new(exact, projection.counts());
+            let mut report = MeasuresReport::default();
+            for p in &prepared {
+                let release = release_projected(p, &table, rng)?;
+                match p.spec().measure {
+                    ProjectedMeasure::Mi => report.mi = Some(release),
+                    ProjectedMeasure::P => report.p = Some(release),
+                }
+            }
+            if plan.cover {
+                report.r = Some(release_cover(cover.cover, plan.epsilon, rng)?);
+            }
+            Some(report)
+        }
+        _ => None,
+    };
+    Ok(PassResult { exact, cover, releases })
+}

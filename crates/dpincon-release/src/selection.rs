@@ -1,0 +1,102 @@
+use std::fmt;
+use std::str::FromStr;
+
+use dpincon_mechanisms::Score;
+use serde::Serialize;
+
+use crate::{ProjectedMeasure, ProjectionTable, ReleaseError};
+
+/// How θ* is chosen for a projected measure (SPEC §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+pub enum Strategy {
+    /// θ* = n_max, the public row bound; the whole budget goes to the release.
+    #[serde(rename = "baseline-nmax")]
+    BaselineNmax,
+    /// θ* = the true maximum degree. NON-PRIVATE: for experiments only.
+    #[serde(rename = "baseline-truemax")]
+    BaselineTruemax,
+    /// One exponential mechanism over the candidates with ε1.
+    #[serde(rename = "em")]
+    Em,
+    /// Two-step hierarchical EM, ε1/2 each; step 2 keeps θ ≤ θ*1.
+    #[serde(rename = "hem")]
+    Hem,
+    /// A noisy degree upper bound from the equality constraints prunes the
+    /// candidates, then `hem` (the paper's Algorithm 4, generalised).
+    #[default]
+    #[serde(rename = "ub-hem")]
+    UbHem,
+}
+
+impl Strategy {
+    /// Every strategy, in the order reports list them.
+    pub const ALL: [Strategy; 5] = [
+        Strategy::BaselineNmax,
+        Strategy::BaselineTruemax,
+        Strategy::Em,
+        Strategy::Hem,
+        Strategy::UbHem,
+    ];
+
+    /// The strategy's name as the CLI takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::BaselineNmax => "baseline-nmax",
+            Strategy::BaselineTruemax => "baseline-truemax",
+            Strategy::Em => "em",
+            Strategy::Hem => "hem",
+            Strategy::UbHem => "ub-hem",
+        }
+    }
+
+    /// True for the strategy that reads the true maximum degree.
+    pub fn is_private(self) -> bool {
+        self != Strategy::BaselineTruemax
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = ReleaseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Strategy::ALL.into_iter().find(|st| st.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
+            ReleaseError::Invalid(format!(
+                "unknown strategy '{s}' (use one of {})",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
+/// The EM qualities q(θ) = −(f(G_reference) − f(G_θ)) − √2·Δ(θ)/ε2 (SPEC §4),
+/// split into the data-dependent integer part and the public real part.
+///
+/// `unbiased` names a candidate (ub-hem's n_max) whose quality is the noise
+/// term alone: it truncates nothing, so it has no bias term.
+pub fn quality_scores(
+    measure: ProjectedMeasure,
+    table: &ProjectionTable,
+    candidates: &[u32],
+    reference: u32,
+    release_epsilon: f64,
+    unbiased: Option<u32>,
+) -> Result<Vec<Score>, ReleaseError> {
+    let f = |theta: u32| table.get(theta).map(|c| measure.value(&c) as i64);
+    let reference_value = f(reference)?;
+    candidates
+        .iter()
+        .map(|&theta| {
+            let noise =
+                std::f64::consts::SQRT_2 * measure.sensitivity(theta) as f64 / release_epsilon;
+            let data = if Some(theta) == unbiased { 0 } else { f(theta)? - reference_value };
+            Ok(Score::new(data, noise))
+        })
+        .collect()
+}

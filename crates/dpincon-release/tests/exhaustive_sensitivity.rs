@@ -1,0 +1,106 @@
+//! SPEC §6: over every graph with up to 5 nodes and every way to add a sixth
+//! node (at any position of the stable order, joined to any subset), the
+//! sensitivities the code uses bound the true change, and the paper's
+//! values for I_P do not.
+
+use dpincon_graph::{ConflictGraph, Edge};
+use dpincon_measures::{DegreeBound, EdgeAddition, GreedyCover, ProjectedCounts, walk};
+use dpincon_release::{COVER_SENSITIVITY, ProjectedMeasure};
+
+const THETAS: [u32; 6] = [1, 2, 3, 4, 5, 6];
+
+struct Profile {
+    counts: Vec<ProjectedCounts>,
+    cover: u64,
+}
+
+fn profile(nodes: u32, edges: &[Edge]) -> Profile {
+    let graph = ConflictGraph::from_edges(nodes, edges.iter().copied());
+    let bounds: Vec<DegreeBound> = THETAS.iter().map(|&t| DegreeBound::new(t).unwrap()).collect();
+    let mut projection = EdgeAddition::new(nodes, &bounds);
+    let mut cover = GreedyCover::new(nodes);
+    walk(graph.edges(), &mut [&mut projection, &mut cover]);
+    Profile { counts: projection.counts(), cover: cover.size().cover }
+}
+
+/// The largest observed change of f(G_θ) and of the quality's data part
+/// f(G_θmax) − f(G_θ), per θ (index θ−1) and per (θmax, θ).
+#[derive(Default)]
+struct Worst {
+    value: [[u64; 6]; 2],
+    quality: [[u64; 6]; 2],
+    cover: u64,
+}
+
+#[test]
+fn sensitivities_bound_every_neighbour_up_to_six_nodes() {
+    let mut worst = Worst::default();
+    let measures = [ProjectedMeasure::Mi, ProjectedMeasure::P];
+    let mut pairs = 0u64;
+    for k in 0..=5u32 {
+        let slots: Vec<(u32, u32)> = (0..k).flat_map(|u| (u + 1..k).map(move |v| (u, v))).collect();
+        for mask in 0u32..(1 << slots.len()) {
+            let edges: Vec<(u32, u32)> = slots
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask >> i & 1 == 1)
+                .map(|(_, &e)| e)
+                .collect();
+            let base: Vec<Edge> = edges.iter().map(|&(u, v)| Edge::new(u, v)).collect();
+            let g = profile(k, &base);
+            for position in 0..=k {
+                let shift = |x: u32| if x >= position { x + 1 } else { x };
+                let moved: Vec<Edge> =
+                    edges.iter().map(|&(u, v)| Edge::new(shift(u), shift(v))).collect();
+                for neighbours in 0u32..(1 << k) {
+                    let mut with = moved.clone();
+                    with.extend(
+                        (0..k)
+                            .filter(|i| neighbours >> i & 1 == 1)
+                            .map(|i| Edge::new(position, shift(i))),
+                    );
+                    let h = profile(k + 1, &with);
+                    pairs += 1;
+                    worst.cover = worst.cover.max(g.cover.abs_diff(h.cover));
+                    for (m, measure) in measures.iter().enumerate() {
+                        let f = |p: &Profile, t: usize| measure.value(&p.counts[t]);
+                        for t in 0..6 {
+                            worst.value[m][t] = worst.value[m][t].max(f(&g, t).abs_diff(f(&h, t)));
+                            for top in t..6 {
+                                let dg = f(&g, top) as i64 - f(&g, t) as i64;
+                                let dh = f(&h, top) as i64 - f(&h, t) as i64;
+                                worst.quality[m][top] = worst.quality[m][top].max(dg.abs_diff(dh));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Σ_k 2^(k(k-1)/2) graphs × (k+1) positions × 2^k neighbour sets.
+    assert_eq!(pairs, 1 + 2 * 2 + 2 * 3 * 4 + 8 * 4 * 8 + 64 * 5 * 16 + 1024 * 6 * 32);
+    assert!(worst.cover <= COVER_SENSITIVITY, "cover changed by {}", worst.cover);
+    for (m, measure) in measures.iter().enumerate() {
+        for (t, &theta) in THETAS.iter().enumerate() {
+            assert!(
+                worst.value[m][t] <= measure.sensitivity(theta),
+                "{measure}: f(G_θ) changed by {} at θ = {theta}",
+                worst.value[m][t]
+            );
+            assert!(
+                worst.quality[m][t] <= measure.quality_sensitivity(theta),
+                "{measure}: quality changed by {} at θmax = {theta}",
+                worst.quality[m][t]
+            );
+        }
+    }
+    // The bounds are tight wherever six nodes allow (a new node has at most
+    // five neighbours): I_MI changes by θ, I_P by θ + 1 (not the paper's θ,
+    // Lemma 1, SPEC §6.1).
+    assert_eq!(worst.value[0][..5], [1, 2, 3, 4, 5]);
+    assert_eq!(worst.value[1][..5], [2, 3, 4, 5, 6]);
+    // The paper's Lemma 2 (Δq = θmax) holds for I_MI and fails for I_P at
+    // θmax = 2, where the quality moves by 3 (SPEC §6.2).
+    assert_eq!(worst.quality[0][1..5], [2, 3, 4, 5]);
+    assert_eq!(worst.quality[1][1], 3);
+}

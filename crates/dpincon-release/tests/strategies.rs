@@ -1,0 +1,222 @@
+//! Every strategy end to end over a real pass, the budget accounting, and
+//! an empirical privacy check on the SPEC §6.1 counterexample.
+
+use std::collections::HashMap;
+
+use dpincon_graph::{ConflictGraph, Edge};
+use dpincon_measures::{DegreeCounts, EdgeAddition, walk};
+use dpincon_release::{
+    Budget, NoiseRng, Prepared, ProjectedMeasure, ProjectedRelease, ProjectedSpec, ProjectionTable,
+    ReleaseError, Selector, Strategy, TableFacts, default_candidates, prepare, release_projected,
+};
+
+/// Groups of equal "zip" where one row in five has a different "city":
+/// FD-like conflicts, max degree below the group size.
+fn fd_graph(groups: u32, size: u32) -> ConflictGraph {
+    let mut edges = Vec::new();
+    for g in 0..groups {
+        let rows: Vec<u32> = (0..size).map(|i| g * size + i).collect();
+        for (i, &a) in rows.iter().enumerate() {
+            for &b in &rows[i + 1..] {
+                if (a % 5 == 0) != (b % 5 == 0) {
+                    edges.push(Edge::new(a, b));
+                }
+            }
+        }
+    }
+    ConflictGraph::from_edges(groups * size, edges)
+}
+
+fn run(
+    graph: &ConflictGraph,
+    spec: &ProjectedSpec,
+    facts: &TableFacts,
+    rng: &mut NoiseRng,
+) -> Result<(Prepared, ProjectedRelease), ReleaseError> {
+    let prepared = prepare(spec, facts, rng)?;
+    let mut degrees = DegreeCounts::new(graph.nodes());
+    let mut projection = EdgeAddition::new(graph.nodes(), &prepared.thetas());
+    walk(graph.edges(), &mut [&mut degrees, &mut projection]);
+    let table = ProjectionTable::new(degrees.counts(), projection.counts());
+    let release = release_projected(&prepared, &table, rng)?;
+    Ok((prepared, release))
+}
+
+fn facts(graph: &ConflictGraph, group: u64, unbounded: bool) -> TableFacts {
+    TableFacts { rows: u64::from(graph.nodes()), max_frequencies: vec![group], unbounded }
+}
+
+#[test]
+fn every_strategy_measure_and_selector_releases() {
+    let graph = fd_graph(20, 30);
+    for measure in [ProjectedMeasure::Mi, ProjectedMeasure::P] {
+        for strategy in Strategy::ALL {
+            for selector in Selector::ALL {
+                for max_rows in [None, Some(1_000)] {
+                    let spec = ProjectedSpec {
+                        strategy,
+                        selector,
+                        max_rows,
+                        ..ProjectedSpec::new(measure, Budget::new(1.0).unwrap())
+                    };
+                    let f = facts(&graph, 30, strategy == Strategy::Em);
+                    let (_, a) = run(&graph, &spec, &f, &mut NoiseRng::seeded(7)).unwrap();
+                    let (_, b) = run(&graph, &spec, &f, &mut NoiseRng::seeded(7)).unwrap();
+                    assert_eq!(a, b, "a seed fixes the release");
+                    assert!(a.value >= 0 && a.ci95[0] <= a.value && a.value <= a.ci95[1]);
+                    assert_eq!(a.sensitivity, measure.sensitivity(a.theta));
+                    assert_eq!(a.private, strategy != Strategy::BaselineTruemax);
+                    let u = a.budget;
+                    let spent = u.max_rows + u.degree_bound + u.selection + u.release;
+                    assert!(spent <= u.total && spent > u.total * (1.0 - 1e-12), "{u:?}");
+                    assert_eq!(u.total, 1.0);
+                    if let Some(step) = a.selection.last() {
+                        assert_eq!(step.chosen, a.theta);
+                        assert!(step.candidates.contains(&a.theta));
+                    }
+                    let expected_steps = match strategy {
+                        Strategy::BaselineNmax | Strategy::BaselineTruemax => 0,
+                        Strategy::Em => 1,
+                        Strategy::Hem | Strategy::UbHem => 2,
+                    };
+                    assert_eq!(a.selection.len(), expected_steps, "{strategy}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn hem_second_step_keeps_candidates_up_to_the_first_choice() {
+    let graph = fd_graph(20, 30);
+    let spec = ProjectedSpec {
+        strategy: Strategy::Hem,
+        max_rows: Some(600),
+        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(2.0).unwrap())
+    };
+    for seed in 0..20 {
+        let (_, r) =
+            run(&graph, &spec, &facts(&graph, 30, false), &mut NoiseRng::seeded(seed)).unwrap();
+        let (first, second) = (&r.selection[0], &r.selection[1]);
+        assert_eq!(first.candidates, default_candidates(600));
+        assert_eq!(first.theta_max, 600);
+        assert_eq!(second.theta_max, first.chosen);
+        assert!(second.candidates.iter().all(|&t| t <= first.chosen));
+        assert!(second.candidates.contains(&first.chosen));
+        assert_eq!(second.sensitivity, u64::from(first.chosen));
+    }
+}
+
+#[test]
+fn ub_hem_prunes_with_the_noisy_degree_bound() {
+    let graph = fd_graph(20, 30); // max degree 24 (a city-6 row sees 24 others)
+    let spec = ProjectedSpec {
+        max_rows: Some(100_000),
+        ..ProjectedSpec::new(ProjectedMeasure::P, Budget::new(1e6).unwrap())
+    };
+    // With a huge ε the noisy bound is the true maxfreq − 1 = 29.
+    let (prepared, r) =
+        run(&graph, &spec, &facts(&graph, 30, false), &mut NoiseRng::seeded(1)).unwrap();
+    assert_eq!(r.degree_bound.unwrap().value, 29);
+    let first = &r.selection[0];
+    assert_eq!(first.candidates, vec![1, 2, 5, 10, 20, 29]);
+    assert_eq!(first.sensitivity, 2 * 29, "I_P's quality sensitivity is 2·θmax");
+    assert!(prepared.thetas().iter().all(|t| t.get() <= 29));
+    assert!(r.theta >= 20, "a huge budget picks a θ that truncates little, got {}", r.theta);
+    // A DC without equality predicate adds n_max, judged by its noise only.
+    let (_, r) = run(&graph, &spec, &facts(&graph, 30, true), &mut NoiseRng::seeded(1)).unwrap();
+    assert_eq!(r.selection[0].candidates, vec![1, 2, 5, 10, 20, 29, 100_000]);
+    assert_eq!(r.selection[0].theta_max, 29);
+}
+
+#[test]
+fn undeclared_row_bound_is_a_dp_estimate_from_epsilon1() {
+    let graph = fd_graph(10, 10);
+    let spec = ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0).unwrap());
+    let (_, r) = run(&graph, &spec, &facts(&graph, 10, false), &mut NoiseRng::seeded(3)).unwrap();
+    let max_rows = r.max_rows.unwrap();
+    assert!(max_rows.estimated);
+    // ε_n = 5% of ε1 = 0.02; the margin ⌈ln 20 / ε_n⌉ = 150 keeps n_max
+    // above n = 100 with probability 0.95; its noise has scale 50.
+    assert!((r.budget.max_rows - 0.02).abs() < 1e-9, "{:?}", r.budget);
+    assert!(max_rows.value > 0);
+    let declared = ProjectedSpec { max_rows: Some(100), ..spec };
+    let (_, r) =
+        run(&graph, &declared, &facts(&graph, 10, false), &mut NoiseRng::seeded(3)).unwrap();
+    assert_eq!(r.max_rows.unwrap(), dpincon_release::MaxRows { value: 100, estimated: false });
+    assert_eq!(r.budget.max_rows, 0.0);
+}
+
+#[test]
+fn invalid_specs_are_refused_before_any_noise() {
+    let graph = fd_graph(2, 5);
+    let base = ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0).unwrap());
+    let bad = [
+        ProjectedSpec { selection_share: 0.0, ..base.clone() },
+        ProjectedSpec { selection_share: 1.0, ..base.clone() },
+        ProjectedSpec { selection_share: f64::NAN, ..base.clone() },
+        ProjectedSpec { candidates: Some(vec![]), ..base.clone() },
+        ProjectedSpec { candidates: Some(vec![0, 3]), ..base.clone() },
+        ProjectedSpec { max_rows: Some(0), ..base.clone() },
+    ];
+    for spec in bad {
+        let err = run(&graph, &spec, &facts(&graph, 5, false), &mut NoiseRng::seeded(0));
+        assert!(matches!(err, Err(ReleaseError::Invalid(_))), "{spec:?}");
+    }
+    assert!("ub-hem".parse::<Strategy>().is_ok());
+    assert!("paper".parse::<Strategy>().unwrap_err().to_string().contains("baseline-nmax"));
+}
+
+/// Largest |ln(P[M(G)=k] / P[M(G')=k])| over outputs k both sample often.
+fn empirical_loss(a: &HashMap<i64, u32>, b: &HashMap<i64, u32>) -> f64 {
+    a.iter()
+        .filter_map(|(k, &ca)| {
+            let cb = *b.get(k)?;
+            (ca >= 2_000 && cb >= 2_000).then(|| (ca as f64 / cb as f64).ln().abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+/// SPEC §6.1's counterexample: G is one isolated node; G' adds a node
+/// joined to it. At θ = 1, I_P goes 0 → 2. The release with Δ = θ + 1
+/// keeps the privacy loss at ε; the paper's Δ = θ (half the noise) doubles it.
+#[test]
+fn neighbouring_graphs_privacy_loss_is_epsilon_and_paper_noise_is_caught() {
+    let g = ConflictGraph::from_edges(1, []);
+    let h = ConflictGraph::from_edges(2, [Edge::new(0, 1)]);
+    let spec = ProjectedSpec {
+        strategy: Strategy::BaselineNmax,
+        max_rows: Some(1),
+        ..ProjectedSpec::new(ProjectedMeasure::P, Budget::new(1.0).unwrap())
+    };
+    let samples = 100_000u32;
+    let mut rng = NoiseRng::seeded(2025);
+    let histogram = |graph: &ConflictGraph, rng: &mut NoiseRng| {
+        let facts =
+            TableFacts { rows: graph.nodes().into(), max_frequencies: vec![], unbounded: true };
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            let (_, r) = run(graph, &spec, &facts, rng).unwrap();
+            assert_eq!((r.theta, r.sensitivity), (1, 2));
+            *counts.entry(r.value).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    let (on_g, on_h) = (histogram(&g, &mut rng), histogram(&h, &mut rng));
+    let loss = empirical_loss(&on_g, &on_h);
+    assert!(loss < 1.0 + 0.2, "privacy loss {loss} exceeds ε = 1");
+    assert!(loss > 0.8, "the test must see the loss it bounds, got {loss}");
+
+    // The paper's Δ_P = θ = 1: scale 1/ε instead of 2/ε.
+    let paper = dpincon_mechanisms::DiscreteLaplace::new(1, 1.0).unwrap();
+    let mut sample = |value: i64| {
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            *counts.entry(paper.release(value, &mut rng).max(0)).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    let (on_g, on_h) = (sample(0), sample(2));
+    let loss = empirical_loss(&on_g, &on_h);
+    assert!(loss > 1.6, "half the noise should show a loss near 2ε, got {loss}");
+}
