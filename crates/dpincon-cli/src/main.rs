@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use dpincon_engine::{JobConfig, run_job};
+use dpincon_release::Strategy;
 
 /// dpincon: how inconsistent is a private table, under differential privacy.
 #[derive(Debug, Parser)]
@@ -22,6 +23,30 @@ struct Cli {
 enum Command {
     /// Run a job in this process (no server needed).
     Run(RunArgs),
+    /// Experiments on the DP releases (NON-PRIVATE: they read exact values).
+    #[command(subcommand)]
+    Experiment(ExperimentCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ExperimentCommand {
+    /// Mean relative error of each measure and strategy over seeded runs.
+    Utility(UtilityArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct UtilityArgs {
+    #[command(flatten)]
+    job: JobArgs,
+    /// Seeded runs per strategy.
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    /// Strategies to compare (default: all five).
+    #[arg(long, value_delimiter = ',')]
+    strategies: Option<Vec<String>>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -160,6 +185,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Run(args) => runtime.block_on(run(args)),
+        Command::Experiment(ExperimentCommand::Utility(args)) => runtime.block_on(utility(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -181,4 +207,40 @@ async fn run(args: RunArgs) -> Result<(), String> {
         Format::Table => output::table(&report),
     };
     output::emit(&text, args.output.as_deref())
+}
+
+async fn utility(args: UtilityArgs) -> Result<(), String> {
+    let mut job = args.job.job()?;
+    if !job.non_private {
+        return Err("experiments read the exact values to score the releases: \
+                    they are NON-PRIVATE and need --non-private"
+            .into());
+    }
+    if job.epsilon.is_none() {
+        return Err("give --epsilon (per measure) for the releases to score".into());
+    }
+    let strategies: Vec<Strategy> = match &args.strategies {
+        Some(names) => names
+            .iter()
+            .map(|n| n.parse())
+            .collect::<Result<_, _>>()
+            .map_err(|e: dpincon_release::ReleaseError| e.to_string())?,
+        None => Strategy::ALL.to_vec(),
+    };
+    job.seed = Some(job.seed.unwrap_or(1));
+    let loaded =
+        dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
+    let report = dpincon_engine::experiment::utility(
+        &job,
+        &loaded,
+        &strategies,
+        args.runs,
+        job.seed.unwrap_or(1),
+    )
+    .map_err(|e| e.to_string())?;
+    let text = match args.format {
+        Format::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n",
+        Format::Table => output::utility_table(&report),
+    };
+    output::emit(&text, None)
 }

@@ -111,3 +111,32 @@ pub fn emit(text: &str, path: Option<&Path>) -> Result<(), String> {
         }
     }
 }
+
+pub fn utility_table(report: &dpincon_engine::experiment::UtilityReport) -> String {
+    let mut out = format!(
+        "{}\nε = {} per measure, {} seeded runs per row\n\n{:<4} {:<18} {:>10} {:>10} {:>10} {:>10}\n",
+        report.label,
+        report.epsilon,
+        report.runs,
+        "",
+        "strategy",
+        "exact",
+        "mean RE",
+        "median RE",
+        "mean θ*"
+    );
+    for row in &report.rows {
+        let theta = row.mean_theta.map_or("-".to_string(), |t| format!("{t:.1}"));
+        let _ = writeln!(
+            out,
+            "{:<4} {:<18} {:>10} {:>10.3} {:>10.3} {:>10}",
+            row.measure,
+            row.strategy,
+            row.exact,
+            row.mean_relative_error,
+            row.median_relative_error,
+            theta
+        );
+    }
+    out
+}

@@ -328,3 +328,26 @@ fn schema_override_changes_comparison_order() {
     let (ok, _, stderr) = run(Some("W:string"));
     assert!(!ok && stderr.contains("unknown column 'W'"), "{stderr}");
 }
+
+#[test]
+fn utility_experiment_is_gated_and_scores_every_strategy() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\nFD: Zip -> State\n");
+    let base =
+        ["experiment", "utility", "--data", s(&data), "--constraints", s(&dcs), "--epsilon", "1"];
+    let out = cli(&base);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NON-PRIVATE"));
+    let mut args = base.to_vec();
+    args.extend(["--non-private", "--runs", "3", "--format", "json"]);
+    let out = cli(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    // Five strategies for mi and p, plus the cover.
+    assert_eq!(rows.len(), 11);
+    assert!(rows.iter().all(|r| r["mean_relative_error"].as_f64().unwrap() >= 0.0));
+    assert_eq!(rows[10]["measure"], "r");
+    assert_eq!(rows[10]["exact"], 4);
+}

@@ -2,6 +2,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use dpincon_detect::{DetectOptions, compile, detect, equality_frequencies};
+use dpincon_graph::ConflictGraph;
 use dpincon_release::{NoiseRng, TableFacts};
 use dpincon_source::{DataFormat, ReadOptions, encode, parse_schema_override, read_table};
 
@@ -65,39 +66,30 @@ fn job_id() -> Result<String, EngineError> {
     Ok(format!("{:016x}", rng.next_u64()))
 }
 
-/// Runs a job to its report.
-///
-/// Order matters for privacy and for users: options and constraints are
-/// validated and the ledger checked before the table is read; the ledger
-/// is charged durably before the first noise is drawn.
-pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Report, EngineError> {
-    let total = Instant::now();
-    let privacy = plan(config)?;
-    let parsed = read_constraints(&config.constraints)?;
-    let read_options = ReadOptions {
-        format: match config.format.as_deref() {
-            None => None,
-            Some("csv") => Some(DataFormat::Csv),
-            Some("parquet") => Some(DataFormat::Parquet),
-            Some(other) => {
-                return Err(EngineError::Config(format!(
-                    "unknown data format '{other}' (use csv or parquet)"
-                )));
-            }
-        },
-        schema: config
-            .schema
-            .as_deref()
-            .map(parse_schema_override)
-            .transpose()?
-            .unwrap_or_default(),
-        infer_rows: config.infer_rows,
-    };
-    if let (Some(path), Some(p)) = (&config.ledger, &privacy) {
-        ledger::check(path, &config.data, config.budget_cap, p.total())?;
-    }
-    let id = job_id()?;
+/// A table turned into its conflict graph, with what the releases need.
+#[derive(Debug)]
+pub struct LoadedJob {
+    /// The conflict graph.
+    pub graph: ConflictGraph,
+    /// The private facts `ub-hem` and the n_max estimate read (with noise).
+    pub facts: TableFacts,
+    /// How each constraint was detected.
+    pub plans: Vec<PlanReport>,
+    /// Denial constraints after FD expansion.
+    pub constraint_count: usize,
+    /// Detection threads used.
+    pub threads: usize,
+    /// Seconds reading and encoding the table.
+    pub read_s: f64,
+    /// Seconds detecting conflicts.
+    pub detect_s: f64,
+}
 
+/// Reads the table, detects the conflicts and gathers the facts the
+/// releases need. Draws no noise and touches no ledger.
+pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJob, EngineError> {
+    let parsed = read_constraints(&config.constraints)?;
+    let read_options = read_options(config)?;
     progress.start(Phase::Read);
     let read_start = Instant::now();
     let table = read_table(&config.data, &read_options).await?;
@@ -115,7 +107,67 @@ pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Repo
     };
     let (detection, detect_s) =
         timed(progress, Phase::Detect, || detect(&relation, &compiled, options));
-    let graph = detection.graph;
+    let frequencies = equality_frequencies(&relation, &compiled);
+    let plans = detection
+        .plans
+        .iter()
+        .map(|p| PlanReport {
+            line: bound[p.constraint].origin.line,
+            constraint: p.display.clone(),
+            partition_attributes: p.partition_attributes,
+            driver: p.driver.to_string(),
+        })
+        .collect();
+    Ok(LoadedJob {
+        graph: detection.graph,
+        facts: TableFacts {
+            rows: u64::from(relation.rows()),
+            max_frequencies: frequencies.max_frequencies,
+            unbounded: frequencies.unbounded,
+        },
+        plans,
+        constraint_count: bound.len(),
+        threads: options.threads,
+        read_s,
+        detect_s,
+    })
+}
+
+fn read_options(config: &JobConfig) -> Result<ReadOptions, EngineError> {
+    Ok(ReadOptions {
+        format: match config.format.as_deref() {
+            None => None,
+            Some("csv") => Some(DataFormat::Csv),
+            Some("parquet") => Some(DataFormat::Parquet),
+            Some(other) => {
+                return Err(EngineError::Config(format!(
+                    "unknown data format '{other}' (use csv or parquet)"
+                )));
+            }
+        },
+        schema: config
+            .schema
+            .as_deref()
+            .map(parse_schema_override)
+            .transpose()?
+            .unwrap_or_default(),
+        infer_rows: config.infer_rows,
+    })
+}
+
+/// Runs a job to its report.
+///
+/// Order matters for privacy and for users: options and constraints are
+/// validated and the ledger checked before the table is read; the ledger
+/// is charged durably before the first noise is drawn.
+pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Report, EngineError> {
+    let total = Instant::now();
+    let privacy = plan(config)?;
+    if let (Some(path), Some(p)) = (&config.ledger, &privacy) {
+        ledger::check(path, &config.data, config.budget_cap, p.total())?;
+    }
+    let id = job_id()?;
+    let loaded = load(config, progress).await?;
 
     // Charge before any noise: a job that dies from here on over-counts.
     let ledger_state = match (&config.ledger, &privacy) {
@@ -126,23 +178,11 @@ pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Repo
         }
         _ => None,
     };
-    let mut rng = match (&privacy, config.seed) {
-        (None, _) => None,
-        (Some(_), Some(seed)) => Some(NoiseRng::seeded(seed)),
-        (Some(_), None) => {
-            Some(NoiseRng::from_os().map_err(|e| EngineError::Config(e.to_string()))?)
-        }
-    };
-    let frequencies = equality_frequencies(&relation, &compiled);
-    let facts = TableFacts {
-        rows: u64::from(relation.rows()),
-        max_frequencies: frequencies.max_frequencies,
-        unbounded: frequencies.unbounded,
-    };
+    let mut rng = noise_rng(privacy.is_some(), config.seed)?;
     progress.start(Phase::Measure);
     let measure_start = Instant::now();
     let PassResult { exact, cover, releases } =
-        measure_and_release(&graph, privacy.as_ref(), &facts, &mut rng)?;
+        measure_and_release(&loaded.graph, privacy.as_ref(), &loaded.facts, &mut rng)?;
     let measures_s = measure_start.elapsed().as_secs_f64();
     progress.finish(Phase::Measure, measures_s);
 
@@ -156,16 +196,6 @@ pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Repo
         min_cover_lower_bound: cover.lower_bound,
         drastic: exact.drastic,
     });
-    let plans = detection
-        .plans
-        .iter()
-        .map(|p| PlanReport {
-            line: bound[p.constraint].origin.line,
-            constraint: p.display.clone(),
-            partition_attributes: p.partition_attributes,
-            driver: p.driver.to_string(),
-        })
-        .collect();
     let budget = privacy.as_ref().map(|p| BudgetReport {
         per_measure: p.epsilon.value(),
         measures: p.measure_names(),
@@ -179,10 +209,27 @@ pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Repo
         measures: releases,
         data: config.data.display().to_string(),
         constraints: config.constraints.display().to_string(),
-        constraint_count: bound.len(),
-        detection: DetectionReport { threads: options.threads, plans },
-        timings: Timings { read_s, detect_s, measures_s, total_s: total.elapsed().as_secs_f64() },
+        constraint_count: loaded.constraint_count,
+        detection: DetectionReport { threads: loaded.threads, plans: loaded.plans },
+        timings: Timings {
+            read_s: loaded.read_s,
+            detect_s: loaded.detect_s,
+            measures_s,
+            total_s: total.elapsed().as_secs_f64(),
+        },
         non_private,
+    })
+}
+
+/// The noise generator: none without releases, seeded only when asked.
+pub(crate) fn noise_rng(
+    releases: bool,
+    seed: Option<u64>,
+) -> Result<Option<NoiseRng>, EngineError> {
+    Ok(match (releases, seed) {
+        (false, _) => None,
+        (true, Some(seed)) => Some(NoiseRng::seeded(seed)),
+        (true, None) => Some(NoiseRng::from_os().map_err(|e| EngineError::Config(e.to_string()))?),
     })
 }
 

@@ -11,13 +11,14 @@
 //! first noise is drawn; exact values appear only behind `non_private`.
 
 mod config;
+pub mod experiment;
 mod job;
 pub mod ledger;
 mod privacy;
 mod report;
 
 pub use config::JobConfig;
-pub use job::{NoProgress, Phase, Progress, run_job};
+pub use job::{LoadedJob, NoProgress, Phase, Progress, load, run_job};
 pub use report::{
     DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
 };

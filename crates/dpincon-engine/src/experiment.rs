@@ -1,0 +1,147 @@
+//! Utility experiments: how far the DP releases land from the exact values,
+//! over repeated seeded runs (SPEC §10's "mean relative error").
+//!
+//! NON-PRIVATE by nature: it reads the exact values to score the releases.
+
+use dpincon_release::{ProjectedMeasure, Strategy};
+use serde::Serialize;
+
+use crate::job::{LoadedJob, noise_rng};
+use crate::privacy::{measure_and_release, plan};
+use crate::{EngineError, JobConfig, NON_PRIVATE_LABEL};
+
+/// One measure under one strategy, over all runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct UtilityRow {
+    /// `mi`, `p` or `r`.
+    pub measure: &'static str,
+    /// The strategy choosing θ* (`greedy-cover` for I_R).
+    pub strategy: String,
+    /// The exact value errors are relative to (for I_R, the greedy cover c).
+    pub exact: u64,
+    /// Mean of |released − exact| / exact.
+    pub mean_relative_error: f64,
+    /// Median of the same.
+    pub median_relative_error: f64,
+    /// Mean θ* (projected measures).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_theta: Option<f64>,
+}
+
+/// The experiment's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct UtilityReport {
+    /// Always [`NON_PRIVATE_LABEL`]: the experiment reads exact values.
+    pub label: &'static str,
+    /// ε per measure.
+    pub epsilon: f64,
+    /// Seeded runs per row.
+    pub runs: usize,
+    /// The rows.
+    pub rows: Vec<UtilityRow>,
+}
+
+fn relative_errors(released: &[i64], exact: u64) -> (f64, f64) {
+    let denominator = exact.max(1) as f64;
+    let mut errors: Vec<f64> =
+        released.iter().map(|&v| (v as f64 - exact as f64).abs() / denominator).collect();
+    errors.sort_by(f64::total_cmp);
+    let mean = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
+    let median = errors.get(errors.len() / 2).copied().unwrap_or(0.0);
+    (mean, median)
+}
+
+/// Releases every measure `runs` times per strategy (seeds `seed`,
+/// `seed + 1`, ...) on an already loaded job and scores them.
+pub fn utility(
+    config: &JobConfig,
+    loaded: &LoadedJob,
+    strategies: &[Strategy],
+    runs: usize,
+    seed: u64,
+) -> Result<UtilityReport, EngineError> {
+    if runs == 0 {
+        return Err(EngineError::Config("an experiment needs at least one run".into()));
+    }
+    let mut rows = Vec::new();
+    let mut cover_values = Vec::new();
+    let mut exact_cover = 0;
+    for (k, &strategy) in strategies.iter().enumerate() {
+        let job = JobConfig {
+            strategy: Some(strategy.name().to_string()),
+            non_private: true,
+            ..config.clone()
+        };
+        let privacy = plan(&job)?
+            .ok_or_else(|| EngineError::Config("an experiment needs --epsilon".into()))?;
+        let mut values: [Vec<i64>; 2] = [vec![], vec![]];
+        let mut thetas: [Vec<u32>; 2] = [vec![], vec![]];
+        let mut exact = [0u64; 2];
+        for run in 0..runs {
+            let mut rng = noise_rng(true, Some(seed.wrapping_add(run as u64)))?;
+            let pass = measure_and_release(&loaded.graph, Some(&privacy), &loaded.facts, &mut rng)?;
+            exact = [pass.exact.edges, pass.exact.problematic];
+            exact_cover = pass.cover.cover;
+            let measures = pass.releases.expect("a plan releases");
+            for (i, release) in [&measures.mi, &measures.p].into_iter().enumerate() {
+                if let Some(r) = release {
+                    values[i].push(r.value);
+                    thetas[i].push(r.theta);
+                }
+            }
+            // I_R does not depend on the strategy: score it once.
+            if k == 0
+                && let Some(r) = &measures.r
+            {
+                cover_values.push(r.value);
+            }
+        }
+        for (i, measure) in [ProjectedMeasure::Mi, ProjectedMeasure::P].into_iter().enumerate() {
+            if values[i].is_empty() {
+                continue;
+            }
+            let (mean, median) = relative_errors(&values[i], exact[i]);
+            let mean_theta =
+                thetas[i].iter().map(|&t| f64::from(t)).sum::<f64>() / thetas[i].len() as f64;
+            rows.push(UtilityRow {
+                measure: measure.name(),
+                strategy: strategy.name().to_string(),
+                exact: exact[i],
+                mean_relative_error: mean,
+                median_relative_error: median,
+                mean_theta: Some(mean_theta),
+            });
+        }
+    }
+    if !cover_values.is_empty() {
+        let (mean, median) = relative_errors(&cover_values, exact_cover);
+        rows.push(UtilityRow {
+            measure: "r",
+            strategy: "greedy-cover".into(),
+            exact: exact_cover,
+            mean_relative_error: mean,
+            median_relative_error: median,
+            mean_theta: None,
+        });
+    }
+    Ok(UtilityReport {
+        label: NON_PRIVATE_LABEL,
+        epsilon: config.epsilon.unwrap_or_default(),
+        runs,
+        rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_errors;
+
+    #[test]
+    fn relative_errors_mean_and_median() {
+        let (mean, median) = relative_errors(&[90, 100, 130], 100);
+        assert!((mean - (0.1 + 0.0 + 0.3) / 3.0).abs() < 1e-12);
+        assert!((median - 0.1).abs() < 1e-12);
+        // An exact value of 0 divides by 1: the error is the absolute one.
+        assert_eq!(relative_errors(&[2], 0), (2.0, 2.0));
+    }
+}
