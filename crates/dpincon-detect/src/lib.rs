@@ -18,6 +18,7 @@ mod algorithms;
 mod bound;
 mod compile;
 mod exec;
+mod partition;
 mod plan;
 mod relation;
 
@@ -27,6 +28,7 @@ pub use compile::{
     string_constants,
 };
 pub use exec::{DetectOptions, Detection, brute_force, detect};
+pub use partition::{PartitionTask, detect_partition, plan_partitions, task_relation};
 pub use plan::{DetectionPlan, DriverKind};
 pub use relation::{KeyColumn, Relation, float_key, int_key};
 

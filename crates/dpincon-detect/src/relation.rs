@@ -121,6 +121,18 @@ impl Relation {
         self.rows
     }
 
+    /// A relation whose slots are `columns`, in order (how a worker rebuilds
+    /// the part of a relation a task needs).
+    pub fn from_slots(rows: u32, columns: Vec<KeyColumn>) -> Self {
+        assert!(columns.iter().all(|c| c.len() == rows as usize), "a column has one key per row");
+        Relation { rows, columns, ..Relation::default() }
+    }
+
+    /// Number of slots (encoded columns).
+    pub fn slot_count(&self) -> usize {
+        self.columns.len()
+    }
+
     /// Adds the encoding of table column `column` in `domain`.
     pub fn insert_column(&mut self, column: usize, domain: Domain, keys: KeyColumn) {
         assert_eq!(keys.len(), self.rows as usize, "a column has one key per row");

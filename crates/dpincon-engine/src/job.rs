@@ -1,11 +1,12 @@
 use std::path::Path;
 use std::time::Instant;
 
-use dpincon_detect::{DetectOptions, compile, detect, equality_frequencies};
+use dpincon_detect::{DetectOptions, compile, equality_frequencies};
 use dpincon_graph::ConflictGraph;
 use dpincon_release::{NoiseRng, TableFacts};
 use dpincon_source::{DataFormat, ReadOptions, encode, parse_schema_override, read_table};
 
+use crate::detector::{ConflictDetector, LocalDetector};
 use crate::privacy::{PassResult, measure_and_release, plan};
 use crate::report::{
     BudgetReport, DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
@@ -51,15 +52,6 @@ impl Progress for NoProgress {
     fn finish(&self, _: Phase, _: f64) {}
 }
 
-fn timed<T>(progress: &dyn Progress, phase: Phase, f: impl FnOnce() -> T) -> (T, f64) {
-    progress.start(phase);
-    let start = Instant::now();
-    let out = f();
-    let seconds = start.elapsed().as_secs_f64();
-    progress.finish(phase, seconds);
-    (out, seconds)
-}
-
 /// A fresh job id (not from the noise generator, so seeding stays exact).
 fn job_id() -> Result<String, EngineError> {
     let mut rng = NoiseRng::from_os().map_err(|e| EngineError::Config(e.to_string()))?;
@@ -85,9 +77,18 @@ pub struct LoadedJob {
     pub detect_s: f64,
 }
 
-/// Reads the table, detects the conflicts and gathers the facts the
-/// releases need. Draws no noise and touches no ledger.
+/// Reads the table, detects the conflicts in this process and gathers the
+/// facts the releases need. Draws no noise and touches no ledger.
 pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJob, EngineError> {
+    load_with(config, progress, &LocalDetector).await
+}
+
+/// [`load`], with detection done by `detector`.
+pub async fn load_with(
+    config: &JobConfig,
+    progress: &dyn Progress,
+    detector: &impl ConflictDetector,
+) -> Result<LoadedJob, EngineError> {
     let parsed = read_constraints(&config.constraints)?;
     let read_options = read_options(config)?;
     progress.start(Phase::Read);
@@ -105,8 +106,11 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
         threads: config.threads.unwrap_or_else(|| DetectOptions::default().threads).max(1),
         brute_force: config.brute_force,
     };
-    let (detection, detect_s) =
-        timed(progress, Phase::Detect, || detect(&relation, &compiled, options));
+    progress.start(Phase::Detect);
+    let detect_start = Instant::now();
+    let detection = detector.detect(&relation, &compiled, options).await?;
+    let detect_s = detect_start.elapsed().as_secs_f64();
+    progress.finish(Phase::Detect, detect_s);
     let frequencies = equality_frequencies(&relation, &compiled);
     let plans = detection
         .plans
@@ -161,13 +165,23 @@ fn read_options(config: &JobConfig) -> Result<ReadOptions, EngineError> {
 /// validated and the ledger checked before the table is read; the ledger
 /// is charged durably before the first noise is drawn.
 pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Report, EngineError> {
+    run_job_with(config, progress, &LocalDetector).await
+}
+
+/// [`run_job`], with detection done by `detector` (the coordinator passes
+/// its gRPC workers here).
+pub async fn run_job_with(
+    config: &JobConfig,
+    progress: &dyn Progress,
+    detector: &impl ConflictDetector,
+) -> Result<Report, EngineError> {
     let total = Instant::now();
     let privacy = plan(config)?;
     if let (Some(path), Some(p)) = (&config.ledger, &privacy) {
         ledger::check(path, &config.data, config.budget_cap, p.total())?;
     }
     let id = job_id()?;
-    let loaded = load(config, progress).await?;
+    let loaded = load_with(config, progress, detector).await?;
 
     // Charge before any noise: a job that dies from here on over-counts.
     let ledger_state = match (&config.ledger, &privacy) {

@@ -11,6 +11,7 @@
 //! first noise is drawn; exact values appear only behind `non_private`.
 
 mod config;
+mod detector;
 pub mod experiment;
 mod job;
 pub mod ledger;
@@ -18,7 +19,8 @@ mod privacy;
 mod report;
 
 pub use config::JobConfig;
-pub use job::{LoadedJob, NoProgress, Phase, Progress, load, run_job};
+pub use detector::{ConflictDetector, LocalDetector};
+pub use job::{LoadedJob, NoProgress, Phase, Progress, load, load_with, run_job, run_job_with};
 pub use report::{
     DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
 };
