@@ -237,7 +237,7 @@ fn detected(
     let bound = bind(dcs, &table.schema()).expect("generated constraints are well typed");
     let relation = encode(&table, &bound).unwrap();
     let compiled = compile(&bound, &relation).unwrap();
-    detect(&relation, &compiled, options).graph.edges().collect()
+    detect(&relation, &compiled, options).unwrap().graph.edges().collect()
 }
 
 proptest! {
@@ -250,9 +250,9 @@ proptest! {
         threads in 1usize..3,
     ) {
         let want = oracle(&columns, &dcs);
-        let fast = detected(&columns, &dcs, DetectOptions { threads, brute_force: false });
+        let fast = detected(&columns, &dcs, DetectOptions::with_threads(threads));
         prop_assert_eq!(&fast, &want);
-        let brute = detected(&columns, &dcs, DetectOptions { threads: 1, brute_force: true });
+        let brute = detected(&columns, &dcs, DetectOptions { brute_force: true, ..DetectOptions::with_threads(1) });
         prop_assert_eq!(&brute, &want);
     }
 }
@@ -289,6 +289,6 @@ fn fd_and_key_paths_on_larger_groups() {
     let want = oracle(&columns, &dcs);
     assert!(want.len() > 1000, "the fixture should be conflict-heavy, got {}", want.len());
     for threads in [1, 2] {
-        assert_eq!(detected(&columns, &dcs, DetectOptions { threads, brute_force: false }), want);
+        assert_eq!(detected(&columns, &dcs, DetectOptions::with_threads(threads)), want);
     }
 }

@@ -97,10 +97,15 @@ async fn format_threads_and_strategy_do_not_change_results() {
     assert!(one.edges > 1_000, "the fixture should have many conflicts, got {}", one.edges);
     let two = exact(JobConfig { threads: Some(2), ..base.clone() }).await;
     let brute = exact(JobConfig { brute_force: true, ..base.clone() }).await;
+    // A tiny budget forces the graph to spill to disk; nothing may change.
+    let spilled =
+        exact(JobConfig { memory_limit: Some("64KiB".into()), threads: Some(2), ..base.clone() })
+            .await;
     let parquet = dir.path().join("gen.parquet");
     to_parquet(&csv, &parquet).await;
     let pq = exact(JobConfig::new(&parquet, &dcs)).await;
     assert_eq!(one, two);
     assert_eq!(one, brute);
+    assert_eq!(one, spilled);
     assert_eq!(one, pq);
 }

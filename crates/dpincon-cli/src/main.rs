@@ -1,6 +1,8 @@
 //! `dpincon-cli`: the command line of dpincon. Thin by design: it turns
 //! flags into a [`JobConfig`], runs the engine and prints the report.
 
+mod bench;
+mod generate;
 mod output;
 mod progress;
 
@@ -23,6 +25,12 @@ struct Cli {
 enum Command {
     /// Run a job in this process (no server needed).
     Run(RunArgs),
+    /// Generate synthetic tables (a Tax-like table of any size).
+    Generate(generate::GenerateArgs),
+    /// Inject violations into a table (RNoise, CONoise; SPEC §9).
+    Noise(generate::NoiseArgs),
+    /// Benchmarks (NON-PRIVATE: they report exact values of generated data).
+    Bench(bench::BenchArgs),
     /// Experiments on the DP releases (NON-PRIVATE: they read exact values).
     #[command(subcommand)]
     Experiment(ExperimentCommand),
@@ -82,6 +90,9 @@ struct JobArgs {
     /// Detection threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Memory for the conflict graph before it spills to disk, e.g. 1GiB.
+    #[arg(long)]
+    memory_limit: Option<String>,
     /// Test every pair of rows instead of the planned detection (slow).
     #[arg(long)]
     brute_force: bool,
@@ -145,7 +156,17 @@ impl JobArgs {
                 }
             )*};
         }
-        set!(data, constraints, schema, infer_rows, threads, epsilon, strategy, selector);
+        set!(
+            data,
+            constraints,
+            schema,
+            infer_rows,
+            threads,
+            memory_limit,
+            epsilon,
+            strategy,
+            selector
+        );
         set!(candidates, max_rows, seed, ledger, budget_cap, measures);
         if let Some(f) = &self.data_format {
             job.format = Some(f.clone());
@@ -177,6 +198,11 @@ struct RunArgs {
     output: Option<PathBuf>,
 }
 
+// Building the conflict graph allocates and frees many small roaring
+// containers; mimalloc handles that churn far better than the system malloc.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -185,6 +211,9 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Run(args) => runtime.block_on(run(args)),
+        Command::Bench(args) => runtime.block_on(bench::run_bench(args)),
+        Command::Generate(args) => generate::run_generate(args),
+        Command::Noise(args) => generate::run_noise(args),
         Command::Experiment(ExperimentCommand::Utility(args)) => runtime.block_on(utility(args)),
     };
     match result {

@@ -1,11 +1,12 @@
 //! Driving detection: planning each constraint, partitioning it, and
-//! spreading the groups over threads, each filling its own graph builder.
+//! spreading the groups over threads that write into one shared builder.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dpincon_constraints::TupleVar;
-use dpincon_graph::{ConflictGraph, EdgeSink, GraphBuilder};
+use dpincon_graph::{ConflictGraph, EdgeSink, GraphBuilder, SpillConfig};
 
+use crate::DetectError;
 use crate::algorithms::{Group, candidates, partition, run_group};
 use crate::compile::{KeyConstraint, KeyOperand};
 use crate::plan::{DetectionPlan, DriverKind, Plan};
@@ -19,12 +20,36 @@ pub struct DetectOptions {
     /// Test every ordered pair instead of planning (the reference oracle and
     /// the naive baseline of benchmarks; quadratic).
     pub brute_force: bool,
+    /// Bytes of adjacency the graph may hold in memory before spilling to
+    /// the temporary directory (`None`: no limit). Never changes the graph.
+    pub memory_limit: Option<u64>,
+}
+
+impl DetectOptions {
+    /// The default options with `threads` threads.
+    pub fn with_threads(threads: usize) -> Self {
+        DetectOptions { threads, ..DetectOptions::default() }
+    }
 }
 
 impl Default for DetectOptions {
     fn default() -> Self {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        DetectOptions { threads, brute_force: false }
+        DetectOptions { threads, brute_force: false, memory_limit: None }
+    }
+}
+
+/// The graph builder: plain, or spilling past the memory limit.
+fn new_builder(n: u32, options: &DetectOptions) -> Result<GraphBuilder, DetectError> {
+    match options.memory_limit {
+        None => Ok(GraphBuilder::new(n)),
+        Some(limit) => {
+            let config = SpillConfig { dir: std::env::temp_dir(), memory_limit: limit };
+            GraphBuilder::with_spill(n, &config).map_err(|e| DetectError::Spill {
+                dir: config.dir.display().to_string(),
+                message: e.to_string(),
+            })
+        }
     }
 }
 
@@ -49,10 +74,10 @@ pub fn detect(
     relation: &Relation,
     constraints: &[KeyConstraint],
     options: DetectOptions,
-) -> Detection {
+) -> Result<Detection, DetectError> {
     let n = relation.rows();
     if options.brute_force {
-        let mut builder = GraphBuilder::new(n);
+        let mut builder = new_builder(n, &options)?;
         for c in constraints {
             brute_force(relation, c, &mut builder);
         }
@@ -65,7 +90,7 @@ pub fn detect(
                 driver: DriverKind::BruteForce,
             })
             .collect();
-        return Detection { graph: builder.finish(), plans };
+        return Ok(Detection { graph: builder.finish(), plans });
     }
     let plans: Vec<Plan> = constraints.iter().map(Plan::new).collect();
     // Rows of each role, sorted into partitions.
@@ -88,39 +113,24 @@ pub fn detect(
     tasks.sort_by_key(|t| std::cmp::Reverse(t.group.left.len() * t.group.right.len()));
     let next = AtomicUsize::new(0);
     let threads = options.threads.max(1).min(tasks.len().max(1));
-    let builders: Vec<GraphBuilder> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut builder = GraphBuilder::new(n);
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(task) = tasks.get(i) else { break };
-                        let left = &task.left[task.group.left.clone()];
-                        let right = &task.right[task.group.right.clone()];
-                        run_group(
-                            relation,
-                            task.plan,
-                            left,
-                            right,
-                            task.plan.symmetric,
-                            &mut builder,
-                        );
-                    }
-                    builder
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("detection thread panicked")).collect()
+    let builder = new_builder(n, &options)?;
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let (tasks, next, builder) = (&tasks, &next, &builder);
+            scope.spawn(move || {
+                let mut writer = builder.writer();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(task) = tasks.get(i) else { break };
+                    let left = &task.left[task.group.left.clone()];
+                    let right = &task.right[task.group.right.clone()];
+                    run_group(relation, task.plan, left, right, task.plan.symmetric, &mut writer);
+                }
+            });
+        }
     });
-    let mut merged = builders.into_iter();
-    let mut builder = merged.next().unwrap_or_else(|| GraphBuilder::new(n));
-    for other in merged {
-        builder.merge(other);
-    }
-    tasks.clear();
     let plans = plans.iter().zip(constraints).map(|(p, c)| p.describe(c)).collect();
-    Detection { graph: builder.finish(), plans }
+    Ok(Detection { graph: builder.finish(), plans })
 }
 
 /// Tests every ordered pair `(a, b)`, `a != b`, against every predicate,

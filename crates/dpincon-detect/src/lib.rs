@@ -29,7 +29,7 @@ pub use compile::{
 };
 pub use exec::{DetectOptions, Detection, brute_force, detect};
 pub use partition::{PartitionTask, detect_partition, plan_partitions, task_relation};
-pub use plan::{DetectionPlan, DriverKind};
+pub use plan::{DetectionPlan, DriverKind, describe_plans};
 pub use relation::{KeyColumn, Relation, float_key, int_key};
 
 /// The crate's one error type.
@@ -41,6 +41,14 @@ pub enum DetectError {
         /// The constraint's canonical text.
         constraint: String,
         /// What is missing.
+        message: String,
+    },
+    /// The graph could not spill to disk under its memory limit.
+    #[error("cannot create the graph spill file in '{dir}': {message}")]
+    Spill {
+        /// The temporary directory.
+        dir: String,
+        /// Why.
         message: String,
     },
 }

@@ -194,6 +194,12 @@ impl Plan {
     }
 }
 
+/// How each constraint would be detected, as [`detect`](crate::detect)
+/// reports it: for detectors that run the partition tasks elsewhere.
+pub fn describe_plans(constraints: &[KeyConstraint]) -> Vec<DetectionPlan> {
+    constraints.iter().map(|c| Plan::new(c).describe(c)).collect()
+}
+
 pub(crate) fn index(t: TupleVar) -> usize {
     match t {
         TupleVar::T1 => 0,

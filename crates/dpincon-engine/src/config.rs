@@ -23,6 +23,10 @@ pub struct JobConfig {
     /// Detection threads (default: all cores).
     #[serde(default)]
     pub threads: Option<usize>,
+    /// Memory for the graph's adjacency before it spills to the temporary
+    /// directory, e.g. `1GiB` (default: no limit). Never changes a result.
+    #[serde(default)]
+    pub memory_limit: Option<String>,
     /// Test every pair instead of the planned detection (quadratic).
     #[serde(default)]
     pub brute_force: bool,
@@ -75,6 +79,7 @@ impl JobConfig {
             schema: None,
             infer_rows: None,
             threads: None,
+            memory_limit: None,
             brute_force: false,
             non_private: false,
             epsilon: None,

@@ -31,6 +31,6 @@ impl ConflictDetector for LocalDetector {
         constraints: &[KeyConstraint],
         options: DetectOptions,
     ) -> Result<Detection, EngineError> {
-        Ok(detect(relation, constraints, options))
+        Ok(detect(relation, constraints, options)?)
     }
 }

@@ -79,7 +79,13 @@ pub fn utility(
         let mut exact = [0u64; 2];
         for run in 0..runs {
             let mut rng = noise_rng(true, Some(seed.wrapping_add(run as u64)))?;
-            let pass = measure_and_release(&loaded.graph, Some(&privacy), &loaded.facts, &mut rng)?;
+            let pass = measure_and_release(
+                &loaded.graph,
+                Some(&privacy),
+                &loaded.facts,
+                &mut rng,
+                loaded.threads,
+            )?;
             exact = [pass.exact.edges, pass.exact.problematic];
             exact_cover = pass.cover.cover;
             let measures = pass.releases.expect("a plan releases");

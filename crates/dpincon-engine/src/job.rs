@@ -105,6 +105,7 @@ pub async fn load_with(
     let options = DetectOptions {
         threads: config.threads.unwrap_or_else(|| DetectOptions::default().threads).max(1),
         brute_force: config.brute_force,
+        memory_limit: config.memory_limit.as_deref().map(parse_bytes).transpose()?,
     };
     progress.start(Phase::Detect);
     let detect_start = Instant::now();
@@ -135,6 +136,27 @@ pub async fn load_with(
         read_s,
         detect_s,
     })
+}
+
+/// Parses a size such as `1GiB`, `512MiB`, `800M` or `1073741824`.
+pub(crate) fn parse_bytes(text: &str) -> Result<u64, EngineError> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => 0,
+    };
+    match number.parse::<f64>() {
+        Ok(v) if scale > 0 && v.is_finite() && v > 0.0 => Ok((v * scale as f64) as u64),
+        _ => Err(EngineError::Config(format!(
+            "'{text}' is not a memory size (use e.g. 1GiB, 512MiB, 800M)"
+        ))),
+    }
 }
 
 fn read_options(config: &JobConfig) -> Result<ReadOptions, EngineError> {
@@ -195,8 +217,13 @@ pub async fn run_job_with(
     let mut rng = noise_rng(privacy.is_some(), config.seed)?;
     progress.start(Phase::Measure);
     let measure_start = Instant::now();
-    let PassResult { exact, cover, releases } =
-        measure_and_release(&loaded.graph, privacy.as_ref(), &loaded.facts, &mut rng)?;
+    let PassResult { exact, cover, releases } = measure_and_release(
+        &loaded.graph,
+        privacy.as_ref(),
+        &loaded.facts,
+        &mut rng,
+        loaded.threads,
+    )?;
     let measures_s = measure_start.elapsed().as_secs_f64();
     progress.finish(Phase::Measure, measures_s);
 
@@ -230,6 +257,8 @@ pub async fn run_job_with(
             detect_s: loaded.detect_s,
             measures_s,
             total_s: total.elapsed().as_secs_f64(),
+            peak_rss_mib: crate::report::peak_rss_mib(),
+            spilled_bytes: loaded.graph.spilled_bytes(),
         },
         non_private,
     })
@@ -256,4 +285,20 @@ fn read_constraints(
     })?;
     dpincon_constraints::parse_constraints(&text)
         .map_err(|source| EngineError::Constraint { path: path.to_path_buf(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn memory_sizes() {
+        assert_eq!(parse_bytes("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_bytes("512 MiB").unwrap(), 512 << 20);
+        assert_eq!(parse_bytes("1.5k").unwrap(), 1536);
+        assert_eq!(parse_bytes("4096").unwrap(), 4096);
+        for bad in ["", "GiB", "-1G", "12 parsecs", "0"] {
+            assert!(parse_bytes(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use dpincon_graph::ConflictGraph;
-use dpincon_measures::{CoverSize, DegreeCounts, EdgeAddition, ExactCounts, GreedyCover, walk};
+use dpincon_measures::{CoverSize, ExactCounts, PassCounts, measure_pass};
 use dpincon_release::{
     Budget, NoiseRng, ProjectedMeasure, ProjectedSpec, ProjectionTable, Selector, Strategy,
     TableFacts, prepare, release_cover, release_projected,
@@ -147,6 +147,7 @@ pub(crate) fn measure_and_release(
     plan: Option<&PrivacyPlan>,
     facts: &TableFacts,
     rng: &mut Option<NoiseRng>,
+    threads: usize,
 ) -> Result<PassResult, EngineError> {
     let mut prepared = Vec::new();
     if let (Some(plan), Some(rng)) = (plan, rng.as_mut()) {
@@ -157,15 +158,10 @@ pub(crate) fn measure_and_release(
     let mut thetas: Vec<_> = prepared.iter().flat_map(|p| p.thetas()).collect();
     thetas.sort_unstable();
     thetas.dedup();
-    let mut degrees = DegreeCounts::new(graph.nodes());
-    let mut cover = GreedyCover::new(graph.nodes());
-    let mut projection = EdgeAddition::new(graph.nodes(), &thetas);
-    walk(graph.edges(), &mut [&mut degrees, &mut cover, &mut projection]);
-    let exact = degrees.counts();
-    let cover = cover.size();
+    let PassCounts { exact, cover, projected } = measure_pass(graph, &thetas, threads);
     let releases = match (plan, rng.as_mut()) {
         (Some(plan), Some(rng)) => {
-            let table = ProjectionTable::new(exact, projection.counts());
+            let table = ProjectionTable::new(exact, projected);
             let mut report = MeasuresReport::default();
             for p in &prepared {
                 let release = release_projected(p, &table, rng)?;

@@ -69,6 +69,19 @@ pub struct Timings {
     pub measures_s: f64,
     /// End to end.
     pub total_s: f64,
+    /// Peak resident memory of the process (Linux), MiB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_rss_mib: Option<f64>,
+    /// Bytes of the conflict graph spilled to disk under `--memory-limit`.
+    pub spilled_bytes: u64,
+}
+
+/// Peak resident set size of this process (`VmHWM`), where the OS tells it.
+pub fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
 }
 
 /// Exact measures of the conflict graph: NOT differentially private.

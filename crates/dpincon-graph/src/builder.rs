@@ -1,3 +1,7 @@
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use crate::spill::{SpillConfig, SpillStore};
 use crate::{AdjacencyShard, ConflictGraph, Edge};
 
 /// Where detection puts the conflicting pairs it finds.
@@ -17,17 +21,39 @@ impl EdgeSink for Vec<Edge> {
 
 /// Pairs buffered per shard before they are sorted into the bitmaps: large
 /// enough to amortise the sort, small enough to bound memory (8 B a pair).
-const FLUSH_PAIRS: usize = 1 << 20;
+const FLUSH_PAIRS: usize = 1 << 19;
 
 /// Default number of node ids per shard.
 pub const DEFAULT_SHARD_NODES: u32 = 1 << 16;
 
-/// Builds a [`ConflictGraph`] from pairs arriving in any order.
+#[derive(Debug)]
+struct Slot {
+    shard: AdjacencyShard,
+    /// Estimated bytes of the shard's bitmaps in memory.
+    bytes: i64,
+}
+
+#[derive(Debug)]
+struct Budget {
+    limit: i64,
+    store: Mutex<SpillStore>,
+    total: AtomicI64,
+}
+
+/// Builds a [`ConflictGraph`] from pairs arriving in any order, from any
+/// number of threads.
+///
+/// Each thread writes through its own [`ShardWriter`] (or the builder's own
+/// [`EdgeSink`] implementation): pairs are buffered per shard, sorted by the
+/// writer, and absorbed under that shard's lock only. There is one copy of
+/// the adjacency however many threads write.
 #[derive(Debug)]
 pub struct GraphBuilder {
     nodes: u32,
     shard_nodes: u32,
-    shards: Vec<AdjacencyShard>,
+    slots: Vec<Mutex<Slot>>,
+    flush_pairs: usize,
+    budget: Option<Budget>,
     pending: Vec<Vec<(u32, u32)>>,
 }
 
@@ -41,13 +67,38 @@ impl GraphBuilder {
     pub fn with_shard_nodes(nodes: u32, shard_nodes: u32) -> Self {
         assert!(shard_nodes > 0, "a shard covers at least one node");
         let count = nodes.div_ceil(shard_nodes) as usize;
-        let shards = (0..count as u32)
+        let slots = (0..count as u32)
             .map(|k| {
                 let first = k * shard_nodes;
-                AdjacencyShard::new(first, shard_nodes.min(nodes - first))
+                let shard = AdjacencyShard::new(first, shard_nodes.min(nodes - first));
+                Mutex::new(Slot { shard, bytes: 0 })
             })
             .collect();
-        GraphBuilder { nodes, shard_nodes, shards, pending: vec![Vec::new(); count] }
+        GraphBuilder {
+            nodes,
+            shard_nodes,
+            slots,
+            flush_pairs: FLUSH_PAIRS,
+            budget: None,
+            pending: vec![Vec::new(); count],
+        }
+    }
+
+    /// A builder that keeps about `config.memory_limit` bytes of adjacency
+    /// in memory, spilling shards to a temporary file in `config.dir`
+    /// beyond that. The result does not depend on the limit.
+    pub fn with_spill(nodes: u32, config: &SpillConfig) -> std::io::Result<Self> {
+        let mut builder = Self::new(nodes);
+        let shards = builder.slots.len().max(1);
+        // Writers' buffers take a small share of the budget.
+        let per_shard = config.memory_limit as usize / (16 * 8 * shards);
+        builder.flush_pairs = per_shard.clamp(1 << 12, FLUSH_PAIRS);
+        builder.budget = Some(Budget {
+            limit: i64::try_from(config.memory_limit).unwrap_or(i64::MAX),
+            store: Mutex::new(SpillStore::new(config, builder.slots.len())?),
+            total: AtomicI64::new(0),
+        });
+        Ok(builder)
     }
 
     /// Number of nodes of the graph being built.
@@ -55,50 +106,130 @@ impl GraphBuilder {
         self.nodes
     }
 
-    /// Moves every pair `other` holds into `self` (builders of parallel
-    /// detection tasks are merged this way; the result does not depend on
-    /// the merge order).
-    pub fn merge(&mut self, mut other: GraphBuilder) {
+    /// Bytes written to the spill file so far (0 without a budget).
+    pub fn spilled_bytes(&self) -> u64 {
+        self.budget.as_ref().map_or(0, |b| b.store.lock().expect("spill lock").bytes_written())
+    }
+
+    /// A sink for one thread; it flushes what it buffered when dropped.
+    pub fn writer(&self) -> ShardWriter<'_> {
+        ShardWriter { builder: self, pending: vec![Vec::new(); self.slots.len()] }
+    }
+
+    /// Moves every pair `other` holds into `self`. The result does not
+    /// depend on the merge order.
+    pub fn merge(&mut self, other: GraphBuilder) {
         assert_eq!(self.nodes, other.nodes, "merging builders of different graphs");
-        for k in 0..other.shards.len() {
-            other.flush(k);
-        }
-        for (k, shard) in other.shards.into_iter().enumerate() {
-            for (i, bits) in shard.bitmaps().iter().enumerate() {
-                if bits.is_empty() {
-                    continue;
-                }
-                let u = shard.first() + i as u32;
-                let pending = &mut self.pending[k];
-                pending.extend(bits.iter().map(|v| (u, v)));
-                if pending.len() >= FLUSH_PAIRS {
-                    self.flush(k);
-                }
-            }
+        let graph = other.finish();
+        let mut writer = ShardWriter { builder: self, pending: vec![Vec::new(); self.slots.len()] };
+        for e in graph.edges() {
+            writer.add(e.u, e.v);
         }
     }
 
-    fn flush(&mut self, k: usize) {
-        let pending = &mut self.pending[k];
-        if pending.is_empty() {
+    fn shard_of(&self, u: u32) -> usize {
+        (u / self.shard_nodes) as usize
+    }
+
+    /// Sorts `pairs` (all of shard `k`) and absorbs them under the shard's lock.
+    fn absorb(&self, k: usize, pairs: &mut Vec<(u32, u32)>) {
+        if pairs.is_empty() {
             return;
         }
-        pending.sort_unstable();
-        pending.dedup();
-        self.shards[k].absorb_sorted(pending);
-        pending.clear();
+        let first = k as u32 * self.shard_nodes;
+        sort_pairs(pairs, first, self.shard_nodes);
+        pairs.dedup();
+        let mut slot = self.slots[k].lock().expect("shard lock");
+        let grown = slot.shard.absorb_sorted(pairs);
+        pairs.clear();
+        slot.bytes += grown;
+        let Some(budget) = &self.budget else { return };
+        let total = budget.total.fetch_add(grown, Ordering::Relaxed) + grown;
+        if total > budget.limit * 3 / 4 && slot.bytes > 0 {
+            // Spill the shard in hand: every shard is flushed often, so the
+            // big ones are spilled soon enough, and no second lock is taken.
+            budget.store.lock().expect("spill lock").spill(k, &mut slot.shard);
+            budget.total.fetch_sub(slot.bytes, Ordering::Relaxed);
+            slot.bytes = 0;
+        }
     }
 
     /// Sorts what is buffered into the bitmaps and returns the graph.
     pub fn finish(mut self) -> ConflictGraph {
-        for k in 0..self.shards.len() {
-            self.flush(k);
+        let mut pending = std::mem::take(&mut self.pending);
+        for (k, pairs) in pending.iter_mut().enumerate() {
+            self.absorb(k, pairs);
         }
-        for shard in &mut self.shards {
+        let mut shards: Vec<AdjacencyShard> =
+            self.slots.into_iter().map(|s| s.into_inner().expect("shard lock").shard).collect();
+        for shard in &mut shards {
             shard.optimize();
         }
-        ConflictGraph::from_shards(self.nodes, self.shards)
-            .expect("the builder's shards tile the node range")
+        match self.budget {
+            None => ConflictGraph::from_shards(self.nodes, shards)
+                .expect("the builder's shards tile the node range"),
+            Some(budget) => {
+                let mut store = budget.store.into_inner().expect("spill lock");
+                let counts = store.compact(&mut shards);
+                ConflictGraph::spilled(self.nodes, shards, store, counts.iter().sum())
+            }
+        }
+    }
+}
+
+/// Sorts pairs whose `u` lies in `first..first + len`: a counting sort on
+/// `u`, then each node's short run of `v`s. Faster than a comparison sort of
+/// the whole buffer, and the buffers are the detection's hot path.
+fn sort_pairs(pairs: &mut Vec<(u32, u32)>, first: u32, len: u32) {
+    if pairs.len() < 4096 {
+        pairs.sort_unstable();
+        return;
+    }
+    let mut starts = vec![0u32; len as usize + 1];
+    for &(u, _) in pairs.iter() {
+        starts[(u - first) as usize + 1] += 1;
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut sorted = vec![(0u32, 0u32); pairs.len()];
+    let mut next = starts.clone();
+    for &(u, v) in pairs.iter() {
+        let slot = &mut next[(u - first) as usize];
+        sorted[*slot as usize] = (u, v);
+        *slot += 1;
+    }
+    for w in starts.windows(2) {
+        sorted[w[0] as usize..w[1] as usize].sort_unstable_by_key(|p| p.1);
+    }
+    *pairs = sorted;
+}
+
+/// One thread's way into a [`GraphBuilder`].
+#[derive(Debug)]
+pub struct ShardWriter<'a> {
+    builder: &'a GraphBuilder,
+    pending: Vec<Vec<(u32, u32)>>,
+}
+
+impl EdgeSink for ShardWriter<'_> {
+    fn add(&mut self, a: u32, b: u32) {
+        debug_assert!(a < self.builder.nodes && b < self.builder.nodes && a != b);
+        let e = Edge::new(a, b);
+        let k = self.builder.shard_of(e.u);
+        let pending = &mut self.pending[k];
+        pending.push((e.u, e.v));
+        if pending.len() >= self.builder.flush_pairs {
+            self.builder.absorb(k, pending);
+        }
+    }
+}
+
+impl Drop for ShardWriter<'_> {
+    fn drop(&mut self) {
+        for (k, pairs) in self.pending.iter_mut().enumerate() {
+            self.builder.absorb(k, pairs);
+        }
     }
 }
 
@@ -106,11 +237,32 @@ impl EdgeSink for GraphBuilder {
     fn add(&mut self, a: u32, b: u32) {
         debug_assert!(a < self.nodes && b < self.nodes && a != b);
         let e = Edge::new(a, b);
-        let k = (e.u / self.shard_nodes) as usize;
-        let pending = &mut self.pending[k];
-        pending.push((e.u, e.v));
-        if pending.len() >= FLUSH_PAIRS {
-            self.flush(k);
+        let k = self.shard_of(e.u);
+        self.pending[k].push((e.u, e.v));
+        if self.pending[k].len() >= self.flush_pairs {
+            let mut pairs = std::mem::take(&mut self.pending[k]);
+            self.absorb(k, &mut pairs);
+            self.pending[k] = pairs;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort_pairs;
+
+    #[test]
+    fn counting_sort_matches_a_comparison_sort() {
+        let mut state = 3u64;
+        let mut pairs: Vec<(u32, u32)> = (0..50_000)
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (1000 + (state >> 50) as u32 % 700, (state >> 20) as u32)
+            })
+            .collect();
+        let mut want = pairs.clone();
+        want.sort_unstable();
+        sort_pairs(&mut pairs, 1000, 700);
+        assert_eq!(pairs, want);
     }
 }

@@ -1,5 +1,7 @@
+use roaring::RoaringBitmap;
 use roaring::bitmap::Iter as BitmapIter;
 
+use crate::spill::SpillStore;
 use crate::{AdjacencyShard, Edge};
 
 /// The graph's one error type.
@@ -25,14 +27,25 @@ pub enum GraphError {
         /// Node count.
         nodes: u32,
     },
+    /// Bytes received for a shard are not a valid encoding (`wire.rs`).
+    #[error("invalid adjacency shard encoding: {message}")]
+    Wire {
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// The conflict graph `G = (V, E)` of SPEC §2: all `n` tuple ids are nodes,
 /// isolated ones included.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Shards live in memory, or, for a graph built under a memory budget, in
+/// a spill file from which [`ConflictGraph::edges`] reads them one at a time.
+#[derive(Debug)]
 pub struct ConflictGraph {
     nodes: u32,
     shards: Vec<AdjacencyShard>,
+    spill: Option<SpillStore>,
+    edge_count: u64,
 }
 
 impl ConflictGraph {
@@ -56,7 +69,18 @@ impl ConflictGraph {
                 }
             }
         }
-        Ok(ConflictGraph { nodes, shards })
+        let edge_count = shards.iter().map(AdjacencyShard::edge_count).sum();
+        Ok(ConflictGraph { nodes, shards, spill: None, edge_count })
+    }
+
+    /// A graph whose shards are partly in `store` (built by the builder).
+    pub(crate) fn spilled(
+        nodes: u32,
+        shards: Vec<AdjacencyShard>,
+        store: SpillStore,
+        edge_count: u64,
+    ) -> Self {
+        ConflictGraph { nodes, shards, spill: Some(store), edge_count }
     }
 
     /// A graph from a list of edges (for tests and small inputs).
@@ -75,35 +99,106 @@ impl ConflictGraph {
 
     /// Number of edges `|E|`.
     pub fn edge_count(&self) -> u64 {
-        self.shards.iter().map(AdjacencyShard::edge_count).sum()
+        self.edge_count
     }
 
-    /// The adjacency shards, in node order.
+    /// Bytes of adjacency written to disk while building (0 if none).
+    pub fn spilled_bytes(&self) -> u64 {
+        self.spill.as_ref().map_or(0, SpillStore::bytes_written)
+    }
+
+    /// The in-memory adjacency shards, in node order. A spilled shard is
+    /// empty here: read spilled graphs through [`ConflictGraph::edges`].
     pub fn shards(&self) -> &[AdjacencyShard] {
         &self.shards
     }
 
     /// The edges in the stable order Λ: lexicographic in `(u, v)`, `u < v`.
     pub fn edges(&self) -> EdgeStream<'_> {
-        EdgeStream { shards: &self.shards, shard: 0, slot: 0, current: None }
+        EdgeStream { graph: self, next_shard: 0, nodes: Nodes::Done, current: None }
+    }
+}
+
+/// The bitmaps of the shard being walked: borrowed from memory, or owned
+/// after reading a spilled shard back.
+enum Nodes<'a> {
+    Borrowed { first: u32, slot: u32, bitmaps: std::slice::Iter<'a, RoaringBitmap> },
+    Owned { first: u32, slot: u32, bitmaps: std::vec::IntoIter<RoaringBitmap> },
+    Done,
+}
+
+enum Neighbours<'a> {
+    Borrowed(BitmapIter<'a>),
+    Owned(roaring::bitmap::IntoIter),
+}
+
+impl Iterator for Neighbours<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            Neighbours::Borrowed(it) => it.next(),
+            Neighbours::Owned(it) => it.next(),
+        }
     }
 }
 
 /// The one edge stream: a graph's edges in the stable order Λ (SPEC §2).
 ///
 /// Every measure and mechanism walks this stream, so they all see the same
-/// order, whatever the number of workers that detected the edges.
-#[derive(Clone)]
+/// order, whatever the number of workers that detected the edges and
+/// whether the graph was spilled to disk.
 pub struct EdgeStream<'a> {
-    shards: &'a [AdjacencyShard],
-    shard: usize,
-    slot: usize,
-    current: Option<(u32, BitmapIter<'a>)>,
+    graph: &'a ConflictGraph,
+    next_shard: usize,
+    nodes: Nodes<'a>,
+    current: Option<(u32, Neighbours<'a>)>,
 }
 
 impl std::fmt::Debug for EdgeStream<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EdgeStream").field("shard", &self.shard).field("slot", &self.slot).finish()
+        f.debug_struct("EdgeStream").field("next_shard", &self.next_shard).finish()
+    }
+}
+
+impl<'a> EdgeStream<'a> {
+    /// Moves to the next node with neighbours; false at the end.
+    fn advance(&mut self) -> bool {
+        loop {
+            let next = match &mut self.nodes {
+                Nodes::Borrowed { first, slot, bitmaps } => bitmaps.next().map(|b| {
+                    *slot += 1;
+                    (*first + *slot - 1, Neighbours::Borrowed(b.iter()))
+                }),
+                Nodes::Owned { first, slot, bitmaps } => bitmaps.next().map(|b| {
+                    *slot += 1;
+                    (*first + *slot - 1, Neighbours::Owned(b.into_iter()))
+                }),
+                Nodes::Done => None,
+            };
+            if let Some(node) = next {
+                self.current = Some(node);
+                return true;
+            }
+            let graph = self.graph;
+            let Some(shard) = graph.shards.get(self.next_shard) else { return false };
+            let k = self.next_shard;
+            self.next_shard += 1;
+            self.nodes = match &graph.spill {
+                Some(store) if store.has(k) => {
+                    let mut loaded = AdjacencyShard::new(shard.first(), shard.len());
+                    store.load_into(k, &mut loaded);
+                    let first = loaded.first();
+                    let bitmaps = loaded.into_bitmaps().into_iter();
+                    Nodes::Owned { first, slot: 0, bitmaps }
+                }
+                _ => Nodes::Borrowed {
+                    first: shard.first(),
+                    slot: 0,
+                    bitmaps: shard.bitmaps().iter(),
+                },
+            };
+        }
     }
 }
 
@@ -112,22 +207,13 @@ impl Iterator for EdgeStream<'_> {
 
     fn next(&mut self) -> Option<Edge> {
         loop {
-            if let Some((u, iter)) = &mut self.current {
-                if let Some(v) = iter.next() {
-                    return Some(Edge { u: *u, v });
-                }
-                self.current = None;
+            if let Some((u, neighbours)) = &mut self.current
+                && let Some(v) = neighbours.next()
+            {
+                return Some(Edge { u: *u, v });
             }
-            let shard = self.shards.get(self.shard)?;
-            match shard.bitmaps().get(self.slot) {
-                Some(bits) => {
-                    self.current = Some((shard.first() + self.slot as u32, bits.iter()));
-                    self.slot += 1;
-                }
-                None => {
-                    self.shard += 1;
-                    self.slot = 0;
-                }
+            if !self.advance() {
+                return None;
             }
         }
     }
@@ -202,10 +288,33 @@ mod tests {
         let s = AdjacencyShard::new(0, 5);
         let t = AdjacencyShard::new(6, 4);
         assert_eq!(
-            ConflictGraph::from_shards(10, vec![s.clone(), t]),
-            Err(GraphError::ShardGap { expected: 5, found: 6 })
+            ConflictGraph::from_shards(10, vec![s.clone(), t]).unwrap_err(),
+            GraphError::ShardGap { expected: 5, found: 6 }
         );
         assert!(ConflictGraph::from_shards(5, vec![s]).is_ok());
+    }
+
+    #[test]
+    fn spilling_never_changes_the_stream() {
+        let pairs = pseudo_random_pairs(200_000, 400_000, 5);
+        let mut plain = GraphBuilder::new(200_000);
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 64 << 10 };
+        let mut left = GraphBuilder::with_spill(200_000, &config).unwrap();
+        let mut right = GraphBuilder::with_spill(200_000, &config).unwrap();
+        for (i, &(a, b)) in pairs.iter().enumerate() {
+            plain.add(a, b);
+            // Every pair twice, on both sides of spills and merges.
+            left.add(b, a);
+            if i % 3 == 0 { right.add(a, b) } else { left.add(a, b) }
+        }
+        assert!(left.spilled_bytes() > 0, "the tiny budget must force spills");
+        left.merge(right);
+        let spilled = left.finish();
+        let plain = plain.finish();
+        assert!(spilled.spilled_bytes() > 0);
+        assert_eq!(spilled.edge_count(), plain.edge_count());
+        assert!(spilled.edges().eq(plain.edges()));
     }
 
     #[test]

@@ -15,10 +15,16 @@
 mod builder;
 mod graph;
 mod shard;
+mod spill;
+mod wire;
 
-pub use builder::{EdgeSink, GraphBuilder};
+pub use builder::{EdgeSink, GraphBuilder, ShardWriter};
 pub use graph::{ConflictGraph, EdgeStream, GraphError};
 pub use shard::AdjacencyShard;
+pub use spill::SpillConfig;
+pub use wire::{
+    EdgeCollector, EdgeFingerprint, decode_shard, edge_stream_fingerprint, encode_shard,
+};
 
 /// An undirected conflict edge with `u < v`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -50,9 +50,19 @@ impl AdjacencyShard {
         &self.upper[(u - self.first) as usize]
     }
 
+    /// The bitmaps, by value.
+    pub fn into_bitmaps(self) -> Vec<RoaringBitmap> {
+        self.upper
+    }
+
     /// All bitmaps, entry `k` for node `first + k`.
     pub fn bitmaps(&self) -> &[RoaringBitmap] {
         &self.upper
+    }
+
+    /// The bitmaps, mutably (spilling empties and refills them).
+    pub(crate) fn bitmaps_mut(&mut self) -> &mut [RoaringBitmap] {
+        &mut self.upper
     }
 
     /// Number of edges stored in the shard.
@@ -61,21 +71,30 @@ impl AdjacencyShard {
     }
 
     /// Adds the sorted, de-duplicated edges `(u, v)` (all `u` in range, `u < v`).
-    pub(crate) fn absorb_sorted(&mut self, edges: &[(u32, u32)]) {
+    /// Returns how many bytes the touched bitmaps grew by (serialized size),
+    /// the builder's memory estimate.
+    pub(crate) fn absorb_sorted(&mut self, edges: &[(u32, u32)]) -> i64 {
+        let mut grown = 0i64;
         let mut rest = edges;
         while let Some(&(u, _)) = rest.first() {
             let run = rest.iter().take_while(|e| e.0 == u).count();
             let (head, tail) = rest.split_at(run);
             let slot = &mut self.upper[(u - self.first) as usize];
-            let fresh = RoaringBitmap::from_sorted_iter(head.iter().map(|e| e.1))
-                .expect("edges are sorted");
+            let before = slot.serialized_size() as i64;
+            let values = head.iter().map(|e| e.1);
             if slot.is_empty() {
-                *slot = fresh;
+                *slot = RoaringBitmap::from_sorted_iter(values).expect("edges are sorted");
+            } else if head.len() * 16 < slot.len() as usize {
+                // A few values into a big set: in place, no new container
+                // (an OR would allocate a merged copy and free the old one).
+                slot.extend(values);
             } else {
-                *slot |= fresh;
+                *slot |= RoaringBitmap::from_sorted_iter(values).expect("edges are sorted");
             }
+            grown += slot.serialized_size() as i64 - before;
             rest = tail;
         }
+        grown
     }
 
     /// Compacts the bitmaps (run containers) before they are kept or sent.

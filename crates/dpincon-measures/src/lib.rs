@@ -17,10 +17,12 @@
 
 mod cover;
 mod degree;
+mod pass;
 mod projection;
 
 pub use cover::{CoverSize, GreedyCover};
 pub use degree::{DegreeCounts, ExactCounts};
+pub use pass::{PassCounts, measure_pass};
 pub use projection::{DegreeBound, EdgeAddition, ProjectedCounts};
 
 use dpincon_graph::Edge;

@@ -32,13 +32,17 @@ pub struct ProjectedCounts {
 /// Edge addition π_θ (SPEC §4) for several θ in one pass over Λ: an edge
 /// `(u, v)` is kept iff both endpoints have kept degree `< θ` so far.
 ///
-/// Memory is one degree array per candidate, O(|Θ|·n); time O(|Θ|·m). The
-/// stable order is what bounds the sensitivity (the paper's Lemma 1,
-/// corrected in SPEC §6): a new node's edges can only displace later edges.
+/// Memory is one degree per node and candidate, O(|Θ|·n); time O(|Θ|·m).
+/// The degrees of a node for all θ sit side by side, so an edge touches two
+/// cache lines however many candidates there are. The stable order is what
+/// bounds the sensitivity (the paper's Lemma 1, corrected in SPEC §6): a new
+/// node's edges can only displace later edges.
 #[derive(Debug, Clone)]
 pub struct EdgeAddition {
     bounds: Vec<DegreeBound>,
-    degree: Vec<Vec<u32>>,
+    limits: Vec<u32>,
+    /// `degree[node * k + j]`: kept degree of `node` under bound `j`.
+    degree: Vec<u32>,
     kept: Vec<u64>,
     touched: Vec<u64>,
 }
@@ -48,7 +52,8 @@ impl EdgeAddition {
     pub fn new(nodes: u32, bounds: &[DegreeBound]) -> Self {
         EdgeAddition {
             bounds: bounds.to_vec(),
-            degree: vec![vec![0; nodes as usize]; bounds.len()],
+            limits: bounds.iter().map(|b| b.0).collect(),
+            degree: vec![0; nodes as usize * bounds.len()],
             kept: vec![0; bounds.len()],
             touched: vec![0; bounds.len()],
         }
@@ -66,15 +71,21 @@ impl EdgeAddition {
 
 impl EdgeVisitor for EdgeAddition {
     fn visit(&mut self, edge: Edge) {
-        let (u, v) = (edge.u as usize, edge.v as usize);
-        for (k, theta) in self.bounds.iter().enumerate() {
-            let degree = &mut self.degree[k];
-            let (du, dv) = (degree[u], degree[v]);
-            if du < theta.0 && dv < theta.0 {
-                degree[u] = du + 1;
-                degree[v] = dv + 1;
-                self.kept[k] += 1;
-                self.touched[k] += u64::from(du == 0) + u64::from(dv == 0);
+        let k = self.limits.len();
+        if k == 0 {
+            return;
+        }
+        let (u, v) = (edge.u as usize * k, edge.v as usize * k);
+        // u < v, so u's degrees lie wholly before v's.
+        let (low, high) = self.degree.split_at_mut(v);
+        let (du, dv) = (&mut low[u..u + k], &mut high[..k]);
+        for j in 0..k {
+            let (a, b) = (du[j], dv[j]);
+            if a < self.limits[j] && b < self.limits[j] {
+                du[j] = a + 1;
+                dv[j] = b + 1;
+                self.kept[j] += 1;
+                self.touched[j] += u64::from(a == 0) + u64::from(b == 0);
             }
         }
     }

@@ -1,0 +1,279 @@
+//! `generate` and `noise`: the data generators of crate `dpincon-generate`
+//! (a Tax-like table, and RNoise / CONoise of SPEC §9), for experiments and
+//! benchmarks. Each command prints its statistics as one JSON line.
+
+use std::path::PathBuf;
+
+use dpincon_generate::{TableFormat, TaxOptions};
+
+/// Generate a synthetic table.
+#[derive(Debug, clap::Args)]
+pub struct GenerateArgs {
+    /// The kind of table.
+    #[command(subcommand)]
+    pub table: GenerateTable,
+}
+
+/// The tables `generate` can make.
+#[derive(Debug, clap::Subcommand)]
+pub enum GenerateTable {
+    /// A Tax-like table: the schema of the paper's Tax table, realistic group
+    /// sizes, 0 conflicts under its 9 constraints; streamed, any size.
+    Tax(TaxArgs),
+}
+
+/// Options of `generate tax`.
+#[derive(Debug, clap::Args)]
+pub struct TaxArgs {
+    /// Rows to generate: `1000000`, `1_000_000` or `1e6`.
+    #[arg(long, value_parser = parse_rows)]
+    pub rows: u64,
+    /// Seed: the same seed gives the same bytes.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output file; `.parquet` means Parquet unless --format says otherwise.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Output format (default: by the extension of --out).
+    #[arg(long, value_parser = ["csv", "parquet"])]
+    pub format: Option<String>,
+    /// Also write the Tax constraints (9 DCs, the paper's `dcs.txt`) here.
+    #[arg(long)]
+    pub constraints_out: Option<PathBuf>,
+}
+
+/// Inject violations into a table (SPEC §9); never modifies the input.
+#[derive(Debug, clap::Args)]
+pub struct NoiseArgs {
+    /// The generator.
+    #[command(subcommand)]
+    pub generator: NoiseGenerator,
+}
+
+/// The violation generators.
+#[derive(Debug, clap::Subcommand)]
+pub enum NoiseGenerator {
+    /// RNoise(α): α × (cells of constrained attributes) random cells get
+    /// another active-domain value (probability 0.5) or a typo.
+    Rnoise(RnoiseArgs),
+    /// CONoise(k): k times, make a random pair of rows violate a random
+    /// constraint.
+    Conoise(ConoiseArgs),
+}
+
+/// Options shared by both generators.
+#[derive(Debug, clap::Args)]
+pub struct NoiseCommon {
+    /// The input table (CSV with a header row, or Parquet); not modified.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// The constraint file (FD, NADEEF `not(...)` or HoloClean syntax).
+    #[arg(long)]
+    pub constraints: PathBuf,
+    /// Seed: the same seed gives the same output.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The noisy table to write (CSV, or Parquet by extension); must not be
+    /// the input.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Options of `noise rnoise`.
+#[derive(Debug, clap::Args)]
+pub struct RnoiseArgs {
+    #[command(flatten)]
+    pub common: NoiseCommon,
+    /// α: the share of constrained cells to pick (with replacement), e.g. 0.01.
+    #[arg(long)]
+    pub alpha: f64,
+}
+
+/// Options of `noise conoise`.
+#[derive(Debug, clap::Args)]
+pub struct ConoiseArgs {
+    #[command(flatten)]
+    pub common: NoiseCommon,
+    /// k: the number of iterations.
+    #[arg(long, default_value_t = 200)]
+    pub iterations: u64,
+    /// The paper code's behaviour: copy the first tuple into the second
+    /// before forcing the remaining predicates.
+    #[arg(long)]
+    pub legacy: bool,
+}
+
+/// A row count: digits (underscores allowed) or a whole number in
+/// scientific notation such as `1e6` or `2.5e5`.
+fn parse_rows(text: &str) -> Result<u64, String> {
+    let plain = text.replace('_', "");
+    if let Ok(n) = plain.parse::<u64>() {
+        return Ok(n);
+    }
+    match plain.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= 9.007_199_254_740_992e15 => {
+            Ok(x as u64)
+        }
+        _ => Err(format!("'{text}' is not a whole number of rows (e.g. 1000000 or 1e6)")),
+    }
+}
+
+fn json_line(line: serde_json::Result<String>) -> Result<(), String> {
+    let line = line.map_err(|e| e.to_string())?;
+    println!("{line}");
+    Ok(())
+}
+
+/// Run `generate`: write the table and print its statistics as one JSON line.
+pub fn run_generate(args: GenerateArgs) -> Result<(), String> {
+    match args.table {
+        GenerateTable::Tax(tax) => {
+            let format = tax.format.as_deref().map(TableFormat::parse).transpose();
+            let options = TaxOptions {
+                rows: tax.rows,
+                seed: tax.seed,
+                format: format.map_err(|e| e.to_string())?,
+            };
+            if let Some(path) = &tax.constraints_out {
+                std::fs::write(path, dpincon_generate::TAX_CONSTRAINTS)
+                    .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+            }
+            let stats =
+                dpincon_generate::generate_tax(&options, &tax.out).map_err(|e| e.to_string())?;
+            json_line(serde_json::to_string(&stats))
+        }
+    }
+}
+
+/// Run `noise`: write the noisy table and print its statistics as one JSON
+/// line.
+pub fn run_noise(args: NoiseArgs) -> Result<(), String> {
+    let common = match &args.generator {
+        NoiseGenerator::Rnoise(a) => &a.common,
+        NoiseGenerator::Conoise(a) => &a.common,
+    };
+    let constraints =
+        dpincon_generate::read_constraints(&common.constraints).map_err(|e| e.to_string())?;
+    match &args.generator {
+        NoiseGenerator::Rnoise(a) => {
+            let stats = dpincon_generate::rnoise(
+                &common.data,
+                &constraints,
+                a.alpha,
+                common.seed,
+                &common.out,
+            )
+            .map_err(|e| e.to_string())?;
+            json_line(serde_json::to_string(&stats))
+        }
+        NoiseGenerator::Conoise(a) => {
+            let stats = dpincon_generate::conoise(
+                &common.data,
+                &constraints,
+                a.iterations,
+                common.seed,
+                a.legacy,
+                &common.out,
+            )
+            .map_err(|e| e.to_string())?;
+            json_line(serde_json::to_string(&stats))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        command: Command,
+    }
+
+    #[derive(Debug, clap::Subcommand)]
+    enum Command {
+        Generate(GenerateArgs),
+        Noise(NoiseArgs),
+    }
+
+    fn parse(args: &[&str]) -> Result<Command, clap::Error> {
+        Cli::try_parse_from(std::iter::once("dpincon-cli").chain(args.iter().copied()))
+            .map(|c| c.command)
+    }
+
+    #[test]
+    fn row_counts() {
+        assert_eq!(parse_rows("1e6"), Ok(1_000_000));
+        assert_eq!(parse_rows("2.5e5"), Ok(250_000));
+        assert_eq!(parse_rows("1_000"), Ok(1000));
+        assert_eq!(parse_rows("42"), Ok(42));
+        assert!(parse_rows("1.5").is_err());
+        assert!(parse_rows("-3").is_err());
+        assert!(parse_rows("many").is_err());
+    }
+
+    #[test]
+    fn generate_then_noise() {
+        let dir = tempfile::tempdir().unwrap();
+        let clean = dir.path().join("tax.csv");
+        let dcs = dir.path().join("tax.dcs");
+        let Command::Generate(g) = parse(&[
+            "generate",
+            "tax",
+            "--rows",
+            "2e3",
+            "--seed",
+            "5",
+            "--out",
+            clean.to_str().unwrap(),
+            "--constraints-out",
+            dcs.to_str().unwrap(),
+        ])
+        .unwrap() else {
+            panic!("generate expected")
+        };
+        run_generate(g).unwrap();
+        let text = std::fs::read_to_string(&clean).unwrap();
+        assert_eq!(text.lines().count(), 2001);
+
+        for (generator, extra) in
+            [("rnoise", ["--alpha", "0.01"]), ("conoise", ["--iterations", "20"])]
+        {
+            let out = dir.path().join(format!("{generator}.parquet"));
+            let mut args = vec![
+                "noise",
+                generator,
+                "--data",
+                clean.to_str().unwrap(),
+                "--constraints",
+                dcs.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ];
+            args.extend(extra);
+            let Command::Noise(n) = parse(&args).unwrap() else { panic!("noise expected") };
+            run_noise(n).unwrap();
+            assert!(out.exists());
+        }
+        // Refusals are messages, not panics.
+        let Command::Noise(n) = parse(&[
+            "noise",
+            "rnoise",
+            "--alpha",
+            "0.1",
+            "--data",
+            clean.to_str().unwrap(),
+            "--constraints",
+            dcs.to_str().unwrap(),
+            "--out",
+            clean.to_str().unwrap(),
+        ])
+        .unwrap() else {
+            panic!("noise expected")
+        };
+        assert!(run_noise(n).unwrap_err().contains("is the input file"));
+        assert!(parse(&["generate", "tax", "--rows", "ten", "--out", "x.csv"]).is_err());
+    }
+}

@@ -1,0 +1,134 @@
+//! dpincon-generate: data for experiments and benchmarks, and nothing else —
+//! a Tax-like table generator and the two violation generators of SPEC §9.
+//!
+//! - [`generate_tax`]: a synthetic table with the schema of the paper's Tax
+//!   table, realistic group sizes (population-weighted states, area codes,
+//!   ZIP codes and cities inside states, bracket-like tax rates) and zero
+//!   conflicts under [`TAX_CONSTRAINTS`]; streamed, any size.
+//! - [`rnoise`]: RNoise(α), random errors in constrained attributes (half
+//!   active-domain swaps, half typos), streamed in three passes.
+//! - [`conoise`]: CONoise(k), k iterations that each make a random pair of
+//!   tuples violate a random constraint; the table is held in memory.
+//!
+//! Tables are CSV (header row, empty cell = NULL, RFC 4180 quoting) or
+//! Parquet, by extension. Outputs are written to a temporary file next to the
+//! target and renamed when complete; the generators never modify their
+//! input. All randomness is ChaCha8 seeded by the caller: this is synthetic
+//! data, not privacy noise, so the same seed gives the same bytes.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod conoise;
+mod error;
+mod rnoise;
+mod table;
+mod tax;
+mod typo;
+
+use std::path::Path;
+
+pub use conoise::{ConoisePair, ConoiseStats, conoise};
+pub use dpincon_constraints::DenialConstraint;
+pub use error::GenerateError;
+pub use rnoise::{NoiseStats, rnoise};
+pub use table::TableFormat;
+pub use tax::{GenerateStats, TAX_COLUMNS, TAX_CONSTRAINTS, TaxOptions, generate_tax};
+
+use dpincon_constraints::{Operand, TupleVar};
+use table::Header;
+
+/// Read and parse a constraint file (any of the syntaxes of SPEC §1).
+pub fn read_constraints(path: &Path) -> Result<Vec<DenialConstraint>, GenerateError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| GenerateError::Read { path: path.into(), source })?;
+    dpincon_constraints::parse_constraints(&text)
+        .map_err(|e| GenerateError::Constraints { path: path.into(), message: e.to_string() })
+}
+
+/// How a constraint is named in messages: its line when it came from a file.
+fn describe(dc: &DenialConstraint) -> String {
+    if dc.origin.line > 0 { format!("line {} ({dc})", dc.origin.line) } else { dc.to_string() }
+}
+
+/// An attribute reference of a predicate, resolved to a column index.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Side<'a> {
+    /// `t1.A` / `t2.A`.
+    Cell(TupleVar, usize),
+    /// A constant, as its text.
+    Const(&'a dpincon_constraints::Literal),
+}
+
+fn resolve_operand<'a>(
+    operand: &'a Operand,
+    dc: &DenialConstraint,
+    header: &Header,
+    path: &Path,
+) -> Result<Side<'a>, GenerateError> {
+    match operand {
+        Operand::Attr { tuple, column } => match header.position(column) {
+            Some(c) => Ok(Side::Cell(*tuple, c)),
+            None => Err(GenerateError::UnknownAttribute {
+                attribute: column.clone(),
+                constraint: describe(dc),
+                path: path.into(),
+                columns: header.names.join(", "),
+            }),
+        },
+        Operand::Const(l) => Ok(Side::Const(l)),
+    }
+}
+
+/// A predicate with both operands resolved.
+pub(crate) struct Resolved<'a> {
+    pub left: Side<'a>,
+    pub op: dpincon_constraints::Operator,
+    pub right: Side<'a>,
+}
+
+/// Resolve every attribute of `constraints` against the table's columns;
+/// an attribute the table lacks is an error naming it and its constraint.
+pub(crate) fn resolve<'a>(
+    constraints: &'a [DenialConstraint],
+    header: &Header,
+    path: &Path,
+) -> Result<Vec<Vec<Resolved<'a>>>, GenerateError> {
+    constraints
+        .iter()
+        .map(|dc| {
+            dc.predicates
+                .iter()
+                .map(|p| {
+                    Ok(Resolved {
+                        left: resolve_operand(&p.left, dc, header, path)?,
+                        op: p.op,
+                        right: resolve_operand(&p.right, dc, header, path)?,
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The columns some constraint uses, in table order.
+pub(crate) fn constrained_columns(resolved: &[Vec<Resolved<'_>>], width: usize) -> Vec<usize> {
+    let mut used = vec![false; width];
+    for p in resolved.iter().flatten() {
+        for side in [p.left, p.right] {
+            if let Side::Cell(_, c) = side {
+                used[c] = true;
+            }
+        }
+    }
+    (0..width).filter(|&c| used[c]).collect()
+}
+
+/// A literal as the text a cell would hold.
+pub(crate) fn literal_text(l: &dpincon_constraints::Literal) -> String {
+    match l {
+        dpincon_constraints::Literal::Int(v) => v.to_string(),
+        dpincon_constraints::Literal::Float(v) => format!("{v:?}"),
+        dpincon_constraints::Literal::Str(s) => s.clone(),
+    }
+}
