@@ -77,15 +77,47 @@ pub(crate) fn partition(
     groups
 }
 
+/// Which share of a group's t1 rows a task covers, so one big group can
+/// keep several threads busy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Part {
+    pub index: usize,
+    pub of: usize,
+}
+
+impl Part {
+    pub const WHOLE: Part = Part { index: 0, of: 1 };
+
+    /// The share of `0..len` for ordered enumeration: equal slices.
+    fn even(self, len: usize) -> std::ops::Range<usize> {
+        len * self.index / self.of..len * (self.index + 1) / self.of
+    }
+
+    /// The share of `0..len` when row `i` pairs with the rows after it: the
+    /// work of row `i` falls linearly, so the cuts sit at `len·(1 − √(1 − j/of))`.
+    fn triangular(self, len: usize) -> std::ops::Range<usize> {
+        let cut = |j: usize| {
+            if j == self.of {
+                return len;
+            }
+            let x = 1.0 - (1.0 - j as f64 / self.of as f64).sqrt();
+            ((len as f64 * x) as usize).min(len)
+        };
+        cut(self.index)..cut(self.index + 1)
+    }
+}
+
 /// Finds the violating pairs of one group. `same` says `left` and `right`
 /// are the same rows of a symmetric plan: each unordered pair is then
-/// enumerated once, in one orientation.
+/// enumerated once, in one orientation. `part` selects the share of the
+/// t1 rows this call covers.
 pub(crate) fn run_group(
     relation: &Relation,
     plan: &Plan,
     left: &[u32],
     right: &[u32],
     same: bool,
+    part: Part,
     sink: &mut impl EdgeSink,
 ) {
     let key = |slot: usize, row: u32| relation.column(slot).key(row);
@@ -97,11 +129,18 @@ pub(crate) fn run_group(
             sink.add(a, b);
         }
     };
+    let symmetric_path = same
+        && match plan.driver {
+            Driver::AllPairs => true,
+            Driver::Complement(c) => c.left == c.right,
+            _ => false,
+        };
+    let left = if symmetric_path { left } else { &left[part.even(left.len())] };
     match plan.driver {
         Driver::AllPairs if same => {
-            for (i, &a) in left.iter().enumerate() {
+            for i in part.triangular(left.len()) {
                 for &b in &left[i + 1..] {
-                    emit(a, b);
+                    emit(left[i], b);
                 }
             }
         }
@@ -116,11 +155,12 @@ pub(crate) fn run_group(
             // FD: pairs across different classes of the attribute, each once.
             let mut rows = left.to_vec();
             rows.sort_unstable_by_key(|&r| key(c.left, r));
-            let mut start = 0;
-            while start < rows.len() {
+            let share = part.triangular(rows.len());
+            let mut start = share.start;
+            while start < share.end {
                 let k = key(c.left, rows[start]);
                 let end = start + rows[start..].partition_point(|&r| key(c.left, r) == k);
-                for &a in &rows[start..end] {
+                for &a in &rows[start..end.min(share.end)] {
                     for &b in &rows[end..] {
                         emit(a, b);
                     }

@@ -7,7 +7,7 @@ use dpincon_constraints::TupleVar;
 use dpincon_graph::{ConflictGraph, EdgeSink, GraphBuilder, SpillConfig};
 
 use crate::DetectError;
-use crate::algorithms::{Group, candidates, partition, run_group};
+use crate::algorithms::{Group, Part, candidates, partition, run_group};
 use crate::compile::{KeyConstraint, KeyOperand};
 use crate::plan::{DetectionPlan, DriverKind, Plan};
 use crate::relation::Relation;
@@ -67,6 +67,14 @@ struct Task<'a> {
     left: &'a [u32],
     right: &'a [u32],
     group: Group,
+    part: Part,
+}
+
+impl Task<'_> {
+    /// Candidate pairs the task may look at: its scheduling weight.
+    fn weight(&self) -> usize {
+        self.group.left.len() * self.group.right.len() / self.part.of
+    }
 }
 
 /// Builds the conflict graph of `relation` under `constraints` (SPEC §2).
@@ -102,15 +110,32 @@ pub fn detect(
         let groups = partition(relation, plan, &mut left, &mut right);
         rows.push((left, right, groups));
     }
-    let mut tasks: Vec<Task<'_>> = plans
+    let whole: Vec<Task<'_>> = plans
         .iter()
         .zip(&rows)
         .flat_map(|(plan, (left, right, groups))| {
-            groups.iter().map(move |g| Task { plan, left, right, group: g.clone() })
+            groups.iter().map(move |g| Task {
+                plan,
+                left,
+                right,
+                group: g.clone(),
+                part: Part::WHOLE,
+            })
         })
         .collect();
+    // A group heavier than a share of the work is split over its t1 rows,
+    // so one big partition (a populous state) does not leave a thread idle.
+    let total: usize = whole.iter().map(Task::weight).sum();
+    let share = total / (4 * options.threads.max(1)) + 1;
+    let mut tasks: Vec<Task<'_>> = Vec::with_capacity(whole.len());
+    for task in whole {
+        let parts = (task.weight() / share).clamp(1, 4 * options.threads.max(1));
+        for index in 0..parts {
+            tasks.push(Task { part: Part { index, of: parts }, group: task.group.clone(), ..task });
+        }
+    }
     // Largest first, so no thread is left with a giant group at the end.
-    tasks.sort_by_key(|t| std::cmp::Reverse(t.group.left.len() * t.group.right.len()));
+    tasks.sort_by_key(|t| std::cmp::Reverse(t.weight()));
     let next = AtomicUsize::new(0);
     let threads = options.threads.max(1).min(tasks.len().max(1));
     let builder = new_builder(n, &options)?;
@@ -124,7 +149,8 @@ pub fn detect(
                     let Some(task) = tasks.get(i) else { break };
                     let left = &task.left[task.group.left.clone()];
                     let right = &task.right[task.group.right.clone()];
-                    run_group(relation, task.plan, left, right, task.plan.symmetric, &mut writer);
+                    let same = task.plan.symmetric;
+                    run_group(relation, task.plan, left, right, same, task.part, &mut writer);
                 }
             });
         }

@@ -16,7 +16,7 @@ use std::ops::Range;
 use dpincon_constraints::TupleVar;
 use dpincon_graph::EdgeSink;
 
-use crate::algorithms::{candidates, partition, run_group};
+use crate::algorithms::{Part, candidates, partition, run_group};
 use crate::compile::{KeyConstraint, KeyOperand, KeyPredicate};
 use crate::plan::Plan;
 use crate::relation::{KeyColumn, Relation};
@@ -160,7 +160,8 @@ pub fn detect_partition(
     }
     let mut global = Translate { ids, sink };
     for group in partition(relation, &plan, &mut l, &mut r) {
-        run_group(relation, &plan, &l[group.left], &r[group.right], plan.symmetric, &mut global);
+        let (left, right) = (&l[group.left], &r[group.right]);
+        run_group(relation, &plan, left, right, plan.symmetric, Part::WHOLE, &mut global);
     }
 }
 
