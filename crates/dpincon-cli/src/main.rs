@@ -5,6 +5,7 @@ mod bench;
 mod generate;
 mod output;
 mod progress;
+mod remote;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +26,14 @@ struct Cli {
 enum Command {
     /// Run a job in this process (no server needed).
     Run(RunArgs),
+    /// Queue a job on a coordinator; prints its id (with --wait: progress, then the report).
+    Submit(remote::SubmitArgs),
+    /// A coordinator job's state, phase and progress (JSON).
+    Status(remote::JobRefArgs),
+    /// The report of a coordinator job that succeeded (JSON).
+    Result(remote::JobRefArgs),
+    /// Cancel a queued or running coordinator job.
+    Cancel(remote::JobRefArgs),
     /// Generate synthetic tables (a Tax-like table of any size).
     Generate(generate::GenerateArgs),
     /// Inject violations into a table (RNoise, CONoise; SPEC §9).
@@ -212,6 +221,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => runtime.block_on(run(args)),
         Command::Bench(args) => runtime.block_on(bench::run_bench(args)),
+        Command::Submit(args) => runtime.block_on(remote::submit(args)),
+        Command::Status(args) => runtime.block_on(remote::status(args)),
+        Command::Result(args) => runtime.block_on(remote::result(args)),
+        Command::Cancel(args) => runtime.block_on(remote::cancel(args)),
         Command::Generate(args) => generate::run_generate(args),
         Command::Noise(args) => generate::run_noise(args),
         Command::Experiment(ExperimentCommand::Utility(args)) => runtime.block_on(utility(args)),

@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 
+use dpincon_cluster::ClusterError;
 use dpincon_cluster::auth::Token;
 use dpincon_cluster::client::{Client, StatusView, progress_line};
 use dpincon_cluster::tls::ClientTls;
@@ -35,6 +36,11 @@ impl ConnectArgs {
             .map_err(|e| e.to_string())?;
         Client::new(url, &token, tls.as_ref()).map_err(|e| e.to_string())
     }
+}
+
+/// An error for people: which coordinator could not be reached.
+fn describe(url: &str, e: ClusterError) -> String {
+    if e.is_unreachable() { format!("coordinator {url}: {e}") } else { e.to_string() }
 }
 
 /// `submit`: queue a job on a coordinator.
@@ -68,7 +74,7 @@ pub struct JobRefArgs {
 pub async fn submit(args: SubmitArgs) -> Result<(), String> {
     let job = args.job.job()?;
     let client = args.connect.client(&args.coordinator)?;
-    let id = client.submit(&job).await.map_err(|e| e.to_string())?;
+    let id = client.submit(&job).await.map_err(|e| describe(&args.coordinator, e))?;
     if !args.wait {
         println!("{id}");
         return Ok(());
@@ -84,7 +90,7 @@ pub async fn submit(args: SubmitArgs) -> Result<(), String> {
             }
         })
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| describe(&args.coordinator, e))?;
     print!("{report}");
     Ok(())
 }
@@ -92,7 +98,7 @@ pub async fn submit(args: SubmitArgs) -> Result<(), String> {
 /// Prints the job's status as JSON.
 pub async fn status(args: JobRefArgs) -> Result<(), String> {
     let client = args.connect.client(&args.coordinator)?;
-    let status = client.status(&args.job).await.map_err(|e| e.to_string())?;
+    let status = client.status(&args.job).await.map_err(|e| describe(&args.coordinator, e))?;
     let text =
         serde_json::to_string_pretty(&StatusView::from(&status)).map_err(|e| e.to_string())?;
     println!("{text}");
@@ -102,7 +108,7 @@ pub async fn status(args: JobRefArgs) -> Result<(), String> {
 /// Prints the report of a succeeded job (JSON); fails with the reason otherwise.
 pub async fn result(args: JobRefArgs) -> Result<(), String> {
     let client = args.connect.client(&args.coordinator)?;
-    let report = client.result(&args.job).await.map_err(|e| e.to_string())?;
+    let report = client.result(&args.job).await.map_err(|e| describe(&args.coordinator, e))?;
     print!("{report}");
     Ok(())
 }
@@ -110,7 +116,7 @@ pub async fn result(args: JobRefArgs) -> Result<(), String> {
 /// Cancels the job; prints its state after.
 pub async fn cancel(args: JobRefArgs) -> Result<(), String> {
     let client = args.connect.client(&args.coordinator)?;
-    let status = client.cancel(&args.job).await.map_err(|e| e.to_string())?;
+    let status = client.cancel(&args.job).await.map_err(|e| describe(&args.coordinator, e))?;
     println!("{}", progress_line(&status));
     Ok(())
 }

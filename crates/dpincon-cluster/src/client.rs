@@ -1,0 +1,195 @@
+//! A coordinator's client: what `dpincon-cli submit`, `status`, `result`
+//! and `cancel` call.
+
+use dpincon_engine::JobConfig;
+use dpincon_proto::MAX_MESSAGE_BYTES;
+use dpincon_proto::v1::coordinator_client::CoordinatorClient;
+use dpincon_proto::v1::{ConfigFormat, JobRef, JobState, JobStatus, SubmitJobRequest};
+use serde::Serialize;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+
+use crate::auth::{AddToken, Token};
+use crate::tls::ClientTls;
+use crate::{ClusterError, endpoint};
+
+/// A connection to a coordinator (lazy: the first call connects).
+#[derive(Debug, Clone)]
+pub struct Client {
+    rpc: CoordinatorClient<InterceptedService<Channel, AddToken>>,
+}
+
+impl Client {
+    /// A client of the coordinator at `url` (`http://host:port`, or
+    /// `https://` with `tls`), sending `token` on every call.
+    pub fn new(url: &str, token: &Token, tls: Option<&ClientTls>) -> Result<Self, ClusterError> {
+        let channel = endpoint(url, tls)?;
+        let rpc = CoordinatorClient::with_interceptor(channel, AddToken::new(token))
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES);
+        Ok(Client { rpc })
+    }
+
+    /// Queues `job`; returns its id.
+    pub async fn submit(&self, job: &JobConfig) -> Result<String, ClusterError> {
+        let config = serde_json::to_string(job)
+            .map_err(|e| ClusterError::Config(format!("cannot encode the job: {e}")))?;
+        let request = SubmitJobRequest { config, format: ConfigFormat::Json as i32 };
+        Ok(self.rpc.clone().submit_job(request).await?.into_inner().job_id)
+    }
+
+    /// The job's status now.
+    pub async fn status(&self, job_id: &str) -> Result<JobStatus, ClusterError> {
+        Ok(self.rpc.clone().get_job(JobRef { job_id: job_id.into() }).await?.into_inner())
+    }
+
+    /// Follows the job until it ends, calling `on_change` with each status;
+    /// returns the final one.
+    pub async fn watch(
+        &self,
+        job_id: &str,
+        mut on_change: impl FnMut(&JobStatus),
+    ) -> Result<JobStatus, ClusterError> {
+        let mut stream =
+            self.rpc.clone().watch_job(JobRef { job_id: job_id.into() }).await?.into_inner();
+        let mut last = None;
+        while let Some(status) = stream.message().await? {
+            on_change(&status);
+            last = Some(status);
+        }
+        match last {
+            Some(s) if is_final(&s) => Ok(s),
+            _ => Err(ClusterError::Job(format!("lost track of job {job_id} before it ended"))),
+        }
+    }
+
+    /// The report of a succeeded job, as JSON.
+    pub async fn result(&self, job_id: &str) -> Result<String, ClusterError> {
+        Ok(self
+            .rpc
+            .clone()
+            .get_result(JobRef { job_id: job_id.into() })
+            .await?
+            .into_inner()
+            .report_json)
+    }
+
+    /// Cancels the job; returns its status after.
+    pub async fn cancel(&self, job_id: &str) -> Result<JobStatus, ClusterError> {
+        Ok(self.rpc.clone().cancel_job(JobRef { job_id: job_id.into() }).await?.into_inner())
+    }
+
+    /// Waits for the job's end: the report JSON if it succeeded, else an
+    /// error with the reason.
+    pub async fn wait(
+        &self,
+        job_id: &str,
+        on_change: impl FnMut(&JobStatus),
+    ) -> Result<String, ClusterError> {
+        let last = self.watch(job_id, on_change).await?;
+        match JobState::try_from(last.state) {
+            Ok(JobState::Succeeded) => self.result(job_id).await,
+            Ok(JobState::Cancelled) => {
+                Err(ClusterError::Job(format!("job {job_id} was cancelled")))
+            }
+            _ => Err(ClusterError::Job(format!("job {job_id} failed: {}", last.error))),
+        }
+    }
+}
+
+fn is_final(s: &JobStatus) -> bool {
+    matches!(
+        JobState::try_from(s.state),
+        Ok(JobState::Succeeded | JobState::Failed | JobState::Cancelled)
+    )
+}
+
+/// A status as printed by `dpincon-cli status` (JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusView {
+    /// The job's id.
+    pub job_id: String,
+    /// `queued`, `running`, `succeeded`, `failed` or `cancelled`.
+    pub state: &'static str,
+    /// The running phase, if any.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub phase: String,
+    /// Why it failed or was cancelled.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub error: String,
+    /// Jobs ahead in the queue.
+    pub queue_position: u32,
+    /// Workers used.
+    pub workers: u32,
+    /// Partition tasks done.
+    pub tasks_done: u32,
+    /// Partition tasks in all.
+    pub tasks_total: u32,
+    /// Attempts retried on another worker.
+    pub task_retries: u32,
+    /// Seconds per finished phase, in order.
+    pub phases: Vec<(String, f64)>,
+    /// Protobuf bytes sent to workers.
+    pub bytes_sent: u64,
+    /// Protobuf bytes received from workers.
+    pub bytes_received: u64,
+    /// Edges of the conflict graph (after detection).
+    pub edges: u64,
+    /// Fingerprint of the stable edge stream.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub edge_fingerprint: String,
+}
+
+/// A state's lower-case name.
+pub fn state_name(state: i32) -> &'static str {
+    match JobState::try_from(state) {
+        Ok(JobState::Queued) => "queued",
+        Ok(JobState::Running) => "running",
+        Ok(JobState::Succeeded) => "succeeded",
+        Ok(JobState::Failed) => "failed",
+        Ok(JobState::Cancelled) => "cancelled",
+        _ => "unknown",
+    }
+}
+
+impl From<&JobStatus> for StatusView {
+    fn from(s: &JobStatus) -> Self {
+        StatusView {
+            job_id: s.job_id.clone(),
+            state: state_name(s.state),
+            phase: s.phase.clone(),
+            error: s.error.clone(),
+            queue_position: s.queue_position,
+            workers: s.workers,
+            tasks_done: s.tasks_done,
+            tasks_total: s.tasks_total,
+            task_retries: s.task_retries,
+            phases: s.phases.iter().map(|p| (p.phase.clone(), p.seconds)).collect(),
+            bytes_sent: s.bytes_sent,
+            bytes_received: s.bytes_received,
+            edges: s.edges,
+            edge_fingerprint: s.edge_fingerprint.clone(),
+        }
+    }
+}
+
+/// One line of progress for people, e.g. `running: detect 12/36 tasks`.
+pub fn progress_line(s: &JobStatus) -> String {
+    let mut line = state_name(s.state).to_string();
+    if s.state == JobState::Queued as i32 && s.queue_position > 0 {
+        line += &format!(" ({} ahead)", s.queue_position);
+    }
+    if !s.phase.is_empty() {
+        line += &format!(": {}", s.phase);
+        if s.phase == "detect" && s.tasks_total > 0 {
+            line += &format!(" {}/{} tasks on {} workers", s.tasks_done, s.tasks_total, s.workers);
+            if s.task_retries > 0 {
+                line += &format!(", {} retried", s.task_retries);
+            }
+        }
+    }
+    if !s.error.is_empty() {
+        line += &format!(" ({})", s.error);
+    }
+    line
+}

@@ -1,0 +1,132 @@
+//! dpincon's distributed mode: the same job as `dpincon_engine::run_job`,
+//! with conflict detection spread over gRPC workers.
+//!
+//! - [`coordinator`]: accepts jobs (queue, ids, states, progress), runs them
+//!   one at a time through `dpincon_engine::run_job_with` with a
+//!   [`GrpcDetector`](coordinator::GrpcDetector) that splits detection into
+//!   partition tasks, dispatches them to workers with per-task timeouts and
+//!   retries on another worker, and merges the returned adjacency shards
+//!   into one graph. Reading, the edge stream, measures, releases, seeds and
+//!   the budget ledger are the embedded code, so results are identical.
+//! - [`worker`]: stateless; runs `dpincon_detect::detect_partition` on the
+//!   rows it receives (Arrow IPC) and streams the edges back as roaring
+//!   shards; a semaphore bounds concurrent tasks and so memory.
+//! - [`auth`]: a shared bearer token on every RPC, compared in constant time.
+//! - [`tls`]: rustls for servers (certificate, key) and clients (CA).
+//! - [`client`]: what `dpincon-cli submit/status/result/cancel` call.
+//!
+//! See README.md in this crate for the task flow and the failure model.
+
+#![warn(missing_docs)]
+
+pub mod auth;
+pub mod client;
+pub mod coordinator;
+pub mod tls;
+pub mod worker;
+
+use std::time::Duration;
+
+use tonic::transport::{Channel, Endpoint};
+
+pub use dpincon_proto::MAX_MESSAGE_BYTES;
+
+/// The crate's one error type.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// A setting is missing or wrong (token, certificates, addresses).
+    #[error("{0}")]
+    Config(String),
+    /// A file cannot be read.
+    #[error("cannot read '{path}': {source}")]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Connecting or serving failed.
+    #[error("transport: {0}")]
+    Transport(#[from] tonic::transport::Error),
+    /// A remote call failed.
+    #[error("{}", describe_status(.0))]
+    Rpc(#[from] tonic::Status),
+    /// The job failed, was cancelled, or its result is not there.
+    #[error("{0}")]
+    Job(String),
+}
+
+impl ClusterError {
+    /// The peer could not be reached at all (down, wrong address, TLS
+    /// mismatch), as opposed to answering with an error.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, ClusterError::Rpc(s) if s.code() == tonic::Code::Unavailable)
+            || matches!(self, ClusterError::Transport(_))
+    }
+}
+
+/// A gRPC status as a person should read it (the code in words, then the
+/// server's message).
+pub fn describe_status(status: &tonic::Status) -> String {
+    use tonic::Code;
+    let what = match status.code() {
+        Code::Unauthenticated => "refused: wrong or missing token (unauthenticated)",
+        Code::PermissionDenied => "refused (permission denied)",
+        Code::Unavailable => "unavailable",
+        Code::DeadlineExceeded => "timed out",
+        Code::NotFound => "not found",
+        Code::InvalidArgument => "invalid request",
+        Code::FailedPrecondition => "not possible now",
+        _ => "failed",
+    };
+    if status.message().is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}: {}", status.message())
+    }
+}
+
+/// An endpoint for `url` with the settings every client of this crate
+/// uses: connect timeout, keep-alive (so a dead peer is noticed on idle
+/// connections too) and TLS when `tls` is given.
+pub(crate) fn endpoint(url: &str, tls: Option<&tls::ClientTls>) -> Result<Channel, ClusterError> {
+    let mut endpoint = Endpoint::from_shared(url.to_string())
+        .map_err(|e| ClusterError::Config(format!("bad URL '{url}': {e}")))?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true)
+        .http2_keep_alive_interval(Duration::from_secs(10))
+        .keep_alive_timeout(Duration::from_secs(20));
+    if let Some(tls) = tls {
+        endpoint = endpoint.tls_config(tls.config_for(url)?)?;
+    } else if url.starts_with("https://") {
+        return Err(ClusterError::Config(format!(
+            "'{url}' is https: give the CA certificate (--tls-ca)"
+        )));
+    }
+    Ok(endpoint.connect_lazy())
+}
+
+/// Resolves when the process is asked to stop (Ctrl-C, or SIGTERM as
+/// Kubernetes sends).
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

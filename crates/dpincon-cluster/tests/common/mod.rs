@@ -1,0 +1,244 @@
+//! Test harness: real coordinator and worker processes on 127.0.0.1, a
+//! generated table, and the embedded run to compare with.
+
+#![allow(dead_code)] // Each test file uses part of the harness.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use dpincon_cluster::auth::Token;
+use dpincon_cluster::client::Client;
+use dpincon_engine::{JobConfig, NoProgress};
+use dpincon_graph::edge_stream_fingerprint;
+
+pub const TOKEN: &str = "test-token-4f1c";
+
+/// A child process killed (SIGKILL) and reaped when dropped.
+pub struct Proc {
+    child: Child,
+    /// The address it printed (`listening on ADDR`).
+    pub addr: String,
+    /// Its standard error.
+    pub log: PathBuf,
+}
+
+impl Proc {
+    /// Starts `bin` with `args` and `DPINCON_TOKEN=token`; waits (bounded)
+    /// for the first line of its output, its readiness signal.
+    pub fn start(bin: &str, args: &[&str], token: &str, log: PathBuf) -> Proc {
+        let mut child = Command::new(bin)
+            .args(args)
+            .env("DPINCON_TOKEN", token)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(File::create(&log).expect("log file"))
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            let first = lines.next().and_then(Result::ok).unwrap_or_default();
+            let _ = tx.send(first);
+            // Keep draining so the child never blocks on a full pipe.
+            for _ in lines {}
+        });
+        let mut proc = Proc { child, addr: String::new(), log };
+        let line = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
+        let Some(addr) = line.strip_prefix("listening on ") else {
+            panic!("{bin} did not start: {line:?}\n{}", proc.logs());
+        };
+        proc.addr = addr.trim().to_string();
+        proc
+    }
+
+    /// `http://ADDR`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> &str {
+        self.addr.rsplit(':').next().expect("addr has a port")
+    }
+
+    /// SIGKILL now.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Its standard error so far.
+    pub fn logs(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The binaries under test.
+pub const COORDINATOR: &str = env!("CARGO_BIN_EXE_dpincon-coordinator");
+pub const WORKER: &str = env!("CARGO_BIN_EXE_dpincon-worker");
+
+/// A coordinator with its workers.
+pub struct Cluster {
+    pub workers: Vec<Proc>,
+    pub coordinator: Proc,
+    pub dir: PathBuf,
+}
+
+impl Cluster {
+    /// `workers` workers started with `worker_args`, then a coordinator
+    /// listing them all, started with `coordinator_args`.
+    pub fn start(
+        dir: &Path,
+        workers: usize,
+        worker_args: &[&str],
+        coordinator_args: &[&str],
+    ) -> Self {
+        let workers: Vec<Proc> = (0..workers)
+            .map(|i| {
+                let mut args = vec!["--listen", "127.0.0.1:0"];
+                args.extend_from_slice(worker_args);
+                Proc::start(WORKER, &args, TOKEN, dir.join(format!("worker{i}.log")))
+            })
+            .collect();
+        let urls: Vec<String> = workers.iter().map(Proc::url).collect();
+        let coordinator =
+            coordinator(dir, &["--workers", &urls.join(",")], coordinator_args, TOKEN);
+        Cluster { workers, coordinator, dir: dir.to_path_buf() }
+    }
+
+    /// A client of the coordinator with the right token.
+    pub fn client(&self) -> Client {
+        client(&self.coordinator, TOKEN)
+    }
+
+    /// Every process's log, for failure messages.
+    pub fn logs(&self) -> String {
+        let mut out = format!("--- coordinator\n{}", self.coordinator.logs());
+        for (i, w) in self.workers.iter().enumerate() {
+            out += &format!("--- worker {i}\n{}", w.logs());
+        }
+        out
+    }
+}
+
+/// A coordinator started with `workers` arguments, `extra` and `token`.
+pub fn coordinator(dir: &Path, workers: &[&str], extra: &[&str], token: &str) -> Proc {
+    let mut args = vec!["--listen", "127.0.0.1:0"];
+    args.extend_from_slice(workers);
+    args.extend_from_slice(extra);
+    let n = std::fs::read_dir(dir).map_or(0, |d| d.count());
+    Proc::start(COORDINATOR, &args, token, dir.join(format!("coordinator{n}.log")))
+}
+
+pub fn client(coordinator: &Proc, token: &str) -> Client {
+    Client::new(&coordinator.url(), &Token::new(token).unwrap(), None).unwrap()
+}
+
+/// Awaits `f`, failing the test if it takes more than five minutes (a
+/// hung coordinator must not hang the test run).
+pub async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(300), f).await.expect("no answer within 300 s")
+}
+
+/// The process id, for signals.
+impl Proc {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// A deterministic pseudo-random generator (tests need no rand crate).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Writes a table of `rows` rows with FD, key, two-inequality (with and
+/// without equality) conflicts and some NULLs, and its constraints.
+/// Returns (data, constraints).
+pub fn write_table(dir: &Path, rows: usize) -> (PathBuf, PathBuf) {
+    let mut rng = Lcg(20240611);
+    let states = ["AL", "AK", "AZ", "CA", "CO", "NY", "TX", "WA", "OR", "NV"];
+    let mut csv = String::from("ID,SSN,Zip,City,State,Salary,Rate,Age,Tenure\n");
+    for id in 0..rows {
+        let zip = rng.below(300);
+        // City follows Zip, with typos (FD violations) and NULLs.
+        let city = match rng.below(100) {
+            0 => String::new(),
+            1..=3 => format!("City{}x", zip),
+            _ => format!("City{zip}"),
+        };
+        // SSN mostly unique; some repeat (key violations).
+        let ssn = if rng.below(100) < 2 { rng.below(40) } else { 1000 + id as u64 };
+        let state = states[(zip % 10) as usize];
+        let salary = 20_000 + rng.below(100_000);
+        // Rate grows with Salary except in a few rows (two-inequality DC).
+        let rate = if rng.below(100) < 3 {
+            format!("{:.2}", (salary as f64) / 10_000.0 - 1.0 - rng.below(300) as f64 / 100.0)
+        } else {
+            format!("{:.2}", (salary as f64) / 10_000.0)
+        };
+        let salary = if rng.below(100) == 0 { String::new() } else { salary.to_string() };
+        // Tenure grows with Age except in a few rows (no equality at all).
+        let age = 18 + rng.below(50);
+        let tenure = if rng.below(200) == 0 { age + rng.below(20) } else { age / 3 };
+        csv += &format!(
+            "{id},{:03}-{:02}-{:04},{zip},{city},{state},{salary},{rate},{age},{tenure}\n",
+            ssn % 1000,
+            ssn / 1000 % 100,
+            ssn / 100_000
+        );
+    }
+    let data = dir.join("table.csv");
+    std::fs::write(&data, csv).unwrap();
+    let constraints = dir.join("table.dcs");
+    std::fs::write(
+        &constraints,
+        "FD: Zip -> City\n\
+         not(t1.SSN=t2.SSN)\n\
+         not(t1.State=t2.State & t1.Salary>t2.Salary & t1.Rate<t2.Rate)\n\
+         not(t1.Age<t2.Age & t1.Tenure>t2.Tenure)\n",
+    )
+    .unwrap();
+    (data, constraints)
+}
+
+/// The embedded run's report as JSON, and its edge-stream fingerprint.
+pub async fn embedded(job: &JobConfig) -> (serde_json::Value, String) {
+    let report = dpincon_engine::run_job(job, &NoProgress).await.expect("embedded run");
+    let loaded = dpincon_engine::load(job, &NoProgress).await.expect("embedded load");
+    let fingerprint = edge_stream_fingerprint(loaded.graph.edges()).to_string();
+    (serde_json::to_value(&report).unwrap(), fingerprint)
+}
+
+/// The fields that must agree between runs (ids and timings never do).
+pub fn comparable(report: &serde_json::Value) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    for key in ["seeded", "budget", "measures", "constraint_count", "non_private"] {
+        out.insert(key.into(), report.get(key).cloned().unwrap_or_default());
+    }
+    out.insert("plans".into(), report["detection"]["plans"].clone());
+    if let Some(b) = out.get_mut("budget").and_then(|b| b.as_object_mut()) {
+        b.remove("ledger");
+    }
+    serde_json::Value::Object(out)
+}
