@@ -1,10 +1,8 @@
 //! Fixtures shared by the criterion benchmarks in `benches/`: synthetic
 //! encoded relations with FD-shaped and inequality conflicts.
 
-use dpincon_constraints::{Operator, TupleVar};
-use dpincon_detect::{
-    KeyColumn, KeyConstraint, KeyOperand, KeyPredicate, OrderedOperator, Relation,
-};
+use dpincon_constraints::Operator;
+use dpincon_detect::{KeyColumn, KeyConstraint, KeyPredicate, Relation};
 
 fn xorshift(state: &mut u64) -> u64 {
     *state ^= *state << 13;
@@ -36,21 +34,15 @@ pub fn relation(rows: u32, groups: u64, dirty: u64) -> Relation {
     Relation::from_slots(rows, columns)
 }
 
-fn predicate(slot: usize, op: Operator, right: usize) -> KeyPredicate {
-    KeyPredicate {
-        tuple: TupleVar::T1,
-        slot,
-        op: OrderedOperator::new(op),
-        right: KeyOperand::Column { tuple: TupleVar::T2, slot: right },
-    }
-}
-
 /// `group -> rhs` as a denial constraint.
 pub fn fd() -> KeyConstraint {
     KeyConstraint {
         id: 0,
         display: "FD".into(),
-        predicates: vec![predicate(0, Operator::Eq, 0), predicate(1, Operator::Ne, 1)],
+        predicates: vec![
+            KeyPredicate::cross(0, Operator::Eq, 0),
+            KeyPredicate::cross(1, Operator::Ne, 1),
+        ],
     }
 }
 
@@ -60,9 +52,9 @@ pub fn two_inequalities() -> KeyConstraint {
         id: 1,
         display: "IEJoin".into(),
         predicates: vec![
-            predicate(0, Operator::Eq, 0),
-            predicate(2, Operator::Gt, 2),
-            predicate(3, Operator::Lt, 3),
+            KeyPredicate::cross(0, Operator::Eq, 0),
+            KeyPredicate::cross(2, Operator::Gt, 2),
+            KeyPredicate::cross(3, Operator::Lt, 3),
         ],
     }
 }

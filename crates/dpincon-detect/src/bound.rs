@@ -71,18 +71,9 @@ fn max_frequency(relation: &Relation, slots: &[usize]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::{KeyPredicate, OrderedOperator};
+    use crate::compile::KeyPredicate;
     use crate::relation::KeyColumn;
-    use dpincon_constraints::{Operator, TupleVar};
-
-    fn pred(slot: usize, op: Operator, right: usize) -> KeyPredicate {
-        KeyPredicate {
-            tuple: TupleVar::T1,
-            slot,
-            op: OrderedOperator::new(op),
-            right: KeyOperand::Column { tuple: TupleVar::T2, slot: right },
-        }
-    }
+    use dpincon_constraints::Operator;
 
     #[test]
     fn frequencies_of_distinct_equality_sets() {
@@ -98,11 +89,23 @@ mod tests {
             KeyColumn::from_keys([Some(5), Some(5), None, Some(5), Some(5), Some(5)]),
         );
         let dc = |predicates| KeyConstraint { id: 0, display: String::new(), predicates };
-        let fd = dc(vec![pred(0, Operator::Eq, 0), pred(1, Operator::Ne, 1)]);
-        let fd_twin = dc(vec![pred(1, Operator::Ne, 1), pred(0, Operator::Eq, 0)]);
-        let both = dc(vec![pred(0, Operator::Eq, 0), pred(1, Operator::Eq, 1)]);
-        let ineq = dc(vec![pred(0, Operator::Lt, 0), pred(1, Operator::Gt, 1)]);
-        let cross = dc(vec![pred(0, Operator::Eq, 1)]);
+        let fd = dc(vec![
+            KeyPredicate::cross(0, Operator::Eq, 0),
+            KeyPredicate::cross(1, Operator::Ne, 1),
+        ]);
+        let fd_twin = dc(vec![
+            KeyPredicate::cross(1, Operator::Ne, 1),
+            KeyPredicate::cross(0, Operator::Eq, 0),
+        ]);
+        let both = dc(vec![
+            KeyPredicate::cross(0, Operator::Eq, 0),
+            KeyPredicate::cross(1, Operator::Eq, 1),
+        ]);
+        let ineq = dc(vec![
+            KeyPredicate::cross(0, Operator::Lt, 0),
+            KeyPredicate::cross(1, Operator::Gt, 1),
+        ]);
+        let cross = dc(vec![KeyPredicate::cross(0, Operator::Eq, 1)]);
         let f = equality_frequencies(&r, &[fd, fd_twin, both]);
         // X = {0}: value 1 three times; X = {0,1}: (1,5) twice (row 2 is NULL).
         assert_eq!(f, EqualityFrequencies { max_frequencies: vec![3, 2], unbounded: false });

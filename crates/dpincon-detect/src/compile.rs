@@ -34,6 +34,18 @@ pub struct KeyPredicate {
     pub right: KeyOperand,
 }
 
+impl KeyPredicate {
+    /// The cross predicate `t1.left op t2.right` (slots of the relation).
+    pub fn cross(left: usize, op: Operator, right: usize) -> Self {
+        KeyPredicate {
+            tuple: TupleVar::T1,
+            slot: left,
+            op: OrderedOperator::new(op),
+            right: KeyOperand::Column { tuple: TupleVar::T2, slot: right },
+        }
+    }
+}
+
 /// [`Operator`] with a total order, so predicates can be sorted and compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct OrderedOperator(u8);

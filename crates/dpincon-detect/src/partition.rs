@@ -179,7 +179,7 @@ impl<S: EdgeSink> EdgeSink for Translate<'_, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{DetectOptions, compile::OrderedOperator, detect};
+    use crate::{DetectOptions, detect};
     use dpincon_constraints::Operator;
     use dpincon_graph::{Edge, GraphBuilder};
 
@@ -196,27 +196,34 @@ mod tests {
         )
     }
 
-    fn pred(slot: usize, op: Operator, right: usize) -> KeyPredicate {
-        KeyPredicate {
-            tuple: TupleVar::T1,
-            slot,
-            op: OrderedOperator::new(op),
-            right: KeyOperand::Column { tuple: TupleVar::T2, slot: right },
-        }
-    }
-
     #[test]
     fn partition_tasks_find_exactly_the_graph() {
         let rel = relation(400);
         let dc = |id, predicates| KeyConstraint { id, display: String::new(), predicates };
         let constraints = vec![
-            dc(0, vec![pred(0, Operator::Eq, 0), pred(1, Operator::Ne, 1)]),
+            dc(
+                0,
+                vec![
+                    KeyPredicate::cross(0, Operator::Eq, 0),
+                    KeyPredicate::cross(1, Operator::Ne, 1),
+                ],
+            ),
             dc(
                 1,
-                vec![pred(2, Operator::Lt, 2), pred(3, Operator::Gt, 3), pred(1, Operator::Eq, 1)],
+                vec![
+                    KeyPredicate::cross(2, Operator::Lt, 2),
+                    KeyPredicate::cross(3, Operator::Gt, 3),
+                    KeyPredicate::cross(1, Operator::Eq, 1),
+                ],
             ),
-            dc(2, vec![pred(2, Operator::Lt, 3), pred(3, Operator::Lt, 2)]),
-            dc(3, vec![pred(0, Operator::Eq, 1)]),
+            dc(
+                2,
+                vec![
+                    KeyPredicate::cross(2, Operator::Lt, 3),
+                    KeyPredicate::cross(3, Operator::Lt, 2),
+                ],
+            ),
+            dc(3, vec![KeyPredicate::cross(0, Operator::Eq, 1)]),
         ];
         let want: Vec<Edge> = detect(&rel, &constraints, DetectOptions::with_threads(1))
             .unwrap()

@@ -224,23 +224,9 @@ mod tests {
     use super::*;
     use crate::{EdgeSink, GraphBuilder};
 
-    fn pseudo_random_pairs(n: u32, count: usize, mut state: u64) -> Vec<(u32, u32)> {
-        let mut out = Vec::with_capacity(count);
-        while out.len() < count {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let a = ((state >> 33) % u64::from(n)) as u32;
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let b = ((state >> 33) % u64::from(n)) as u32;
-            if a != b {
-                out.push((a, b));
-            }
-        }
-        out
-    }
-
     #[test]
     fn stream_is_sorted_deduplicated_and_complete() {
-        let pairs = pseudo_random_pairs(500, 5_000, 7);
+        let pairs = crate::test_pairs::pseudo_random_pairs(500, 5_000, 7);
         let mut builder = GraphBuilder::with_shard_nodes(500, 37);
         for &(a, b) in &pairs {
             builder.add(a, b);
@@ -257,7 +243,7 @@ mod tests {
 
     #[test]
     fn order_does_not_depend_on_insertion_order_or_sharding_or_merging() {
-        let pairs = pseudo_random_pairs(300, 2_000, 11);
+        let pairs = crate::test_pairs::pseudo_random_pairs(300, 2_000, 11);
         let mut one = GraphBuilder::with_shard_nodes(300, 1 << 16);
         for &(a, b) in &pairs {
             one.add(a, b);
@@ -296,7 +282,7 @@ mod tests {
 
     #[test]
     fn spilling_never_changes_the_stream() {
-        let pairs = pseudo_random_pairs(200_000, 400_000, 5);
+        let pairs = crate::test_pairs::pseudo_random_pairs(200_000, 400_000, 5);
         let mut plain = GraphBuilder::new(200_000);
         let dir = tempfile::tempdir().unwrap();
         let config = crate::SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 64 << 10 };

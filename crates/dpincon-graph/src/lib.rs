@@ -16,6 +16,8 @@ mod builder;
 mod graph;
 mod shard;
 mod spill;
+#[cfg(test)]
+mod test_pairs;
 mod wire;
 
 pub use builder::{EdgeSink, GraphBuilder, ShardWriter};

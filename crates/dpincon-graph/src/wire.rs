@@ -271,20 +271,6 @@ pub fn edge_stream_fingerprint(edges: impl IntoIterator<Item = Edge>) -> EdgeFin
 mod tests {
     use super::*;
 
-    fn pairs(n: u32, count: usize, mut state: u64) -> Vec<(u32, u32)> {
-        let mut out = Vec::with_capacity(count);
-        while out.len() < count {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let a = ((state >> 33) % u64::from(n)) as u32;
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let b = ((state >> 33) % u64::from(n)) as u32;
-            if a != b {
-                out.push((a, b));
-            }
-        }
-        out
-    }
-
     fn edges_of(shards: &[AdjacencyShard]) -> Vec<Edge> {
         let mut out = Vec::new();
         for s in shards {
@@ -298,7 +284,7 @@ mod tests {
     #[test]
     fn shards_round_trip() {
         let mut collector = EdgeCollector::new(1000);
-        for (a, b) in pairs(1000, 5000, 3) {
+        for (a, b) in crate::test_pairs::pseudo_random_pairs(1000, 5000, 3) {
             collector.add(a, b);
         }
         // A dense run, so some bitmaps become run containers.
@@ -317,7 +303,7 @@ mod tests {
 
     #[test]
     fn collector_matches_builder_and_absorb_is_a_union() {
-        let all = pairs(700, 4000, 9);
+        let all = crate::test_pairs::pseudo_random_pairs(700, 4000, 9);
         let mut builder = GraphBuilder::new(700);
         for &(a, b) in &all {
             builder.add(a, b);
