@@ -78,12 +78,13 @@ pub fn table(report: &Report) -> String {
             let _ = writeln!(out, "  {name:<22} {value:>14}");
         }
     }
-    let t = &report.timings;
-    let _ = writeln!(
-        out,
-        "\ntime  read {:.2} s, detect {:.2} s, measures {:.2} s, total {:.2} s",
-        t.read_s, t.detect_s, t.measures_s, t.total_s
-    );
+    if let Some(t) = &report.timings {
+        let _ = writeln!(
+            out,
+            "\ntime  read {:.2} s, detect {:.2} s, measures {:.2} s, total {:.2} s (non-private)",
+            t.read_s, t.detect_s, t.measures_s, t.total_s
+        );
+    }
     out
 }
 

@@ -97,6 +97,7 @@ fn dp_release_by_default_hides_exact_values() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report.get("non_private").is_none());
+    assert!(report.get("timings").is_none(), "timings grow with the graph: non-private only");
     assert_eq!(report["seeded"], false);
     assert_eq!(report["budget"]["per_measure"], 1.0);
     assert_eq!(report["budget"]["total"], 3.0);

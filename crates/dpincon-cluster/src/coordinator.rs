@@ -183,9 +183,14 @@ impl Shared {
         jobs.map.get(id).cloned().ok_or_else(|| Status::not_found(format!("no job '{id}'")))
     }
 
-    /// The status with its queue position filled in.
+    /// The status with its queue position filled in, as a client may see
+    /// it: only a non-private job (which needs `--allow-non-private`)
+    /// shows what depends on the data (see [`redact`]).
     fn status_of(&self, entry: &JobEntry) -> JobStatus {
         let mut status = entry.status.borrow().clone();
+        if !entry.config.non_private {
+            redact(&mut status);
+        }
         if status.state == JobState::Queued as i32 {
             let jobs = self.jobs.lock().expect("job table poisoned");
             status.queue_position = jobs
@@ -297,6 +302,19 @@ async fn run_one(entry: &JobEntry, options: &Arc<CoordinatorOptions>) {
         s.bytes_received,
         phases.join(", ")
     );
+}
+
+/// Clears what a private job's status must not tell a client: the edge
+/// count is I_MI itself, the fingerprint identifies the graph, and bytes and
+/// phase times grow with the edges. State, phase name, errors, worker and
+/// task counts stay: the task count is fixed by the plan (workers ×
+/// constraints), not by the data. The coordinator's own log keeps it all.
+fn redact(status: &mut JobStatus) {
+    status.edges = 0;
+    status.edge_fingerprint.clear();
+    status.bytes_sent = 0;
+    status.bytes_received = 0;
+    status.phases.clear();
 }
 
 /// Records the engine's phases in the job's status.

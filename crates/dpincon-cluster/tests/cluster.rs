@@ -127,14 +127,16 @@ async fn a_worker_killed_mid_job_changes_nothing_and_the_ledger_is_charged_once(
 async fn the_number_of_workers_never_changes_the_edge_stream() {
     let dir = tempfile::tempdir().unwrap();
     let (data, constraints) = write_table(dir.path(), ROWS);
-    let cluster = Cluster::start(dir.path(), 3, &[], &[]);
+    let cluster = Cluster::start(dir.path(), 3, &[], &["--allow-non-private"]);
     // One worker, found through DNS as a headless service would be.
     let dns = format!("localhost:{}", cluster.workers[0].port());
-    let single = coordinator(dir.path(), &["--workers-dns", &dns], &[], TOKEN);
+    let single = coordinator(dir.path(), &["--workers-dns", &dns], &["--allow-non-private"], TOKEN);
+    // Fingerprints are diagnostics of non-private jobs only.
     let job = {
         let mut job = JobConfig::new(&data, &constraints);
         job.epsilon = Some(1.0);
         job.seed = Some(3);
+        job.non_private = true;
         job
     };
     let (want, want_fp) = embedded(&job).await;
@@ -243,7 +245,16 @@ async fn non_private_jobs_need_allow_non_private() {
     let id = c.submit(&job).await.unwrap();
     let got = report(&within(c.wait(&id, |_| {})).await.unwrap());
     assert!(got.get("non_private").is_none());
+    assert!(got.get("timings").is_none(), "timings grow with the graph: non-private only");
     assert!(got["measures"]["p"].is_object());
+    // Its status tells a client nothing that depends on the data: no edge
+    // count (that is I_MI), fingerprint, byte counts or phase times. The
+    // task count is the plan's, fixed by workers and constraints.
+    let status = c.status(&id).await.unwrap();
+    assert_eq!((status.edges, status.edge_fingerprint.as_str()), (0, ""));
+    assert_eq!((status.bytes_sent, status.bytes_received), (0, 0));
+    assert!(status.phases.is_empty());
+    assert!(status.tasks_total > 0 && status.tasks_done == status.tasks_total);
 }
 
 #[tokio::test(flavor = "multi_thread")]

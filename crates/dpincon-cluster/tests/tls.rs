@@ -55,6 +55,8 @@ async fn a_cluster_over_tls_gives_the_embedded_result() {
     args.extend_from_slice(&server_tls);
     // Workers are reached by IP: the name their certificate must carry.
     args.extend_from_slice(&["--tls-ca", &ca, "--tls-domain", "localhost"]);
+    // The fingerprint compared below is shown for non-private jobs only.
+    args.push("--allow-non-private");
     let coordinator = Proc::start(common::COORDINATOR, &args, TOKEN, d.join("tls-coord.log"));
 
     let token = Token::new(TOKEN).unwrap();
@@ -64,6 +66,7 @@ async fn a_cluster_over_tls_gives_the_embedded_result() {
     let mut job = JobConfig::new(&data, &constraints);
     job.epsilon = Some(1.0);
     job.seed = Some(5);
+    job.non_private = true;
     let (want, want_fp) = embedded(&job).await;
     let id = client.submit(&job).await.unwrap();
     let got = client

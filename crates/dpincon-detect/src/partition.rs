@@ -44,7 +44,7 @@ fn partition_of(relation: &Relation, slots: &[usize], row: u32, parts: u64) -> u
     h % parts
 }
 
-/// Splits every constraint into at most `parts` tasks (empty ones dropped).
+/// Splits every constraint into exactly `parts` tasks (some may be empty).
 pub fn plan_partitions(
     relation: &Relation,
     constraints: &[KeyConstraint],
@@ -57,7 +57,12 @@ pub fn plan_partitions(
         let left = candidates(relation, &plan, TupleVar::T1);
         let right =
             if plan.symmetric { left.clone() } else { candidates(relation, &plan, TupleVar::T2) };
+        // Always `parts` tasks per constraint, empty ones included: the task
+        // count is shown to clients as progress and must not depend on data.
         if left.is_empty() || right.is_empty() {
+            for _ in 0..parts {
+                tasks.push(PartitionTask { constraint: index, rows: vec![], left: Some(0..0) });
+            }
             continue;
         }
         if plan.equalities.is_empty() {
@@ -65,9 +70,13 @@ pub fn plan_partitions(
             let mut all: Vec<u32> = left.iter().chain(&right).copied().collect();
             all.sort_unstable();
             all.dedup();
-            let chunk = left.len().div_ceil(parts);
-            for piece in left.chunks(chunk) {
-                let range = piece[0]..piece[piece.len() - 1] + 1;
+            for k in 0..parts {
+                let piece = &left[left.len() * k / parts..left.len() * (k + 1) / parts];
+                let Some((first, last)) = piece.first().zip(piece.last()) else {
+                    tasks.push(PartitionTask { constraint: index, rows: vec![], left: Some(0..0) });
+                    continue;
+                };
+                let range = *first..*last + 1;
                 let rows = all
                     .iter()
                     .copied()
@@ -92,7 +101,8 @@ pub fn plan_partitions(
                 .or_default()
                 .push(row);
         }
-        for (_, mut rows) in buckets {
+        for bucket in 0..parts as u64 {
+            let mut rows = buckets.remove(&bucket).unwrap_or_default();
             rows.sort_unstable();
             rows.dedup();
             tasks.push(PartitionTask { constraint: index, rows, left: None });
@@ -240,6 +250,11 @@ mod tests {
             }
             let got: Vec<Edge> = builder.finish().edges().collect();
             assert_eq!(got, want, "{parts} partitions");
+            assert_eq!(
+                tasks.len(),
+                parts * constraints.len(),
+                "the task count is data-independent"
+            );
         }
     }
 }

@@ -252,14 +252,14 @@ pub async fn run_job_with(
         constraints: config.constraints.display().to_string(),
         constraint_count: loaded.constraint_count,
         detection: DetectionReport { threads: loaded.threads, plans: loaded.plans },
-        timings: Timings {
+        timings: config.non_private.then(|| Timings {
             read_s: loaded.read_s,
             detect_s: loaded.detect_s,
             measures_s,
             total_s: total.elapsed().as_secs_f64(),
             peak_rss_mib: crate::report::peak_rss_mib(),
             spilled_bytes: loaded.graph.spilled_bytes(),
-        },
+        }),
         non_private,
     })
 }

@@ -29,8 +29,10 @@ pub struct Report {
     pub constraint_count: usize,
     /// How conflicts were found.
     pub detection: DetectionReport,
-    /// Wall time per phase.
-    pub timings: Timings,
+    /// Wall time per phase, peak memory and spilled bytes: they grow with
+    /// the conflict graph, so only a non-private report carries them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timings: Option<Timings>,
     /// Exact values, only when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub non_private: Option<NonPrivateReport>,
