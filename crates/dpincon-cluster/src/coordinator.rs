@@ -280,7 +280,17 @@ async fn run_one(entry: &JobEntry, options: &Arc<CoordinatorOptions>) {
             }
             Err(e) => (JobState::Failed, format!("cannot serialise the report: {e}")),
         },
-        Some(Err(e)) => (JobState::Failed, detector.failure().unwrap_or_else(|| e.to_string())),
+        Some(Err(e)) => {
+            let message = detector.failure().unwrap_or_else(|| e.to_string());
+            if e.quotes_data() && !entry.config.non_private {
+                // The full message stays in this log; a private job's
+                // clients get the kind of failure, not the data it quotes.
+                eprintln!("job {id}: failed: {message}");
+                (JobState::Failed, PRIVATE_DATA_ERROR.to_string())
+            } else {
+                (JobState::Failed, message)
+            }
+        }
     };
     entry.status.send_modify(|s| {
         s.state = state as i32;
@@ -316,6 +326,10 @@ fn redact(status: &mut JobStatus) {
     status.bytes_received = 0;
     status.phases.clear();
 }
+
+/// What a private job's client is told when the real message quotes data.
+const PRIVATE_DATA_ERROR: &str = "the job failed while reading or processing the table; the \
+    message quotes the data, so for a private job it is only in the coordinator's log";
 
 /// Records the engine's phases in the job's status.
 struct StatusProgress<'a> {

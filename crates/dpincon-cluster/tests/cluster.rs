@@ -337,3 +337,24 @@ async fn a_hung_worker_is_noticed_by_heartbeats_and_its_tasks_retried() {
     // SIGKILL ends a stopped process too (the guard's Drop).
     cluster.workers[1].kill();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_private_jobs_errors_do_not_quote_the_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let ragged = dir.path().join("ragged.csv");
+    std::fs::write(&ragged, "Zip,City\n1,secret-city\n2,b,extra\n").unwrap();
+    let cluster = Cluster::start(dir.path(), 1, &[], &["--allow-non-private"]);
+    let c = cluster.client();
+    let dcs = dir.path().join("fd.dcs");
+    std::fs::write(&dcs, "FD: Zip -> City\n").unwrap();
+    let mut job = JobConfig::new(&ragged, &dcs);
+    job.epsilon = Some(1.0);
+    let id = c.submit(&job).await.unwrap();
+    let err = within(c.wait(&id, |_| {})).await.unwrap_err().to_string();
+    assert!(err.contains("coordinator's log") && !err.contains("line 3"), "{err}");
+    // The same failure of a non-private job names the line.
+    job.non_private = true;
+    let id = c.submit(&job).await.unwrap();
+    let err = within(c.wait(&id, |_| {})).await.unwrap_err().to_string();
+    assert!(err.contains("line 3"), "{err}");
+}

@@ -193,10 +193,30 @@ fn override_schema(inferred: &Schema, overrides: &[SchemaOverride]) -> Result<Sc
 /// DataFusion wraps Arrow's messages in layers of context; keep the part
 /// that names the line and column.
 fn clean_message(message: &str) -> String {
-    message
+    let joined = message
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && *l != "caused by")
         .collect::<Vec<_>>()
-        .join(": ")
+        .join(": ");
+    // Arrow quotes the whole offending row; the line number is enough, and
+    // a private row has no business in an error message.
+    match joined.find(" Row data: ") {
+        Some(i) => joined[..i].trim_end_matches('.').to_string() + ".",
+        None => joined,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean_message;
+
+    #[test]
+    fn messages_lose_wrapping_and_row_data() {
+        let raw = "Arrow error: Parser error: Error while parsing value 'x1' as type 'Int64' \
+                   for column 2 at line 7. Row data: '[Ann,x1,NY]'\ncaused by\nsomething";
+        let clean = clean_message(raw);
+        assert!(clean.contains("line 7") && clean.contains("column 2"), "{clean}");
+        assert!(!clean.contains("Ann") && !clean.contains("Row data"), "{clean}");
+    }
 }
