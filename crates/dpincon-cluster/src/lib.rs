@@ -22,6 +22,7 @@
 pub mod auth;
 pub mod client;
 pub mod coordinator;
+pub mod server;
 pub mod tls;
 pub mod worker;
 

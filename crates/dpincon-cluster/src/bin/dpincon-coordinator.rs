@@ -1,16 +1,14 @@
 //! `dpincon-coordinator`: accepts jobs and runs them on gRPC workers (see
 //! the crate docs).
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use dpincon_cluster::auth::Token;
 use dpincon_cluster::coordinator::{CoordinatorOptions, WorkerSource, serve};
-use dpincon_cluster::tls::{ClientTls, ServerTls};
-use dpincon_cluster::worker::bind;
+use dpincon_cluster::server::{ServerSecurity, bind_announced, exit_code};
+use dpincon_cluster::tls::ClientTls;
 use dpincon_cluster::{ClusterError, shutdown_signal};
 
 /// Accepts dpincon jobs and runs their detection on workers.
@@ -36,15 +34,8 @@ struct Args {
     /// each job starts (a Kubernetes headless service).
     #[arg(long)]
     workers_dns: Option<String>,
-    /// File holding the shared bearer token (else $DPINCON_TOKEN).
-    #[arg(long)]
-    token_file: Option<PathBuf>,
-    /// TLS certificate of this server (PEM); with --tls-key.
-    #[arg(long)]
-    tls_cert: Option<PathBuf>,
-    /// TLS private key of this server (PEM).
-    #[arg(long)]
-    tls_key: Option<PathBuf>,
+    #[command(flatten)]
+    security: ServerSecurity,
     /// CA certificate (PEM) the workers' certificates are checked against.
     #[arg(long)]
     tls_ca: Option<PathBuf>,
@@ -68,8 +59,7 @@ struct Args {
 }
 
 async fn run(args: Args) -> Result<(), ClusterError> {
-    let token = Token::load(args.token_file.as_deref())?;
-    let tls = ServerTls::load(args.tls_cert.as_deref(), args.tls_key.as_deref())?;
+    let (token, tls) = args.security.load()?;
     let workers = match &args.workers_dns {
         Some(spec) => WorkerSource::dns(spec)?,
         None => WorkerSource::Urls(args.workers.clone()),
@@ -80,20 +70,11 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     options.task_timeout = Duration::from_secs(args.task_timeout_secs.max(1));
     options.heartbeat_interval = Duration::from_millis(args.heartbeat_ms.max(10));
     options.partitions_per_worker = args.partitions_per_worker.max(1);
-    let (listener, addr) = bind(&args.listen).await?;
-    // The first line is the readiness signal scripts and tests wait for.
-    println!("listening on {addr}");
-    let _ = std::io::stdout().flush();
+    let (listener, _) = bind_announced(&args.listen).await?;
     serve(listener, options, tls.as_ref(), shutdown_signal()).await
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    match run(Args::parse()).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    exit_code(run(Args::parse()).await)
 }
