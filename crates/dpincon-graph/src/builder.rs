@@ -116,17 +116,6 @@ impl GraphBuilder {
         ShardWriter { builder: self, pending: vec![Vec::new(); self.slots.len()] }
     }
 
-    /// Moves every pair `other` holds into `self`. The result does not
-    /// depend on the merge order.
-    pub fn merge(&mut self, other: GraphBuilder) {
-        assert_eq!(self.nodes, other.nodes, "merging builders of different graphs");
-        let graph = other.finish();
-        let mut writer = ShardWriter { builder: self, pending: vec![Vec::new(); self.slots.len()] };
-        for e in graph.edges() {
-            writer.add(e.u, e.v);
-        }
-    }
-
     fn shard_of(&self, u: u32) -> usize {
         (u / self.shard_nodes) as usize
     }

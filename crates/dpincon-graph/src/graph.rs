@@ -242,20 +242,29 @@ mod tests {
     }
 
     #[test]
-    fn order_does_not_depend_on_insertion_order_or_sharding_or_merging() {
+    fn order_does_not_depend_on_insertion_order_or_sharding_or_writers() {
         let pairs = crate::test_pairs::pseudo_random_pairs(300, 2_000, 11);
         let mut one = GraphBuilder::with_shard_nodes(300, 1 << 16);
         for &(a, b) in &pairs {
             one.add(a, b);
         }
-        let mut left = GraphBuilder::with_shard_nodes(300, 64);
-        let mut right = GraphBuilder::with_shard_nodes(300, 64);
-        for (i, &(a, b)) in pairs.iter().rev().enumerate() {
-            if i % 2 == 0 { left.add(b, a) } else { right.add(a, b) }
-        }
-        left.merge(right);
+        // Two threads writing reversed halves into one builder, as detection does.
+        let shared = GraphBuilder::with_shard_nodes(300, 64);
+        std::thread::scope(|scope| {
+            for half in 0..2 {
+                let (shared, pairs) = (&shared, &pairs);
+                scope.spawn(move || {
+                    let mut writer = shared.writer();
+                    for (i, &(a, b)) in pairs.iter().rev().enumerate() {
+                        if i % 2 == half {
+                            writer.add(b, a);
+                        }
+                    }
+                });
+            }
+        });
         let a: Vec<Edge> = one.finish().edges().collect();
-        let b: Vec<Edge> = left.finish().edges().collect();
+        let b: Vec<Edge> = shared.finish().edges().collect();
         assert_eq!(a, b);
     }
 
@@ -286,17 +295,18 @@ mod tests {
         let mut plain = GraphBuilder::new(200_000);
         let dir = tempfile::tempdir().unwrap();
         let config = crate::SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 64 << 10 };
-        let mut left = GraphBuilder::with_spill(200_000, &config).unwrap();
-        let mut right = GraphBuilder::with_spill(200_000, &config).unwrap();
-        for (i, &(a, b)) in pairs.iter().enumerate() {
-            plain.add(a, b);
-            // Every pair twice, on both sides of spills and merges.
-            left.add(b, a);
-            if i % 3 == 0 { right.add(a, b) } else { left.add(a, b) }
+        let budgeted = GraphBuilder::with_spill(200_000, &config).unwrap();
+        {
+            let (mut left, mut right) = (budgeted.writer(), budgeted.writer());
+            for (i, &(a, b)) in pairs.iter().enumerate() {
+                plain.add(a, b);
+                // Every pair twice, from two writers, on both sides of spills.
+                left.add(b, a);
+                if i % 3 == 0 { right.add(a, b) } else { left.add(a, b) }
+            }
         }
-        assert!(left.spilled_bytes() > 0, "the tiny budget must force spills");
-        left.merge(right);
-        let spilled = left.finish();
+        assert!(budgeted.spilled_bytes() > 0, "the tiny budget must force spills");
+        let spilled = budgeted.finish();
         let plain = plain.finish();
         assert!(spilled.spilled_bytes() > 0);
         assert_eq!(spilled.edge_count(), plain.edge_count());
