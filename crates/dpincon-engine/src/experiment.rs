@@ -78,14 +78,9 @@ pub fn utility(
         let mut thetas: [Vec<u32>; 2] = [vec![], vec![]];
         let mut exact = [0u64; 2];
         for run in 0..runs {
-            let mut rng = noise_rng(true, Some(seed.wrapping_add(run as u64)))?;
-            let pass = measure_and_release(
-                &loaded.graph,
-                Some(&privacy),
-                &loaded.facts,
-                &mut rng,
-                loaded.threads,
-            )?;
+            let mut rng = noise_rng(Some(seed.wrapping_add(run as u64)))?;
+            let release = Some((&privacy, &mut rng));
+            let pass = measure_and_release(&loaded.graph, release, &loaded.facts, loaded.threads)?;
             exact = [pass.exact.edges, pass.exact.problematic];
             exact_cover = pass.cover.cover;
             let measures = pass.releases.expect("a plan releases");

@@ -54,8 +54,7 @@ impl Progress for NoProgress {
 
 /// A fresh job id (not from the noise generator, so seeding stays exact).
 fn job_id() -> Result<String, EngineError> {
-    let mut rng = NoiseRng::from_os().map_err(|e| EngineError::Config(e.to_string()))?;
-    Ok(format!("{:016x}", rng.next_u64()))
+    Ok(format!("{:016x}", noise_rng(None)?.next_u64()))
 }
 
 /// A table turned into its conflict graph, with what the releases need.
@@ -214,16 +213,12 @@ pub async fn run_job_with(
         }
         _ => None,
     };
-    let mut rng = noise_rng(privacy.is_some(), config.seed)?;
+    let mut rng = privacy.as_ref().map(|_| noise_rng(config.seed)).transpose()?;
     progress.start(Phase::Measure);
     let measure_start = Instant::now();
-    let PassResult { exact, cover, releases } = measure_and_release(
-        &loaded.graph,
-        privacy.as_ref(),
-        &loaded.facts,
-        &mut rng,
-        loaded.threads,
-    )?;
+    let release = privacy.as_ref().zip(rng.as_mut());
+    let PassResult { exact, cover, releases } =
+        measure_and_release(&loaded.graph, release, &loaded.facts, loaded.threads)?;
     let measures_s = measure_start.elapsed().as_secs_f64();
     progress.finish(Phase::Measure, measures_s);
 
@@ -264,16 +259,12 @@ pub async fn run_job_with(
     })
 }
 
-/// The noise generator: none without releases, seeded only when asked.
-pub(crate) fn noise_rng(
-    releases: bool,
-    seed: Option<u64>,
-) -> Result<Option<NoiseRng>, EngineError> {
-    Ok(match (releases, seed) {
-        (false, _) => None,
-        (true, Some(seed)) => Some(NoiseRng::seeded(seed)),
-        (true, None) => Some(NoiseRng::from_os().map_err(|e| EngineError::Config(e.to_string()))?),
-    })
+/// The noise generator: seeded only when asked (test mode), else from the OS.
+pub(crate) fn noise_rng(seed: Option<u64>) -> Result<NoiseRng, EngineError> {
+    match seed {
+        Some(seed) => Ok(NoiseRng::seeded(seed)),
+        None => NoiseRng::from_os().map_err(|e| EngineError::Config(e.to_string())),
+    }
 }
 
 fn read_constraints(

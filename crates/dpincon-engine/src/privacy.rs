@@ -141,16 +141,16 @@ pub(crate) struct PassResult {
 }
 
 /// Prepares the projected releases (drawing ñ and d̃), walks the edge stream
-/// once for every θ, the exact counts and the cover, then releases.
+/// once for every θ, the exact counts and the cover, then releases. Without
+/// a plan (exact values only) no noise is drawn.
 pub(crate) fn measure_and_release(
     graph: &ConflictGraph,
-    plan: Option<&PrivacyPlan>,
+    mut release: Option<(&PrivacyPlan, &mut NoiseRng)>,
     facts: &TableFacts,
-    rng: &mut Option<NoiseRng>,
     threads: usize,
 ) -> Result<PassResult, EngineError> {
     let mut prepared = Vec::new();
-    if let (Some(plan), Some(rng)) = (plan, rng.as_mut()) {
+    if let Some((plan, rng)) = release.as_mut() {
         for spec in &plan.projected {
             prepared.push(prepare(spec, facts, rng)?);
         }
@@ -159,8 +159,8 @@ pub(crate) fn measure_and_release(
     thetas.sort_unstable();
     thetas.dedup();
     let PassCounts { exact, cover, projected } = measure_pass(graph, &thetas, threads);
-    let releases = match (plan, rng.as_mut()) {
-        (Some(plan), Some(rng)) => {
+    let releases = match release {
+        Some((plan, rng)) => {
             let table = ProjectionTable::new(exact, projected);
             let mut report = MeasuresReport::default();
             for p in &prepared {
@@ -175,7 +175,7 @@ pub(crate) fn measure_and_release(
             }
             Some(report)
         }
-        _ => None,
+        None => None,
     };
     Ok(PassResult { exact, cover, releases })
 }
