@@ -30,6 +30,15 @@ pub(crate) fn candidates(relation: &Relation, plan: &Plan, t: TupleVar) -> Vec<u
         .collect()
 }
 
+/// The rows that can play t1 and those that can play t2. For a symmetric
+/// plan both roles have the same requirements, so the second is a copy.
+pub(crate) fn sides(relation: &Relation, plan: &Plan) -> (Vec<u32>, Vec<u32>) {
+    let left = candidates(relation, plan, TupleVar::T1);
+    let right =
+        if plan.symmetric { left.clone() } else { candidates(relation, plan, TupleVar::T2) };
+    (left, right)
+}
+
 /// A partition: rows for t1 and rows for t2 that agree on every equality.
 #[derive(Debug, Clone)]
 pub(crate) struct Group {

@@ -7,7 +7,7 @@ use dpincon_constraints::TupleVar;
 use dpincon_graph::{ConflictGraph, EdgeSink, GraphBuilder, SpillConfig};
 
 use crate::DetectError;
-use crate::algorithms::{Group, Part, candidates, partition, run_group};
+use crate::algorithms::{Group, Part, partition, run_group, sides};
 use crate::compile::{KeyConstraint, KeyOperand};
 use crate::plan::{DetectionPlan, DriverKind, Plan};
 use crate::relation::Relation;
@@ -104,9 +104,7 @@ pub fn detect(
     // Rows of each role, sorted into partitions.
     let mut rows: Vec<(Vec<u32>, Vec<u32>, Vec<Group>)> = Vec::with_capacity(plans.len());
     for plan in &plans {
-        let mut left = candidates(relation, plan, TupleVar::T1);
-        let mut right =
-            if plan.symmetric { left.clone() } else { candidates(relation, plan, TupleVar::T2) };
+        let (mut left, mut right) = sides(relation, plan);
         let groups = partition(relation, plan, &mut left, &mut right);
         rows.push((left, right, groups));
     }

@@ -13,10 +13,9 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use dpincon_constraints::TupleVar;
 use dpincon_graph::EdgeSink;
 
-use crate::algorithms::{Part, candidates, partition, run_group};
+use crate::algorithms::{Part, partition, run_group, sides};
 use crate::compile::{KeyConstraint, KeyOperand, KeyPredicate};
 use crate::plan::Plan;
 use crate::relation::{KeyColumn, Relation};
@@ -54,9 +53,7 @@ pub fn plan_partitions(
     let mut tasks = Vec::new();
     for (index, constraint) in constraints.iter().enumerate() {
         let plan = Plan::new(constraint);
-        let left = candidates(relation, &plan, TupleVar::T1);
-        let right =
-            if plan.symmetric { left.clone() } else { candidates(relation, &plan, TupleVar::T2) };
+        let (left, right) = sides(relation, &plan);
         // Always `parts` tasks per constraint, empty ones included: the task
         // count is shown to clients as progress and must not depend on data.
         if left.is_empty() || right.is_empty() {
@@ -161,8 +158,7 @@ pub fn detect_partition(
 ) {
     assert_eq!(ids.len(), relation.rows() as usize, "one tuple id per local row");
     let mut plan = Plan::new(constraint);
-    let mut l = candidates(relation, &plan, TupleVar::T1);
-    let mut r = if plan.symmetric { l.clone() } else { candidates(relation, &plan, TupleVar::T2) };
+    let (mut l, mut r) = sides(relation, &plan);
     if let Some(range) = &left {
         l.retain(|&i| range.contains(&ids[i as usize]));
         // Unordered enumeration needs both sides equal: fall back to ordered.
