@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use dpincon_engine::{JobConfig, run_job};
+use dpincon_engine::{JobConfig, NON_PRIVATE_LABEL, run_job};
 use dpincon_release::Strategy;
 
 /// dpincon: how inconsistent is a private table, under differential privacy.
@@ -49,6 +49,20 @@ enum Command {
 enum ExperimentCommand {
     /// Mean relative error of each measure and strategy over seeded runs.
     Utility(UtilityArgs),
+    /// The exact projection curve f(G_θ) of I_MI and I_P for every θ, as CSV.
+    Curve(CurveArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct CurveArgs {
+    #[command(flatten)]
+    job: JobArgs,
+    /// Every θ up to this one; a 5% geometric grid above it.
+    #[arg(long, default_value_t = 2000)]
+    dense_limit: u32,
+    /// Write the CSV here instead of standard output.
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -228,6 +242,7 @@ fn main() -> ExitCode {
         Command::Generate(args) => generate::run_generate(args),
         Command::Noise(args) => generate::run_noise(args),
         Command::Experiment(ExperimentCommand::Utility(args)) => runtime.block_on(utility(args)),
+        Command::Experiment(ExperimentCommand::Curve(args)) => runtime.block_on(curve(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -249,6 +264,23 @@ async fn run(args: RunArgs) -> Result<(), String> {
         Format::Table => output::table(&report),
     };
     output::emit(&text, args.output.as_deref())
+}
+
+async fn curve(args: CurveArgs) -> Result<(), String> {
+    let job = args.job.job()?;
+    if !job.non_private {
+        return Err("the projection curve is made of exact counts: it is NON-PRIVATE \
+                    and needs --non-private"
+            .into());
+    }
+    let loaded =
+        dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
+    let curve = dpincon_engine::experiment::projection_curve(&loaded, args.dense_limit);
+    let mut text = format!("# {NON_PRIVATE_LABEL}\ntheta,mi,p\n");
+    for (i, theta) in curve.thetas.iter().enumerate() {
+        text += &format!("{theta},{},{}\n", curve.edges[i], curve.problematic[i]);
+    }
+    output::emit(&text, args.out.as_deref())
 }
 
 async fn utility(args: UtilityArgs) -> Result<(), String> {

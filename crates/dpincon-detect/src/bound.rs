@@ -4,6 +4,12 @@
 //! can only pair tuples that agree on all such attributes X_σ, so a tuple's
 //! degree under σ is below maxfreq_{X_σ}(D). DCs sharing X count once. Each
 //! max frequency changes by at most 1 when a row is added or removed.
+//!
+//! Only the *minimal* sets matter for a degree bound: a neighbour under σ
+//! agrees with the tuple on X_σ, hence on every X ⊆ X_σ, so
+//! deg(t) ≤ Σ over minimal X of (freq_X(t) − 1). On Tax this sums 3 sets
+//! (State, AreaCode, Zip: 444) where all 7 sum to 686; the true maximum
+//! degree is 395.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -17,6 +23,9 @@ pub struct EqualityFrequencies {
     /// maxfreq_X(D) for each distinct X among the X_σ (rows with a NULL in
     /// X never conflict under σ and are not counted).
     pub max_frequencies: Vec<u64>,
+    /// maxfreq_X(D) for the minimal sets only (no other X_σ is a proper
+    /// subset of them), in the order of `max_frequencies`.
+    pub minimal_max_frequencies: Vec<u64>,
     /// Some constraint has no predicate `t1.A = t2.A`.
     pub unbounded: bool,
 }
@@ -49,8 +58,15 @@ pub fn equality_frequencies(
             sets.insert(x.into_iter().collect());
         }
     }
-    let max_frequencies = sets.iter().map(|slots| max_frequency(relation, slots)).collect();
-    EqualityFrequencies { max_frequencies, unbounded }
+    let max_frequencies: Vec<u64> =
+        sets.iter().map(|slots| max_frequency(relation, slots)).collect();
+    let minimal_max_frequencies = sets
+        .iter()
+        .zip(&max_frequencies)
+        .filter(|(x, _)| !sets.iter().any(|y| y.len() < x.len() && y.iter().all(|s| x.contains(s))))
+        .map(|(_, &f)| f)
+        .collect();
+    EqualityFrequencies { max_frequencies, minimal_max_frequencies, unbounded }
 }
 
 fn max_frequency(relation: &Relation, slots: &[usize]) -> u64 {
@@ -108,8 +124,19 @@ mod tests {
         let cross = dc(vec![KeyPredicate::cross(0, Operator::Eq, 1)]);
         let f = equality_frequencies(&r, &[fd, fd_twin, both]);
         // X = {0}: value 1 three times; X = {0,1}: (1,5) twice (row 2 is NULL).
-        assert_eq!(f, EqualityFrequencies { max_frequencies: vec![3, 2], unbounded: false });
+        // {0} ⊂ {0,1}: only {0} is minimal.
+        let expected = EqualityFrequencies {
+            max_frequencies: vec![3, 2],
+            minimal_max_frequencies: vec![3],
+            unbounded: false,
+        };
+        assert_eq!(f, expected);
         let f = equality_frequencies(&r, &[ineq, cross]);
-        assert_eq!(f, EqualityFrequencies { max_frequencies: vec![], unbounded: true });
+        let expected = EqualityFrequencies {
+            max_frequencies: vec![],
+            minimal_max_frequencies: vec![],
+            unbounded: true,
+        };
+        assert_eq!(f, expected);
     }
 }

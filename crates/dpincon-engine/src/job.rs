@@ -127,6 +127,7 @@ pub async fn load_with(
         facts: TableFacts {
             rows: u64::from(relation.rows()),
             max_frequencies: frequencies.max_frequencies,
+            minimal_max_frequencies: frequencies.minimal_max_frequencies,
             unbounded: frequencies.unbounded,
         },
         plans,

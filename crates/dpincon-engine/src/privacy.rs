@@ -90,7 +90,7 @@ pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineErro
         None => Selector::default(),
     };
     let selection_share = match config.epsilon_split {
-        None => 0.4,
+        None => None,
         Some([e1, e2]) => {
             let valid = e1.is_finite() && e2.is_finite() && e1 > 0.0 && e2 > 0.0;
             if !valid || (e1 + e2 - 1.0).abs() > 1e-9 {
@@ -99,7 +99,7 @@ pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineErro
                      two numbers > 0 with ε1 + ε2 = 1, got {e1} + {e2}"
                 )));
             }
-            e1
+            Some(e1)
         }
     };
     if let Some(c) = &config.candidates

@@ -269,9 +269,10 @@ impl PermuteAndFlip {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Selector {
     /// The exponential mechanism (the paper's choice).
-    #[default]
     Exponential,
-    /// Permute-and-flip: same privacy, never worse expected quality.
+    /// Permute-and-flip: same privacy, never worse expected quality (McKenna
+    /// and Sheldon 2020), hence the default.
+    #[default]
     PermuteAndFlip,
 }
 

@@ -3,8 +3,12 @@
 //! - I_MI and I_P: project the conflict graph to degree bound θ* (edge
 //!   addition over the stable order), then add discrete Laplace noise scaled
 //!   to the projection's sensitivity. θ* is chosen privately by one of the
-//!   [`Strategy`]s; the default, `ub-hem`, is the paper's Algorithm 4 with
-//!   SPEC §6's corrected sensitivities.
+//!   [`Strategy`]s. The default, `ub-direct`, caps θ with a tight noisy
+//!   degree bound over the minimal equality sets and spends the rest on the
+//!   release; the generalized exponential mechanism ([`gem`], SPEC §4.1)
+//!   chooses θ when no such bound exists. The paper's `em`, `hem` and
+//!   `ub-hem` (its Algorithm 4 with SPEC §6's corrected sensitivities) stay
+//!   selectable for comparison.
 //! - I_R: the stable-order greedy cover size plus DLap(2/ε) (Algorithm 5
 //!   with the scale the paper misprints).
 //!
@@ -15,15 +19,18 @@
 //! [`ProjectionTable`] and adds the final noise. [`release_cover`] is one
 //! step. All randomness comes from a [`NoiseRng`]; no float touches a secret.
 
+pub mod gem;
 mod measure;
+mod prepare;
 mod projected;
 mod selection;
 mod table;
 
 pub use measure::{COVER_SENSITIVITY, ProjectedMeasure};
+pub use prepare::{Prepared, default_candidates, halving_candidates, prepare};
 pub use projected::{
-    BudgetUse, CoverRelease, MaxRows, NoisyDegreeBound, Prepared, ProjectedRelease, ProjectedSpec,
-    SelectionStep, TableFacts, default_candidates, prepare, release_cover, release_projected,
+    BudgetUse, CoverRelease, MaxRows, NoisyDegreeBound, ProjectedRelease, ProjectedSpec,
+    SelectionStep, TableFacts, release_cover, release_projected,
 };
 pub use selection::{Strategy, quality_scores};
 pub use table::ProjectionTable;

@@ -23,19 +23,35 @@ pub enum Strategy {
     Hem,
     /// A noisy degree upper bound from the equality constraints prunes the
     /// candidates, then `hem` (the paper's Algorithm 4, generalised).
-    #[default]
     #[serde(rename = "ub-hem")]
     UbHem,
+    /// The generalized exponential mechanism (SPEC §4.1) over a halving grid
+    /// from n_max: each candidate judged with its own sensitivity.
+    #[serde(rename = "gem")]
+    Gem,
+    /// A tight noisy degree bound d̃ over the minimal equality sets caps the
+    /// grid, then `gem` below it.
+    #[serde(rename = "ub-gem")]
+    UbGem,
+    /// θ* = d̃ itself: no selection step, so nearly all of ε goes to the
+    /// release and θ* truncates nothing whenever d̃ bounds the degrees. Falls
+    /// back to `gem` when some constraint has no equality (public).
+    #[default]
+    #[serde(rename = "ub-direct")]
+    UbDirect,
 }
 
 impl Strategy {
     /// Every strategy, in the order reports list them.
-    pub const ALL: [Strategy; 5] = [
+    pub const ALL: [Strategy; 8] = [
         Strategy::BaselineNmax,
         Strategy::BaselineTruemax,
         Strategy::Em,
         Strategy::Hem,
         Strategy::UbHem,
+        Strategy::Gem,
+        Strategy::UbGem,
+        Strategy::UbDirect,
     ];
 
     /// The strategy's name as the CLI takes it.
@@ -46,6 +62,20 @@ impl Strategy {
             Strategy::Em => "em",
             Strategy::Hem => "hem",
             Strategy::UbHem => "ub-hem",
+            Strategy::Gem => "gem",
+            Strategy::UbGem => "ub-gem",
+            Strategy::UbDirect => "ub-direct",
+        }
+    }
+
+    /// The default share of ε spent before the release (choosing θ*), by
+    /// strategy and by whether some constraint has no equality predicate
+    /// (public: it depends on the constraints only). 0.4 is the paper's;
+    /// `ub-direct` spends only the degree bound's 0.1 when it can use it.
+    pub fn default_selection_share(self, unbounded: bool) -> f64 {
+        match self {
+            Strategy::UbDirect if !unbounded => 0.1,
+            _ => 0.4,
         }
     }
 

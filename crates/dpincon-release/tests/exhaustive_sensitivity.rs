@@ -1,11 +1,15 @@
 //! SPEC §6: over every graph with up to 5 nodes and every way to add a sixth
 //! node (at any position of the stable order, joined to any subset), the
 //! sensitivities the code uses bound the true change, and the paper's
-//! values for I_P do not.
+//! values for I_P do not. Every `gem` normalised score (SPEC §4.1) moves by
+//! at most 1 with Δ_P = θ + 1. (With the paper's Δ_P = θ the pairwise
+//! ratios also stay within 1 up to six nodes: a single f(G_θ) can exceed
+//! θ, but no pair f(G_θj) − f(G_θi) exceeded θi + θj here. The release
+//! still needs θ + 1, which the value check above pins.)
 
 use dpincon_graph::{ConflictGraph, Edge};
 use dpincon_measures::{DegreeBound, EdgeAddition, GreedyCover, ProjectedCounts, walk};
-use dpincon_release::{COVER_SENSITIVITY, ProjectedMeasure};
+use dpincon_release::{COVER_SENSITIVITY, ProjectedMeasure, gem};
 
 const THETAS: [u32; 6] = [1, 2, 3, 4, 5, 6];
 
@@ -30,6 +34,35 @@ struct Worst {
     value: [[u64; 6]; 2],
     quality: [[u64; 6]; 2],
     cover: u64,
+    /// Largest change of a gem score (fixed point), per measure, with the
+    /// code's sensitivities and (last) with the paper's Δ_P = θ.
+    gem: [u64; 3],
+}
+
+/// Candidate sets and per-unit penalties P = c/ε2 + t for the gem check.
+const GEM_SETS: [&[usize]; 3] = [&[0, 1, 2, 3, 4, 5], &[0, 1, 3], &[1, 2, 5]];
+const GEM_PENALTIES: [f64; 3] = [0.0, 1.5, 9.0];
+
+/// The largest change of any gem score between `g` and `h`.
+fn gem_change(
+    g: &Profile,
+    h: &Profile,
+    value: impl Fn(&ProjectedCounts) -> u64,
+    delta: impl Fn(u32) -> u64,
+) -> u64 {
+    let mut worst = 0;
+    for set in GEM_SETS {
+        let deltas: Vec<u64> = set.iter().map(|&t| delta(THETAS[t])).collect();
+        let values = |p: &Profile| set.iter().map(|&t| value(&p.counts[t])).collect::<Vec<_>>();
+        for per_unit in GEM_PENALTIES {
+            let a = gem::normalised_scores(&values(g), &deltas, per_unit);
+            let b = gem::normalised_scores(&values(h), &deltas, per_unit);
+            for (x, y) in a.iter().zip(&b) {
+                worst = worst.max(x.abs_diff(*y));
+            }
+        }
+    }
+    worst
 }
 
 #[test]
@@ -63,6 +96,13 @@ fn sensitivities_bound_every_neighbour_up_to_six_nodes() {
                     pairs += 1;
                     worst.cover = worst.cover.max(g.cover.abs_diff(h.cover));
                     for (m, measure) in measures.iter().enumerate() {
+                        let change =
+                            gem_change(&g, &h, |c| measure.value(c), |t| measure.sensitivity(t));
+                        worst.gem[m] = worst.gem[m].max(change);
+                    }
+                    let paper = gem_change(&g, &h, |c| c.problematic, u64::from);
+                    worst.gem[2] = worst.gem[2].max(paper);
+                    for (m, measure) in measures.iter().enumerate() {
                         let f = |p: &Profile, t: usize| measure.value(&p.counts[t]);
                         for t in 0..6 {
                             worst.value[m][t] = worst.value[m][t].max(f(&g, t).abs_diff(f(&h, t)));
@@ -80,6 +120,14 @@ fn sensitivities_bound_every_neighbour_up_to_six_nodes() {
     // Σ_k 2^(k(k-1)/2) graphs × (k+1) positions × 2^k neighbour sets.
     assert_eq!(pairs, 1 + 2 * 2 + 2 * 3 * 4 + 8 * 4 * 8 + 64 * 5 * 16 + 1024 * 6 * 32);
     assert!(worst.cover <= COVER_SENSITIVITY, "cover changed by {}", worst.cover);
+    // gem's scores move by at most 1 (plus the flooring's one grid unit),
+    // and the bound is used: some score moves by more than half of it.
+    for m in 0..2 {
+        assert!(worst.gem[m] <= gem::SENSITIVITY, "gem score moved by {}", worst.gem[m]);
+        assert!(worst.gem[m] > gem::SENSITIVITY / 2, "gem bound unused: {}", worst.gem[m]);
+    }
+    // With the paper's Δ_P = θ the full unit is used: no slack either way.
+    assert_eq!(worst.gem[2], 1 << gem::SCALE_BITS);
     for (m, measure) in measures.iter().enumerate() {
         for (t, &theta) in THETAS.iter().enumerate() {
             assert!(

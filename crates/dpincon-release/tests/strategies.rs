@@ -43,7 +43,12 @@ fn run(
 }
 
 fn facts(graph: &ConflictGraph, group: u64, unbounded: bool) -> TableFacts {
-    TableFacts { rows: u64::from(graph.nodes()), max_frequencies: vec![group], unbounded }
+    TableFacts {
+        rows: u64::from(graph.nodes()),
+        max_frequencies: vec![group],
+        minimal_max_frequencies: vec![group],
+        unbounded,
+    }
 }
 
 #[test]
@@ -76,8 +81,10 @@ fn every_strategy_measure_and_selector_releases() {
                     }
                     let expected_steps = match strategy {
                         Strategy::BaselineNmax | Strategy::BaselineTruemax => 0,
-                        Strategy::Em => 1,
+                        Strategy::Em | Strategy::Gem | Strategy::UbGem => 1,
                         Strategy::Hem | Strategy::UbHem => 2,
+                        // d̃ fixes θ*: no selection step (the facts are bounded).
+                        Strategy::UbDirect => 0,
                     };
                     assert_eq!(a.selection.len(), expected_steps, "{strategy}");
                 }
@@ -111,6 +118,8 @@ fn hem_second_step_keeps_candidates_up_to_the_first_choice() {
 fn ub_hem_prunes_with_the_noisy_degree_bound() {
     let graph = fd_graph(20, 30); // max degree 24 (a city-6 row sees 24 others)
     let spec = ProjectedSpec {
+        strategy: Strategy::UbHem,
+        selector: Selector::Exponential,
         max_rows: Some(100_000),
         ..ProjectedSpec::new(ProjectedMeasure::P, Budget::new(1e6).unwrap())
     };
@@ -130,9 +139,97 @@ fn ub_hem_prunes_with_the_noisy_degree_bound() {
 }
 
 #[test]
+fn ub_direct_releases_at_the_minimal_set_bound_plus_its_margin() {
+    let graph = fd_graph(20, 30); // max degree 24, maxfreq 30
+    let spec = ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1e6).unwrap());
+    let (prepared, r) =
+        run(&graph, &spec, &facts(&graph, 30, false), &mut NoiseRng::seeded(1)).unwrap();
+    let bound = r.degree_bound.unwrap();
+    assert_eq!((bound.value, bound.sets), (29, 1), "a huge ε releases maxfreq − 1 exactly");
+    assert_eq!(r.theta, (bound.value + bound.margin) as u32);
+    assert!(r.selection.is_empty() && r.max_rows.is_none(), "no selection, no row bound");
+    assert_eq!(prepared.thetas().len(), 1);
+    // θ* ≥ the max degree truncates nothing; the budget is 10% d̃, 90% release.
+    assert!((r.budget.degree_bound - 1e5).abs() < 1.0 && (r.budget.release - 9e5).abs() < 1.0);
+    // A declared row bound caps θ*.
+    let capped = ProjectedSpec { max_rows: Some(12), ..spec.clone() };
+    let (_, r) = run(&graph, &capped, &facts(&graph, 30, false), &mut NoiseRng::seeded(1)).unwrap();
+    assert_eq!(r.theta, 12);
+    // A DC without equality: d̃ bounds nothing, so it falls back to gem.
+    let (_, r) = run(&graph, &spec, &facts(&graph, 30, true), &mut NoiseRng::seeded(1)).unwrap();
+    assert_eq!(r.selection.len(), 1);
+    assert_eq!(r.selection[0].mechanism, "gem");
+    assert!(r.degree_bound.is_none() && r.max_rows.unwrap().estimated);
+}
+
+#[test]
+fn ub_gem_selects_on_the_halving_grid_below_the_bound() {
+    let graph = fd_graph(20, 30);
+    let spec = ProjectedSpec {
+        strategy: Strategy::UbGem,
+        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1e4).unwrap())
+    };
+    let (_, r) = run(&graph, &spec, &facts(&graph, 30, false), &mut NoiseRng::seeded(5)).unwrap();
+    let bound = r.degree_bound.unwrap();
+    let top = (bound.value + bound.margin) as u32;
+    let step = &r.selection[0];
+    assert_eq!(step.candidates, dpincon_release::halving_candidates(top));
+    assert_eq!(step.sensitivity, dpincon_release::gem::SENSITIVITY);
+    // Plenty of budget: the chosen θ truncates nothing (max degree 24).
+    assert!(r.theta >= 24, "chose θ = {} of {:?}", r.theta, step.candidates);
+}
+
+/// d̃ over k minimal sets: a neighbour moves every maxfreq by one, so the
+/// release of k terms at ε0/k each has privacy loss ε0; half the noise
+/// doubles it.
+#[test]
+fn noisy_degree_bound_privacy_loss_is_epsilon0_and_half_noise_is_caught() {
+    let spec = ProjectedSpec {
+        selection_share: Some(0.5),
+        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(2.0).unwrap())
+    };
+    let facts_of = |base: u64| TableFacts {
+        rows: 10,
+        max_frequencies: vec![base, base + 3],
+        minimal_max_frequencies: vec![base, base + 3],
+        unbounded: false,
+    };
+    let samples = 200_000u32;
+    let mut rng = NoiseRng::seeded(99);
+    let mut histogram = |facts: &TableFacts| {
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            let prepared = prepare(&spec, facts, &mut rng).unwrap();
+            assert!((prepared.budget().degree_bound - 1.0).abs() < 1e-9);
+            *counts.entry(prepared.degree_bound().unwrap().value).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    let (on_d, on_neighbour) = (histogram(&facts_of(40)), histogram(&facts_of(41)));
+    let loss = empirical_loss(&on_d, &on_neighbour);
+    assert!(loss < 1.0 + 0.15, "privacy loss {loss} exceeds ε0 = 1");
+    assert!(loss > 0.7, "the test must see the loss it bounds, got {loss}");
+    // The mutant: each term with half the scale (k/(2ε0) instead of k/ε0).
+    let half = dpincon_mechanisms::DiscreteLaplace::new(1, 1.0).unwrap();
+    let mut sample = |base: i64| {
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            let v = half.release(base - 1, &mut rng) + half.release(base + 2, &mut rng);
+            *counts.entry(v).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    let loss = empirical_loss(&sample(40), &sample(41));
+    assert!(loss > 1.3, "half the noise should show a loss above ε0, got {loss}");
+}
+
+#[test]
 fn undeclared_row_bound_is_a_dp_estimate_from_epsilon1() {
     let graph = fd_graph(10, 10);
-    let spec = ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0).unwrap());
+    let spec = ProjectedSpec {
+        strategy: Strategy::UbHem,
+        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0).unwrap())
+    };
     let (_, r) = run(&graph, &spec, &facts(&graph, 10, false), &mut NoiseRng::seeded(3)).unwrap();
     let max_rows = r.max_rows.unwrap();
     assert!(max_rows.estimated);
@@ -152,9 +249,9 @@ fn invalid_specs_are_refused_before_any_noise() {
     let graph = fd_graph(2, 5);
     let base = ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0).unwrap());
     let bad = [
-        ProjectedSpec { selection_share: 0.0, ..base.clone() },
-        ProjectedSpec { selection_share: 1.0, ..base.clone() },
-        ProjectedSpec { selection_share: f64::NAN, ..base.clone() },
+        ProjectedSpec { selection_share: Some(0.0), ..base.clone() },
+        ProjectedSpec { selection_share: Some(1.0), ..base.clone() },
+        ProjectedSpec { selection_share: Some(f64::NAN), ..base.clone() },
         ProjectedSpec { candidates: Some(vec![]), ..base.clone() },
         ProjectedSpec { candidates: Some(vec![0, 3]), ..base.clone() },
         ProjectedSpec { max_rows: Some(0), ..base.clone() },
@@ -192,8 +289,12 @@ fn neighbouring_graphs_privacy_loss_is_epsilon_and_paper_noise_is_caught() {
     let samples = 100_000u32;
     let mut rng = NoiseRng::seeded(2025);
     let histogram = |graph: &ConflictGraph, rng: &mut NoiseRng| {
-        let facts =
-            TableFacts { rows: graph.nodes().into(), max_frequencies: vec![], unbounded: true };
+        let facts = TableFacts {
+            rows: graph.nodes().into(),
+            max_frequencies: vec![],
+            minimal_max_frequencies: vec![],
+            unbounded: true,
+        };
         let mut counts = HashMap::new();
         for _ in 0..samples {
             let (_, r) = run(graph, &spec, &facts, rng).unwrap();

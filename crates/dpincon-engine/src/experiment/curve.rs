@@ -1,0 +1,40 @@
+//! The exact projection curve θ ↦ f(G_θ) (NON-PRIVATE).
+
+use crate::job::LoadedJob;
+use dpincon_measures::{DegreeBound, ExactCounts, measure_pass};
+
+/// f(G_θ) for θ = 1, 2, … up to the maximum degree (where G_θ = G).
+#[derive(Debug, Clone)]
+pub struct ProjectionCurve {
+    /// The unprojected counts.
+    pub exact: ExactCounts,
+    /// θ values, ascending: every integer up to `min(max degree, dense_limit)`,
+    /// then a geometric grid (ratio 1.05) up to the maximum degree.
+    pub thetas: Vec<u32>,
+    /// I_MI of G_θ, per θ.
+    pub edges: Vec<u64>,
+    /// I_P of G_θ, per θ.
+    pub problematic: Vec<u64>,
+}
+
+/// Computes the curve in two passes over the edge stream: one for the
+/// maximum degree, one for every θ below it. Memory is O(n · |θ|).
+pub fn projection_curve(loaded: &LoadedJob, dense_limit: u32) -> ProjectionCurve {
+    let exact = measure_pass(&loaded.graph, &[], 1).exact;
+    let top = u32::try_from(exact.max_degree).unwrap_or(u32::MAX).max(1);
+    let mut thetas: Vec<u32> = (1..=top.min(dense_limit.max(1))).collect();
+    let mut t = f64::from(*thetas.last().unwrap_or(&1));
+    while (t as u32) < top {
+        t = (t * 1.05).ceil();
+        thetas.push((t as u32).min(top));
+    }
+    thetas.dedup();
+    let bounds: Vec<DegreeBound> = thetas.iter().filter_map(|&t| DegreeBound::new(t)).collect();
+    let pass = measure_pass(&loaded.graph, &bounds, loaded.threads);
+    ProjectionCurve {
+        exact: pass.exact,
+        thetas,
+        edges: pass.projected.iter().map(|c| c.edges).collect(),
+        problematic: pass.projected.iter().map(|c| c.problematic).collect(),
+    }
+}

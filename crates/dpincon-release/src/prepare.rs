@@ -1,0 +1,358 @@
+//! The first half of a projected release: everything that needs no graph.
+//! It splits ε, releases the noisy row bound ñ and degree bound d̃, and fixes
+//! the candidates, so the pass over the edges knows every θ to evaluate
+//! (SPEC §4, §4.1).
+
+use dpincon_measures::DegreeBound;
+use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
+
+use crate::projected::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
+use crate::{ReleaseError, Strategy, gem};
+
+/// Share of ε1 spent on ñ when the job declares no row bound (SPEC §4).
+const MAX_ROWS_SHARE: f64 = 0.05;
+/// Share of the selection budget spent on d̃ by `ub-hem` and `ub-gem`.
+const DEGREE_BOUND_SHARE: f64 = 0.25;
+/// Upward margin on the minimal-set d̃, in standard deviations of its noise.
+/// d̃ below the true maximum degree truncates (biases) the release, above it
+/// only adds noise: half a standard deviation had the lowest mean error on
+/// the training tables (README of this crate).
+const DEGREE_BOUND_MARGIN_SD: f64 = 0.5;
+
+/// How θ* will be chosen once the pass has run.
+#[derive(Debug, Clone)]
+pub(crate) enum Choice {
+    /// θ* is already fixed (`baseline-nmax`, `ub-direct`).
+    Fixed(u32),
+    /// θ* is the true maximum degree (NOT private).
+    TrueMax,
+    /// One or two EM steps over `candidates` (`em`, `hem`, `ub-hem`).
+    Hierarchical {
+        candidates: Vec<u32>,
+        /// ub-hem's n_max candidate, judged by its noise alone.
+        unbiased: Option<u32>,
+        first_theta_max: u32,
+        steps: Vec<Budget>,
+    },
+    /// One GEM step over `candidates` with penalty `t`.
+    Generalized { candidates: Vec<u32>, epsilon: Budget, penalty: f64 },
+}
+
+/// The state between [`prepare`] and [`crate::release_projected`]: only
+/// public or already-released values.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub(crate) spec: ProjectedSpec,
+    pub(crate) max_rows: Option<MaxRows>,
+    pub(crate) degree_bound: Option<NoisyDegreeBound>,
+    pub(crate) choice: Choice,
+    pub(crate) release: Budget,
+    pub(crate) budget: BudgetUse,
+}
+
+impl Prepared {
+    /// Every θ whose f(G_θ) the release may need: the pass must compute them.
+    pub fn thetas(&self) -> Vec<DegreeBound> {
+        let mut thetas = match &self.choice {
+            Choice::Fixed(theta) => vec![*theta],
+            Choice::TrueMax => vec![],
+            Choice::Hierarchical { candidates, .. } | Choice::Generalized { candidates, .. } => {
+                candidates.clone()
+            }
+        };
+        thetas.sort_unstable();
+        thetas.dedup();
+        thetas.into_iter().filter_map(DegreeBound::new).collect()
+    }
+
+    /// The row bound in use, if the strategy needs one.
+    pub fn max_rows(&self) -> Option<MaxRows> {
+        self.max_rows
+    }
+
+    /// The spec this was prepared from.
+    pub fn spec(&self) -> &ProjectedSpec {
+        &self.spec
+    }
+
+    /// The noisy degree bound d̃, if the strategy released one.
+    pub fn degree_bound(&self) -> Option<NoisyDegreeBound> {
+        self.degree_bound
+    }
+
+    /// Where the measure's ε goes.
+    pub fn budget(&self) -> BudgetUse {
+        self.budget
+    }
+}
+
+/// SPEC §4's default candidates: {1, 2, 5} × 10^k up to n_max, plus n_max.
+pub fn default_candidates(max_rows: u64) -> Vec<u32> {
+    let top = clamp_theta(max_rows);
+    let mut out: Vec<u32> = (0..10)
+        .flat_map(|k| [1u64, 2, 5].map(|m| m * 10u64.pow(k)))
+        .filter(|&t| t <= u64::from(top))
+        .map(|t| t as u32)
+        .collect();
+    out.push(top);
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// GEM's default candidates: `top`, ⌊top/2⌋, ⌊top/4⌋, … down to 1. Few
+/// candidates keep the selection's spread (ln K) small, and the grid is
+/// anchored at the bound itself, the one candidate that truncates nothing.
+pub fn halving_candidates(top: u32) -> Vec<u32> {
+    let mut out = vec![top.max(1)];
+    while let Some(&last) = out.last()
+        && last > 1
+    {
+        out.push(last / 2);
+    }
+    out.reverse();
+    out
+}
+
+pub(crate) fn clamp_theta(v: u64) -> u32 {
+    v.clamp(1, u64::from(u32::MAX)) as u32
+}
+
+fn split2(b: Budget, first: f64) -> Result<(Budget, Budget), ReleaseError> {
+    let parts = b.split(&[first, 1.0 - first])?;
+    Ok((parts[0], parts[1]))
+}
+
+fn validate(spec: &ProjectedSpec) -> Result<(), ReleaseError> {
+    if let Some(share) = spec.selection_share
+        && !(share > 0.0 && share < 1.0)
+    {
+        return Err(ReleaseError::Invalid(format!(
+            "the selection share ε1/ε must lie strictly between 0 and 1, got {share}"
+        )));
+    }
+    if let Some(c) = &spec.candidates
+        && (c.is_empty() || c.contains(&0))
+    {
+        return Err(ReleaseError::Invalid(
+            "candidate degree bounds must be a non-empty list of integers ≥ 1".into(),
+        ));
+    }
+    if spec.max_rows == Some(0) {
+        return Err(ReleaseError::Invalid("the public row bound n_max must be ≥ 1".into()));
+    }
+    Ok(())
+}
+
+/// The user's candidates, sorted, or `default` of the top bound.
+fn candidates_or(spec: &ProjectedSpec, top: u32, default: fn(u32) -> Vec<u32>) -> Vec<u32> {
+    match &spec.candidates {
+        Some(c) => {
+            let mut c = c.clone();
+            c.sort_unstable();
+            c.dedup();
+            c
+        }
+        None => default(top),
+    }
+}
+
+/// Releases ñ = n + DLap(1/ε_n) and returns n_max = ñ + ⌈ln 20 / ε_n⌉ with
+/// the budget left of `source`, or the declared bound (SPEC §4).
+fn row_bound(
+    spec: &ProjectedSpec,
+    facts: &TableFacts,
+    source: Budget,
+    budget: &mut BudgetUse,
+    rng: &mut NoiseRng,
+) -> Result<(MaxRows, Budget), ReleaseError> {
+    if let Some(value) = spec.max_rows {
+        return Ok((MaxRows { value, estimated: false }, source));
+    }
+    let (eps_n, rest) = split2(source, MAX_ROWS_SHARE)?;
+    budget.max_rows = eps_n.value();
+    let noisy = DiscreteLaplace::new(1, eps_n.value())?.release(facts.rows as i64, rng);
+    let margin = (20f64.ln() / eps_n.value()).ceil() as i64;
+    Ok((MaxRows { value: noisy.saturating_add(margin).max(1) as u64, estimated: true }, rest))
+}
+
+/// d̃ = Σ_X (maxfreq_X − 1 + DLap(k/ε0)) over `frequencies` (k sets): each
+/// term has sensitivity 1, so the sum of k releases at ε0/k is ε0-DP.
+fn noisy_degree_bound(
+    frequencies: &[u64],
+    eps0: Budget,
+    margin_sd: f64,
+    rng: &mut NoiseRng,
+) -> Result<NoisyDegreeBound, ReleaseError> {
+    let k = frequencies.len();
+    let noise = DiscreteLaplace::new(k as u64, eps0.value())?;
+    let value = frequencies
+        .iter()
+        .map(|&f| noise.release(f as i64 - 1, rng))
+        .fold(0i64, i64::saturating_add);
+    // The sum of k DLap(s) has standard deviation ≈ s·√(2k); public.
+    let margin = (margin_sd * noise.scale_f64() * (2.0 * k as f64).sqrt()).ceil() as i64;
+    Ok(NoisyDegreeBound { value, sets: k, margin })
+}
+
+/// Spends the budget that needs no graph (ñ, d̃) and fixes the candidates.
+/// Validates everything before drawing any noise.
+pub fn prepare(
+    spec: &ProjectedSpec,
+    facts: &TableFacts,
+    rng: &mut NoiseRng,
+) -> Result<Prepared, ReleaseError> {
+    validate(spec)?;
+    let strategy = spec.strategy;
+    let share = spec.selection_share.unwrap_or(strategy.default_selection_share(facts.unbounded));
+    let mut budget = BudgetUse { total: spec.epsilon.value(), ..BudgetUse::default() };
+    let mut prepared = Prepared {
+        spec: spec.clone(),
+        max_rows: None,
+        degree_bound: None,
+        choice: Choice::TrueMax,
+        release: spec.epsilon,
+        budget,
+    };
+    // A public bound caps every θ: no degree exceeds n − 1.
+    let declared_cap = spec.max_rows.map_or(u32::MAX, clamp_theta);
+    // The minimal-set bound d̃ serves `ub-direct` and `ub-gem` when every
+    // constraint has an equality (else it bounds nothing: use `gem`).
+    let minimal_bound = matches!(strategy, Strategy::UbDirect | Strategy::UbGem)
+        && !facts.unbounded
+        && !facts.minimal_max_frequencies.is_empty();
+    let (selection, release) = match strategy {
+        Strategy::BaselineTruemax => {
+            prepared.budget.release = spec.epsilon.value();
+            return Ok(prepared);
+        }
+        Strategy::BaselineNmax => {
+            let (max_rows, release) = row_bound(spec, facts, spec.epsilon, &mut budget, rng)?;
+            prepared.max_rows = Some(max_rows);
+            prepared.choice = Choice::Fixed(clamp_theta(max_rows.value));
+            (None, release)
+        }
+        _ => {
+            let (s, r) = split2(spec.epsilon, share)?;
+            (Some(s), r)
+        }
+    };
+    let choice = match (strategy, selection) {
+        (_, None) => prepared.choice.clone(),
+        (Strategy::UbDirect | Strategy::UbGem, Some(selection)) if minimal_bound => {
+            let (eps0, rest) = if strategy == Strategy::UbDirect {
+                (selection, None)
+            } else {
+                let (a, b) = split2(selection, DEGREE_BOUND_SHARE)?;
+                (a, Some(b))
+            };
+            budget.degree_bound = eps0.value();
+            let bound = noisy_degree_bound(
+                &facts.minimal_max_frequencies,
+                eps0,
+                DEGREE_BOUND_MARGIN_SD,
+                rng,
+            )?;
+            prepared.degree_bound = Some(bound);
+            let top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64)
+                .min(declared_cap);
+            match rest {
+                None => Choice::Fixed(top),
+                Some(epsilon) => {
+                    let mut candidates = candidates_or(spec, top, halving_candidates);
+                    candidates.retain(|&t| t <= top);
+                    if candidates.last() != Some(&top) {
+                        candidates.push(top);
+                    }
+                    let penalty = gem::penalty(candidates.len(), epsilon.value());
+                    Choice::Generalized { candidates, epsilon, penalty }
+                }
+            }
+        }
+        (Strategy::Gem | Strategy::UbGem | Strategy::UbDirect, Some(selection)) => {
+            let (max_rows, epsilon) = row_bound(spec, facts, selection, &mut budget, rng)?;
+            prepared.max_rows = Some(max_rows);
+            let candidates = candidates_or(spec, clamp_theta(max_rows.value), halving_candidates);
+            let penalty = gem::penalty(candidates.len(), epsilon.value());
+            Choice::Generalized { candidates, epsilon, penalty }
+        }
+        (Strategy::Em | Strategy::Hem | Strategy::UbHem, Some(selection)) => {
+            let (max_rows, selection) = row_bound(spec, facts, selection, &mut budget, rng)?;
+            prepared.max_rows = Some(max_rows);
+            let n_max = clamp_theta(max_rows.value);
+            let grid = candidates_or(spec, n_max, |top| default_candidates(top.into()));
+            let first_theta_max = *grid.last().expect("candidates are non-empty");
+            match strategy {
+                Strategy::Em => Choice::Hierarchical {
+                    candidates: grid,
+                    unbiased: None,
+                    first_theta_max,
+                    steps: vec![selection],
+                },
+                Strategy::UbHem if !facts.max_frequencies.is_empty() => {
+                    let (eps0, rest) = split2(selection, DEGREE_BOUND_SHARE)?;
+                    budget.degree_bound = eps0.value();
+                    // The paper's d̃ sums every distinct set, with no margin.
+                    let bound = noisy_degree_bound(&facts.max_frequencies, eps0, 0.0, rng)?;
+                    prepared.degree_bound = Some(bound);
+                    let top = clamp_theta(bound.value.max(1) as u64).min(n_max);
+                    let mut candidates: Vec<u32> =
+                        grid.iter().copied().filter(|&t| t <= top).collect();
+                    candidates.push(top);
+                    let mut unbiased = None;
+                    if facts.unbounded && n_max > top {
+                        // d̃ bounds nothing for DCs without equality: keep the
+                        // no-truncation candidate, judged by its noise alone.
+                        candidates.push(n_max);
+                        unbiased = Some(n_max);
+                    }
+                    candidates.sort_unstable();
+                    candidates.dedup();
+                    Choice::Hierarchical {
+                        candidates,
+                        unbiased,
+                        first_theta_max: top,
+                        steps: rest.split(&[0.5, 0.5])?,
+                    }
+                }
+                _ => Choice::Hierarchical {
+                    candidates: grid,
+                    unbiased: None,
+                    first_theta_max,
+                    steps: selection.split(&[0.5, 0.5])?,
+                },
+            }
+        }
+        (Strategy::BaselineNmax | Strategy::BaselineTruemax, Some(_)) => {
+            unreachable!("baselines spend nothing on selection")
+        }
+    };
+    budget.selection = match &choice {
+        Choice::Hierarchical { steps, .. } => steps.iter().map(Budget::value).sum(),
+        Choice::Generalized { epsilon, .. } => epsilon.value(),
+        Choice::Fixed(_) | Choice::TrueMax => 0.0,
+    };
+    budget.release = release.value();
+    prepared.choice = choice;
+    prepared.release = release;
+    prepared.budget = budget;
+    Ok(prepared)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn halving_candidates_run_from_the_bound_down_to_one() {
+        assert_eq!(halving_candidates(444), vec![1, 3, 6, 13, 27, 55, 111, 222, 444]);
+        assert_eq!(halving_candidates(1), vec![1]);
+        assert_eq!(halving_candidates(0), vec![1]);
+    }
+
+    #[test]
+    fn default_candidates_follow_spec() {
+        assert_eq!(default_candidates(60), vec![1, 2, 5, 10, 20, 50, 60]);
+        assert_eq!(default_candidates(50), vec![1, 2, 5, 10, 20, 50]);
+    }
+}
