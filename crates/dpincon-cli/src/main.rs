@@ -6,6 +6,7 @@ mod generate;
 mod output;
 mod progress;
 mod remote;
+mod sweep;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,6 +52,9 @@ enum ExperimentCommand {
     Utility(UtilityArgs),
     /// The exact projection curve f(G_θ) of I_MI and I_P for every θ, as CSV.
     Curve(CurveArgs),
+    /// Mean relative error against ε for every strategy and the oracle:
+    /// CSV, JSON and an SVG chart per measure.
+    Sweep(sweep::SweepArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -243,6 +247,9 @@ fn main() -> ExitCode {
         Command::Noise(args) => generate::run_noise(args),
         Command::Experiment(ExperimentCommand::Utility(args)) => runtime.block_on(utility(args)),
         Command::Experiment(ExperimentCommand::Curve(args)) => runtime.block_on(curve(args)),
+        Command::Experiment(ExperimentCommand::Sweep(args)) => {
+            runtime.block_on(sweep::run_sweep(args))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

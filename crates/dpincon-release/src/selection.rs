@@ -69,12 +69,16 @@ impl Strategy {
     }
 
     /// The default share of ε spent before the release (choosing θ*), by
-    /// strategy and by whether some constraint has no equality predicate
-    /// (public: it depends on the constraints only). 0.4 is the paper's;
-    /// `ub-direct` spends only the degree bound's 0.1 when it can use it.
-    pub fn default_selection_share(self, unbounded: bool) -> f64 {
+    /// strategy, by whether some constraint has no equality predicate
+    /// (public: it depends on the constraints only) and by ε (public).
+    /// 0.4 is the paper's. `ub-direct` spends only d̃'s share when it can use
+    /// it: 0.1/√ε within [0.1, 0.3], so more of a small ε goes to a d̃ whose
+    /// noise would otherwise dwarf the degrees (chosen on the generated and
+    /// noised training tables: best share 0.3 at ε = 0.1, 0.2 at 0.2, 0.1
+    /// from 0.5 up; `crates/dpincon-release/README.md`).
+    pub fn default_selection_share(self, unbounded: bool, epsilon: f64) -> f64 {
         match self {
-            Strategy::UbDirect if !unbounded => 0.1,
+            Strategy::UbDirect if !unbounded => (0.1 / epsilon.sqrt()).clamp(0.1, 0.3),
             _ => 0.4,
         }
     }

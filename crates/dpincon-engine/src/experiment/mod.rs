@@ -6,9 +6,13 @@
 //! - [`utility`]: mean relative error per measure and strategy at one ε.
 //! - [`projection_curve`]: f(G_θ) of I_MI and I_P for every θ up to the
 //!   maximum degree, the raw material of the oracle and of θ selectors.
+//! - [`sweep`]: every strategy over several ε, beside the [`oracle`] (the
+//!   best fixed θ in hindsight at the full ε), for `experiment sweep`.
 
 mod curve;
+mod sweep;
 mod utility;
 
 pub use curve::{ProjectionCurve, projection_curve};
+pub use sweep::{ORACLE, SweepOptions, SweepReport, SweepRow, expected_error, oracle, sweep};
 pub use utility::{UtilityReport, UtilityRow, utility};

@@ -1,0 +1,214 @@
+//! `dpincon-cli experiment sweep`: error against ε for every strategy and
+//! the oracle, written as CSV, a JSON summary and one SVG chart per measure.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use dpincon_engine::experiment::{ORACLE, SweepOptions, SweepReport, projection_curve, sweep};
+use dpincon_release::Strategy;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use plotters::prelude::*;
+
+use crate::{JobArgs, progress};
+
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    job: JobArgs,
+    /// ε values per measure to sweep.
+    #[arg(long, value_delimiter = ',', default_value = "0.1,0.2,0.5,1,2,5")]
+    epsilons: Vec<f64>,
+    /// Seeded runs per (ε, strategy).
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    /// Strategies to compare (default: all).
+    #[arg(long, value_delimiter = ',')]
+    strategies: Option<Vec<String>>,
+    /// Directory for sweep.csv, sweep.json and one SVG chart per measure.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
+    let mut job = args.job.job()?;
+    if !job.non_private {
+        return Err("the sweep scores releases against exact values: it is NON-PRIVATE \
+                    and needs --non-private"
+            .into());
+    }
+    if args.runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
+    if let Some(bad) = args.epsilons.iter().find(|e| !(e.is_finite() && **e > 0.0)) {
+        return Err(format!("--epsilons: every ε must be a finite number > 0, got {bad}"));
+    }
+    let strategies: Vec<Strategy> = match &args.strategies {
+        Some(names) => names
+            .iter()
+            .map(|n| n.parse())
+            .collect::<Result<_, _>>()
+            .map_err(|e: dpincon_release::ReleaseError| e.to_string())?,
+        None => Strategy::ALL.to_vec(),
+    };
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| format!("cannot create '{}': {e}", args.out.display()))?;
+    let seed = job.seed.unwrap_or(1);
+    job.seed = Some(seed);
+    let loaded =
+        dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
+    let curve = projection_curve(&loaded, 2000);
+    let bar = ProgressBar::with_draw_target(
+        Some((args.epsilons.len() * strategies.len()) as u64),
+        ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        ProgressStyle::with_template("sweep {bar:30} {pos}/{len} [{elapsed_precise}]")
+            .expect("valid template"),
+    );
+    let options = SweepOptions { epsilons: args.epsilons, strategies, runs: args.runs, seed };
+    let report = sweep(&job, &loaded, &curve, &options, &|| bar.inc(1))
+        .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    write(&args.out.join("sweep.csv"), &csv(&report))?;
+    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n";
+    write(&args.out.join("sweep.json"), &json)?;
+    let mut charts = Vec::new();
+    for measure in ["mi", "p", "r"] {
+        if report.rows.iter().any(|r| r.row.measure == measure) {
+            let path = args.out.join(format!("sweep-{measure}.svg"));
+            chart(&report, measure, &path)?;
+            charts.push(path.display().to_string());
+        }
+    }
+    println!(
+        "{}\nwrote {}, {} and {}",
+        report.label,
+        args.out.join("sweep.csv").display(),
+        args.out.join("sweep.json").display(),
+        charts.join(", ")
+    );
+    print!("{}", summary(&report));
+    Ok(())
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write '{}': {e}", path.display()))
+}
+
+fn csv(report: &SweepReport) -> String {
+    let mut out = String::from(
+        "epsilon,measure,strategy,exact,mean_relative_error,median_relative_error,mean_theta\n",
+    );
+    for r in &report.rows {
+        let theta = r.row.mean_theta.map_or(String::new(), |t| format!("{t:.1}"));
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{:.6},{:.6},{}",
+            r.epsilon,
+            r.row.measure,
+            r.row.strategy,
+            r.row.exact,
+            r.row.mean_relative_error,
+            r.row.median_relative_error,
+            theta
+        );
+    }
+    out
+}
+
+/// Mean relative error per strategy (rows) and ε (columns), per measure.
+fn summary(report: &SweepReport) -> String {
+    let mut epsilons: Vec<f64> = report.rows.iter().map(|r| r.epsilon).collect();
+    epsilons.dedup();
+    let mut out = String::new();
+    for measure in ["mi", "p", "r"] {
+        let series = series(report, measure);
+        if series.is_empty() {
+            continue;
+        }
+        let _ = write!(out, "\n{measure:<18}");
+        for e in &epsilons {
+            let _ = write!(out, " {:>8}", format!("ε={e}"));
+        }
+        out.push('\n');
+        for (strategy, points) in &series {
+            let _ = write!(out, "{strategy:<18}");
+            for e in &epsilons {
+                match points.iter().find(|(x, _)| x == e) {
+                    Some((_, y)) => {
+                        let _ = write!(out, " {y:>8.3}");
+                    }
+                    None => out.push_str("        -"),
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn series<'a>(report: &'a SweepReport, measure: &str) -> BTreeMap<&'a str, Vec<(f64, f64)>> {
+    let mut series: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    for r in report.rows.iter().filter(|r| r.row.measure == measure) {
+        series.entry(&r.row.strategy).or_default().push((r.epsilon, r.row.mean_relative_error));
+    }
+    series
+}
+
+/// Error against ε on log axes, a line per strategy, the oracle dashed.
+fn chart(report: &SweepReport, measure: &str, path: &Path) -> Result<(), String> {
+    let series = series(report, measure);
+    let points = series.values().flatten();
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y) in points {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        let y = y.max(1e-4);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    let draw = || -> Result<(), Box<dyn std::error::Error>> {
+        let root = SVGBackend::new(path, (800, 520)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let title = match measure {
+            "mi" => "I_MI (conflicting pairs)",
+            "p" => "I_P (rows in a conflict)",
+            _ => "I_R (rows to delete)",
+        };
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("{title}: mean relative error vs ε"), ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((x0 * 0.9..x1 * 1.1).log_scale(), (y0 * 0.8..y1 * 1.25).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc("ε per measure")
+            .y_desc(format!("mean relative error ({} runs)", report.runs))
+            .draw()?;
+        for (i, (strategy, points)) in series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            let data: Vec<(f64, f64)> = points.iter().map(|&(x, y)| (x, y.max(1e-4))).collect();
+            let style = if *strategy == ORACLE {
+                ShapeStyle::from(&BLACK).stroke_width(3)
+            } else {
+                ShapeStyle::from(&color).stroke_width(2)
+            };
+            chart
+                .draw_series(LineSeries::new(data.clone(), style))?
+                .label(*strategy)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            chart.draw_series(data.into_iter().map(|p| Circle::new(p, 3, style.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    };
+    draw().map_err(|e| format!("cannot draw '{}': {e}", path.display()))
+}
