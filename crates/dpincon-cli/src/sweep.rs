@@ -67,8 +67,8 @@ pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
             .expect("valid template"),
     );
     let options = SweepOptions { epsilons: args.epsilons, strategies, runs: args.runs, seed };
-    let report = sweep(&job, &loaded, &curve, &options, &|| bar.inc(1))
-        .map_err(|e| e.to_string())?;
+    let report =
+        sweep(&job, &loaded, &curve, &options, &|| bar.inc(1)).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     write(&args.out.join("sweep.csv"), &csv(&report))?;
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n";
@@ -181,7 +181,10 @@ fn chart(report: &SweepReport, measure: &str, path: &Path) -> Result<(), String>
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d((x0 * 0.9..x1 * 1.1).log_scale(), (y0 * 0.8..y1 * 1.25).log_scale())?;
+            .build_cartesian_2d(
+                (x0 * 0.9..x1 * 1.1).log_scale(),
+                (y0 * 0.8..y1 * 1.25).log_scale(),
+            )?;
         chart
             .configure_mesh()
             .x_desc("ε per measure")

@@ -107,7 +107,8 @@ fn dp_release_by_default_hides_exact_values() {
             assert!(r.get(key).is_some(), "measures.{m}.{key} missing: {r}");
         }
     }
-    assert_eq!(report["measures"]["mi"]["strategy"], "ub-hem");
+    assert_eq!(report["measures"]["mi"]["strategy"], "ub-direct");
+    assert_eq!(report["measures"]["mi"]["selector"], "permute-and-flip");
     assert!(report["measures"]["p"]["theta"].as_u64().unwrap() >= 1);
     assert_eq!(report["measures"]["r"]["sensitivity"], 2);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("NON-PRIVATE"));
@@ -346,9 +347,51 @@ fn utility_experiment_is_gated_and_scores_every_strategy() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = report["rows"].as_array().unwrap();
-    // Five strategies for mi and p, plus the cover.
-    assert_eq!(rows.len(), 11);
+    // Every strategy for mi and p, plus the cover.
+    let strategies = dpincon_release::Strategy::ALL.len();
+    assert_eq!(rows.len(), 2 * strategies + 1);
     assert!(rows.iter().all(|r| r["mean_relative_error"].as_f64().unwrap() >= 0.0));
-    assert_eq!(rows[10]["measure"], "r");
-    assert_eq!(rows[10]["exact"], 4);
+    assert_eq!(rows[2 * strategies]["measure"], "r");
+    assert_eq!(rows[2 * strategies]["exact"], 4);
+}
+
+#[test]
+fn sweep_writes_csv_json_and_a_chart_per_measure_with_the_oracle() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file(
+        "dcs.txt",
+        "FD: Zip -> City
+FD: Zip -> State
+",
+    );
+    let out_dir = dir.0.path().join("sweep");
+    let base = ["experiment", "sweep", "--data", s(&data), "--constraints", s(&dcs)];
+    let mut args = base.to_vec();
+    args.extend(["--epsilons", "0.5,2", "--runs", "2", "--out", s(&out_dir)]);
+    args.extend(["--strategies", "ub-direct,gem"]);
+    let gated = cli(&args);
+    assert_eq!(gated.status.code(), Some(1), "the sweep is NON-PRIVATE: it needs the flag");
+    assert!(!out_dir.exists(), "nothing is written when refused");
+    args.push("--non-private");
+    let out = cli(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = std::fs::read_to_string(out_dir.join("sweep.csv")).unwrap();
+    // 2 ε × (2 strategies + oracle) × {mi, p} + 2 ε × r, plus the header.
+    assert_eq!(csv.lines().count(), 1 + 2 * 3 * 2 + 2, "{csv}");
+    assert!(csv.lines().any(|l| l.starts_with("0.5,mi,oracle,")), "{csv}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["runs"], 2);
+    for measure in ["mi", "p", "r"] {
+        let svg = std::fs::read_to_string(out_dir.join(format!("sweep-{measure}.svg"))).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("</svg>"));
+        assert!(svg.contains("relative error"), "axis label in {measure}'s chart");
+        if measure != "r" {
+            for name in ["ub-direct", "gem", "oracle"] {
+                assert!(svg.contains(name), "{name} missing from the {measure} chart");
+            }
+        }
+    }
 }

@@ -204,9 +204,9 @@ pub fn prepare(
 ) -> Result<Prepared, ReleaseError> {
     validate(spec)?;
     let strategy = spec.strategy;
-    let share = spec.selection_share.unwrap_or_else(|| {
-        strategy.default_selection_share(facts.unbounded, spec.epsilon.value())
-    });
+    let share = spec
+        .selection_share
+        .unwrap_or_else(|| strategy.default_selection_share(facts.unbounded, spec.epsilon.value()));
     let mut budget = BudgetUse { total: spec.epsilon.value(), ..BudgetUse::default() };
     let mut prepared = Prepared {
         spec: spec.clone(),

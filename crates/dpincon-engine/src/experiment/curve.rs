@@ -21,7 +21,7 @@ pub struct ProjectionCurve {
 /// maximum degree, one for every θ below it. Memory is O(n · |θ|).
 pub fn projection_curve(loaded: &LoadedJob, dense_limit: u32) -> ProjectionCurve {
     let exact = measure_pass(&loaded.graph, &[], 1).exact;
-    let top = u32::try_from(exact.max_degree).unwrap_or(u32::MAX).max(1);
+    let top = exact.max_degree.max(1);
     let mut thetas: Vec<u32> = (1..=top.min(dense_limit.max(1))).collect();
     let mut t = f64::from(*thetas.last().unwrap_or(&1));
     while (t as u32) < top {

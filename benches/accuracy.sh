@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Accuracy of the DP releases on the public tables of the paper's
+# experiments (../shared/data), as in the README's table: for each table,
+# `dpincon-cli experiment sweep` over ε with every strategy and the oracle.
+# NON-PRIVATE (it scores releases against exact values).
+#
+#   benches/accuracy.sh [OUT_DIR] [RUNS]        (default /tmp/dpincon-accuracy, 20)
+#
+# Adult and Flight ship consistent; like the paper, they get RNoise at 1%
+# (seed 1) first. Needs a release build: cargo build --release -p dpincon-cli
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-/tmp/dpincon-accuracy}"
+runs="${2:-20}"
+data="${DPINCON_DATA:-../shared/data}"
+bin="${CARGO_TARGET_DIR:-target}/release/dpincon-cli"
+[ -x "$bin" ] || { echo "build first: cargo build --release -p dpincon-cli" >&2; exit 1; }
+[ -d "$data" ] || { echo "no public data at $data (set DPINCON_DATA)" >&2; exit 1; }
+mkdir -p "$out"
+"$bin" noise rnoise --data "$data/Adult/inputDB2_sample10k_seed864.csv" \
+  --constraints "$data/Adult/dcs.txt" --alpha 0.01 --seed 1 --out "$out/adult-rnoise1.csv" >/dev/null
+"$bin" noise rnoise --data "$data/Flight/inputDB_standin1k.csv" \
+  --constraints "$data/Flight/dcs.txt" --alpha 0.01 --seed 1 --out "$out/flight-rnoise1.csv" >/dev/null
+while read -r name table constraints; do
+  echo "== $name"
+  "$bin" experiment sweep --data "$table" --constraints "$constraints" --non-private \
+    --runs "$runs" --epsilons 0.1,0.2,0.5,1,2,5 --out "$out/$name" | tail -n +3
+done <<TABLES
+tax $data/Tax/inputDB_sample10k_dirty.csv $data/Tax/dcs.txt
+stock $data/Stock/inputDB_sample10k_dirty.csv $data/Stock/dcs.txt
+hospital $data/Hospital/inputDB_sample10k_dirty.csv $data/Hospital/dcs.txt
+adult $out/adult-rnoise1.csv $data/Adult/dcs.txt
+flight $out/flight-rnoise1.csv $data/Flight/dcs.txt
+TABLES
