@@ -273,6 +273,18 @@ async fn run(args: RunArgs) -> Result<(), String> {
     output::emit(&text, args.output.as_deref())
 }
 
+/// The strategies named on the command line, or all of them.
+fn parse_strategies(names: Option<&[String]>) -> Result<Vec<Strategy>, String> {
+    match names {
+        Some(names) => names
+            .iter()
+            .map(|n| n.parse())
+            .collect::<Result<_, _>>()
+            .map_err(|e: dpincon_release::ReleaseError| e.to_string()),
+        None => Ok(Strategy::ALL.to_vec()),
+    }
+}
+
 async fn curve(args: CurveArgs) -> Result<(), String> {
     let job = args.job.job()?;
     if !job.non_private {
@@ -300,14 +312,7 @@ async fn utility(args: UtilityArgs) -> Result<(), String> {
     if job.epsilon.is_none() {
         return Err("give --epsilon (per measure) for the releases to score".into());
     }
-    let strategies: Vec<Strategy> = match &args.strategies {
-        Some(names) => names
-            .iter()
-            .map(|n| n.parse())
-            .collect::<Result<_, _>>()
-            .map_err(|e: dpincon_release::ReleaseError| e.to_string())?,
-        None => Strategy::ALL.to_vec(),
-    };
+    let strategies = parse_strategies(args.strategies.as_deref())?;
     job.seed = Some(job.seed.unwrap_or(1));
     let loaded =
         dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;

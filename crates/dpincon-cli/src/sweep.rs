@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use dpincon_engine::experiment::{ORACLE, SweepOptions, SweepReport, projection_curve, sweep};
-use dpincon_release::Strategy;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plotters::prelude::*;
 
@@ -43,14 +42,7 @@ pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
     if let Some(bad) = args.epsilons.iter().find(|e| !(e.is_finite() && **e > 0.0)) {
         return Err(format!("--epsilons: every ε must be a finite number > 0, got {bad}"));
     }
-    let strategies: Vec<Strategy> = match &args.strategies {
-        Some(names) => names
-            .iter()
-            .map(|n| n.parse())
-            .collect::<Result<_, _>>()
-            .map_err(|e: dpincon_release::ReleaseError| e.to_string())?,
-        None => Strategy::ALL.to_vec(),
-    };
+    let strategies = crate::parse_strategies(args.strategies.as_deref())?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("cannot create '{}': {e}", args.out.display()))?;
     let seed = job.seed.unwrap_or(1);
