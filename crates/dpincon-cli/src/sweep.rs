@@ -177,8 +177,19 @@ fn chart(report: &SweepReport, measure: &str, path: &Path) -> Result<(), String>
                 (x0 * 0.9..x1 * 1.1).log_scale(),
                 (y0 * 0.8..y1 * 1.25).log_scale(),
             )?;
+        let swept: Vec<f64> = series.values().flatten().map(|&(x, _)| x).collect();
+        let tick = |x: &f64| {
+            swept
+                .iter()
+                .any(|e| (e - x).abs() < 1e-9 * e)
+                .then(|| format!("{x}"))
+                .unwrap_or_default()
+        };
         chart
             .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .x_labels(64)
+            .x_label_formatter(&tick)
             .x_desc("ε per measure")
             .y_desc(format!("mean relative error ({} runs)", report.runs))
             .draw()?;
@@ -192,7 +203,11 @@ fn chart(report: &SweepReport, measure: &str, path: &Path) -> Result<(), String>
             };
             chart
                 .draw_series(LineSeries::new(data.clone(), style))?
-                .label(*strategy)
+                .label(if *strategy == ORACLE || *strategy == "baseline-truemax" {
+                    format!("{strategy} (non-private)")
+                } else {
+                    strategy.to_string()
+                })
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
             chart.draw_series(data.into_iter().map(|p| Circle::new(p, 3, style.filled())))?;
         }
