@@ -179,11 +179,11 @@ fn chart(report: &SweepReport, measure: &str, path: &Path) -> Result<(), String>
             )?;
         let swept: Vec<f64> = series.values().flatten().map(|&(x, _)| x).collect();
         let tick = |x: &f64| {
-            swept
-                .iter()
-                .any(|e| (e - x).abs() < 1e-9 * e)
-                .then(|| format!("{x}"))
-                .unwrap_or_default()
+            if swept.iter().any(|e| (e - x).abs() < 1e-9 * e) {
+                format!("{x}")
+            } else {
+                String::new()
+            }
         };
         chart
             .configure_mesh()
