@@ -1,23 +1,33 @@
-//! The shared bearer token: every RPC of the CLI, the coordinator and the
-//! workers carries `authorization: Bearer <token>`.
+//! Bearer tokens: every RPC carries `authorization: Bearer <token>`.
 //!
-//! The token is read from a file (`--token-file`) or the `DPINCON_TOKEN`
-//! environment variable, never from a command-line argument (those show in
-//! `ps` and shell history). Servers compare it in constant time so response
-//! timing does not reveal how much of a guess was right.
+//! Two separate credentials: clients present one of the coordinator's
+//! client tokens ([`ClientTokens`], a file with one named entry per line,
+//! so one client can be revoked by deleting its line), and the coordinator
+//! presents the worker token ([`Token`]) to workers. Neither opens the
+//! other's door (the coordinator refuses to start if they coincide).
+//!
+//! Tokens come from files or environment variables, never from a
+//! command-line argument (those show in `ps` and shell history). Servers
+//! compare in constant time (`subtle`) so response timing does not reveal
+//! how much of a guess was right.
 
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
+use subtle::ConstantTimeEq;
 use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;
 use tonic::{Request, Status};
 
 use crate::ClusterError;
 
-/// The environment variable holding the token when no file is given.
+/// The environment variable holding a client's token when no file is given.
 pub const TOKEN_ENV: &str = "DPINCON_TOKEN";
+
+/// The environment variable holding the coordinator↔worker token when no
+/// file is given (coordinator and workers).
+pub const WORKER_TOKEN_ENV: &str = "DPINCON_WORKER_TOKEN";
 
 /// A shared secret. `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
@@ -47,16 +57,21 @@ impl Token {
 
     /// The token from `file` when given, else from `DPINCON_TOKEN`.
     pub fn load(file: Option<&Path>) -> Result<Token, ClusterError> {
+        Token::load_from(file, TOKEN_ENV)
+    }
+
+    /// The token from `file` when given, else from the variable `env`.
+    pub fn load_from(file: Option<&Path>, env: &str) -> Result<Token, ClusterError> {
         match file {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|source| ClusterError::Io { path: path.to_path_buf(), source })?;
                 Token::new(&text)
             }
-            None => match std::env::var(TOKEN_ENV) {
+            None => match std::env::var(env) {
                 Ok(text) => Token::new(&text),
                 Err(_) => Err(ClusterError::Config(format!(
-                    "no token: give --token-file PATH or set {TOKEN_ENV}"
+                    "no token: give a token file or set {env}"
                 ))),
             },
         }
@@ -67,12 +82,116 @@ impl Token {
     }
 }
 
-/// Compares in time that depends only on the lengths.
+/// Compares in time that depends only on the lengths (`subtle`).
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
+    bool::from(a.ct_eq(b))
+}
+
+/// The name of the client whose token a request bore, put in the request's
+/// extensions by [`RequireClient`]: jobs belong to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientName(pub String);
+
+/// The coordinator's client tokens: `NAME TOKEN` per line (`#` comments and
+/// blank lines ignored). Names must be unique, and so must tokens.
+#[derive(Clone)]
+pub struct ClientTokens {
+    entries: Arc<[(String, Vec<u8>)]>,
+}
+
+impl fmt::Debug for ClientTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.entries.iter().map(|e| e.0.as_str()).collect();
+        write!(f, "ClientTokens({names:?}, tokens redacted)")
     }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl ClientTokens {
+    /// Parses the file's text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<ClientTokens, ClusterError> {
+        let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let bad = |why: &str| ClusterError::Config(format!("{origin} line {}: {why}", i + 1));
+            let mut parts = line.split_whitespace();
+            let (Some(name), Some(token), None) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(bad("expected `NAME TOKEN`"));
+            };
+            let token = Token::new(token).map_err(|e| bad(&e.to_string()))?;
+            if token.0.len() < 16 {
+                return Err(bad("a token needs at least 16 characters"));
+            }
+            let header = token.header().into_bytes();
+            if entries.iter().any(|(n, _)| n == name) {
+                return Err(bad(&format!("client '{name}' is listed twice")));
+            }
+            if entries.iter().any(|(_, t)| constant_time_eq(t, &header)) {
+                return Err(bad("this token is already another client's"));
+            }
+            entries.push((name.to_string(), header));
+        }
+        if entries.is_empty() {
+            return Err(ClusterError::Config(format!("{origin}: no client token")));
+        }
+        Ok(ClientTokens { entries: entries.into() })
+    }
+
+    /// Reads the file `path`.
+    pub fn load(path: &Path) -> Result<ClientTokens, ClusterError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ClusterError::Io { path: path.to_path_buf(), source })?;
+        ClientTokens::parse(&text, &path.display().to_string())
+    }
+
+    /// Whether `token` is one of the client tokens.
+    pub fn contains(&self, token: &Token) -> bool {
+        self.name_of(token.header().as_bytes()).is_some()
+    }
+
+    /// The client bearing the header value `given`. Every entry is compared
+    /// (no early exit) so timing tells neither which entry nor how close.
+    fn name_of(&self, given: &[u8]) -> Option<String> {
+        let mut found = None;
+        for (name, expected) in self.entries.iter() {
+            if constant_time_eq(given, expected) {
+                found = Some(name.clone());
+            }
+        }
+        found
+    }
+}
+
+/// Coordinator side: refuses calls without a client token; records the
+/// client's name ([`ClientName`]) for the handlers.
+#[derive(Debug, Clone)]
+pub struct RequireClient {
+    tokens: ClientTokens,
+}
+
+impl RequireClient {
+    /// Accepts calls bearing one of `tokens`.
+    pub fn new(tokens: ClientTokens) -> Self {
+        RequireClient { tokens }
+    }
+}
+
+impl Interceptor for RequireClient {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        let given = request.metadata().get("authorization").map(|v| v.as_bytes().to_vec());
+        match given {
+            Some(given) => match self.tokens.name_of(&given) {
+                Some(name) => {
+                    request.extensions_mut().insert(ClientName(name));
+                    Ok(request)
+                }
+                None => Err(Status::unauthenticated("wrong token")),
+            },
+            None => Err(Status::unauthenticated("missing bearer token")),
+        }
+    }
 }
 
 /// Server side: refuses every call without the right token.
@@ -136,5 +255,29 @@ mod tests {
         assert!(Token::new("  ").is_err());
         assert!(Token::new("a b").is_err());
         assert_eq!(format!("{token:?}"), "Token(<redacted>)");
+    }
+
+    #[test]
+    fn client_tokens_name_their_client_and_refuse_others() {
+        let file = "# clients\nalice aaaaaaaaaaaaaaaaaaaa\n\nbob   bbbbbbbbbbbbbbbbbbbb\n";
+        let tokens = ClientTokens::parse(file, "tokens").unwrap();
+        let mut server = RequireClient::new(tokens.clone());
+        let call = |t: &str| AddToken::new(&Token::new(t).unwrap()).call(Request::new(())).unwrap();
+        let ok = server.call(call("bbbbbbbbbbbbbbbbbbbb")).unwrap();
+        assert_eq!(ok.extensions().get::<ClientName>(), Some(&ClientName("bob".into())));
+        let err = server.call(call("bbbbbbbbbbbbbbbbbbbc")).unwrap_err();
+        assert_eq!(err.code(), tonic::Code::Unauthenticated);
+        assert!(tokens.contains(&Token::new("aaaaaaaaaaaaaaaaaaaa").unwrap()));
+        assert!(!format!("{tokens:?}").contains("aaaa"));
+        for (bad, why) in [
+            ("alice short\n", "16 characters"),
+            ("alice aaaaaaaaaaaaaaaaaaaa extra\n", "NAME TOKEN"),
+            ("a aaaaaaaaaaaaaaaaaaaa\nb aaaaaaaaaaaaaaaaaaaa\n", "another client's"),
+            ("a aaaaaaaaaaaaaaaaaaaa\na bbbbbbbbbbbbbbbbbbbb\n", "twice"),
+            ("# nobody\n", "no client token"),
+        ] {
+            let err = ClientTokens::parse(bad, "tokens").unwrap_err().to_string();
+            assert!(err.contains(why), "{bad:?}: {err}");
+        }
     }
 }

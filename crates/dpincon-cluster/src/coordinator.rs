@@ -1,151 +1,246 @@
-//! The coordinator: a job queue in front of `dpincon_engine::run_job_with`,
-//! with detection done by gRPC workers ([`GrpcDetector`]).
+//! The coordinator's job layer: the Coordinator gRPC service in front of
+//! `dpincon_engine::run_job_with`, with detection on gRPC workers
+//! ([`crate::dispatch`]).
 //!
-//! Jobs get an id at submission, wait in a FIFO queue and run one at a time
-//! on a runtime of their own (their CPU-bound phases never starve the RPC
-//! server). Their status (state, phase, task progress, retries, phase
-//! times, bytes exchanged with workers, the edge stream's fingerprint) is a
-//! `watch` channel that `GetJob` reads and `WatchJob` streams.
+//! The operator registers datasets ([`crate::datasets`]); a client submits
+//! a job naming one, which is checked ([`crate::submission`]), admitted
+//! against the queue limit and the dataset's budget (ε already spent in its
+//! ledger plus ε reserved by the jobs queued or running before the charge),
+//! stored ([`crate::store`]) and queued. Jobs run one at a time
+//! ([`crate::runner`]). Jobs belong to the client whose token submitted
+//! them: other clients get "not found".
 //!
-//! Detection of one job: resolve the workers (a list, or a DNS name whose
-//! addresses are the pods of a Kubernetes headless service) and keep those
-//! answering a heartbeat; split every constraint into partition tasks
-//! (`dpincon_detect::plan_partitions`: hash of the equality keys, or t1
-//! ranges); send each task to the least loaded live worker that has not
-//! failed it yet, at most `capacity` per worker; merge returned shards into
-//! one `GraphBuilder`. A failed attempt (worker gone, timeout, bad reply)
-//! puts the task back at the head of the queue for another worker; the job
-//! fails, with the reason, only when a task has no live worker left that
-//! has not failed it.
+//! What a client sees of a private job: its state (queued, running,
+//! succeeded, failed, cancelled) and, on failure, a public reason. Counts,
+//! phases, phase times, task progress and queue positions grow with the
+//! conflict graph or other jobs' running times; only non-private jobs of
+//! test clusters show them (SPEC §8; the total latency remains, see the
+//! README).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
-use dpincon_detect::{
-    DetectOptions, Detection, DetectionPlan, DriverKind, KeyConstraint, PartitionTask, Relation,
-    describe_plans, plan_partitions, task_relation,
-};
-use dpincon_engine::{ConflictDetector, EngineError, JobConfig, Phase, Progress, run_job_with};
-use dpincon_graph::{
-    AdjacencyShard, GraphBuilder, SpillConfig, decode_shard, edge_stream_fingerprint,
-};
+use dpincon_engine::ledger::{self, DirLock};
+use dpincon_proto::MAX_MESSAGE_BYTES;
 use dpincon_proto::v1::coordinator_server::{Coordinator, CoordinatorServer};
-use dpincon_proto::v1::worker_client::WorkerClient;
 use dpincon_proto::v1::{
-    ConfigFormat, HeartbeatRequest, IdRange, JobRef, JobResult, JobState, JobStatus,
-    ListJobsRequest, ListJobsResponse, PhaseTime, SubmitJobRequest, SubmitJobResponse, TaskRequest,
-    task_output,
+    ConfigFormat, FailureReason, JobRef, JobResult, JobState, JobStatus, ListJobsRequest,
+    ListJobsResponse, SubmitJobRequest, SubmitJobResponse,
 };
-use dpincon_proto::{MAX_MESSAGE_BYTES, constraint_to_proto, rows_to_ipc};
 use prost::Message;
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
+use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
-use tonic::transport::{Channel, Server};
-use tonic::{Code, Request, Response, Status};
+use tonic::{Request, Response, Status};
 
-use crate::auth::{AddToken, RequireToken, Token};
-use crate::tls::{ClientTls, ServerTls};
-use crate::{ClusterError, endpoint};
-
-/// A worker client with the token on every call.
-type WorkerRpc = WorkerClient<InterceptedService<Channel, AddToken>>;
-
-/// Where the workers are.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WorkerSource {
-    /// Fixed URLs (`--workers http://host:port,...`).
-    Urls(Vec<String>),
-    /// A DNS name and port resolved when each job starts
-    /// (`--workers-dns name:port`): every address is one worker, as a
-    /// Kubernetes headless service lists its pods.
-    Dns {
-        /// The name.
-        host: String,
-        /// The workers' port.
-        port: u16,
-    },
-}
-
-impl WorkerSource {
-    /// Parses `--workers-dns` (`name:port`).
-    pub fn dns(spec: &str) -> Result<Self, ClusterError> {
-        let (host, port) = spec.rsplit_once(':').ok_or_else(|| {
-            ClusterError::Config(format!("--workers-dns '{spec}': use NAME:PORT"))
-        })?;
-        let port = port
-            .parse()
-            .map_err(|_| ClusterError::Config(format!("--workers-dns '{spec}': bad port")))?;
-        if host.is_empty() {
-            return Err(ClusterError::Config(format!("--workers-dns '{spec}': no name")));
-        }
-        Ok(WorkerSource::Dns { host: host.to_string(), port })
-    }
-
-    /// The workers' URLs now, with the TLS name to check for each.
-    async fn resolve(&self, tls: bool) -> Result<Vec<(String, Option<String>)>, String> {
-        match self {
-            WorkerSource::Urls(urls) => Ok(urls.iter().map(|u| (u.clone(), None)).collect()),
-            WorkerSource::Dns { host, port } => {
-                let mut addrs: Vec<_> = tokio::net::lookup_host((host.as_str(), *port))
-                    .await
-                    .map_err(|e| format!("cannot resolve workers '{host}:{port}': {e}"))?
-                    .collect();
-                // Sorted so worker numbering (and logs) are reproducible.
-                addrs.sort();
-                addrs.dedup();
-                let scheme = if tls { "https" } else { "http" };
-                Ok(addrs
-                    .into_iter()
-                    .map(|a| (format!("{scheme}://{a}"), Some(host.clone())))
-                    .collect())
-            }
-        }
-    }
-}
+use crate::ClusterError;
+use crate::auth::{ClientName, ClientTokens, RequireClient};
+use crate::datasets::CoordinatorConfig;
+use crate::dispatch::DispatchOptions;
+use crate::runner::{Active, run_queue};
+use crate::store::{Ending, JobStore, StoredJob};
+use crate::submission::{self, Refusal, Rules, reason_text};
+use crate::tls::ServerTls;
 
 /// How the coordinator runs.
 #[derive(Debug, Clone)]
 pub struct CoordinatorOptions {
-    /// Where the workers are.
-    pub workers: WorkerSource,
-    /// The shared token: required from clients, sent to workers.
-    pub token: Token,
-    /// TLS towards the workers (`--tls-ca`).
-    pub worker_tls: Option<ClientTls>,
-    /// Serve jobs that ask for exact values (`non_private`, or the
-    /// `baseline-truemax` strategy, which reads the true maximum degree).
+    /// The operator's datasets, limits and state directory.
+    pub config: CoordinatorConfig,
+    /// How detection reaches the workers.
+    pub dispatch: DispatchOptions,
+    /// The clients' tokens.
+    pub clients: ClientTokens,
+    /// A test cluster: accept `seed`, `non-private`, `brute-force` and the
+    /// non-private strategy, and show their jobs' progress detail.
     pub allow_non_private: bool,
-    /// A task attempt taking longer fails and is retried elsewhere.
-    pub task_timeout: Duration,
-    /// How often live workers are checked during a job; three missed
-    /// heartbeats in a row mark a worker lost and retry its tasks.
-    pub heartbeat_interval: Duration,
-    /// Partition tasks per constraint and worker: more tasks balance load
-    /// and make retries cheaper; fewer send less (range-split constraints
-    /// send their t2 rows with every task).
-    pub partitions_per_worker: usize,
 }
 
-impl CoordinatorOptions {
-    /// Options with the defaults of the `dpincon-coordinator` command.
-    pub fn new(workers: WorkerSource, token: Token) -> Self {
-        CoordinatorOptions {
-            workers,
-            token,
-            worker_tls: None,
-            allow_non_private: false,
-            task_timeout: Duration::from_secs(600),
-            heartbeat_interval: Duration::from_secs(2),
-            partitions_per_worker: 4,
+/// Jobs listed by `ListJobs` at most (the latest).
+const LIST_LIMIT: usize = 1000;
+
+/// State shared by the RPC handlers and the job runner.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub options: CoordinatorOptions,
+    pub store: JobStore,
+    /// Queued and running jobs; ended ones are only in the store.
+    active: Mutex<HashMap<String, Arc<Active>>>,
+    /// Serialises admission: the queue count and the budget reservation
+    /// are checked and the job inserted as one step.
+    admission: tokio::sync::Mutex<()>,
+    queue: mpsc::UnboundedSender<Arc<Active>>,
+    next_seq: AtomicU64,
+    _locks: Vec<DirLock>,
+}
+
+impl Shared {
+    /// Where a running job's inline constraints are written for the engine.
+    pub fn constraint_path(&self, id: &str) -> PathBuf {
+        self.options.config.state_dir.join("constraints").join(format!("{id}.dcs"))
+    }
+
+    /// Drops an ended job from memory (the store has it).
+    pub fn forget(&self, id: &str) {
+        self.active.lock().expect("active jobs poisoned").remove(id);
+    }
+
+    fn active(&self, id: &str) -> Option<Arc<Active>> {
+        self.active.lock().expect("active jobs poisoned").get(id).cloned()
+    }
+
+    /// The status a client sees of a live job.
+    fn live_status(&self, job: &Active) -> JobStatus {
+        let full = job.status.borrow().clone();
+        if !job.accepted.non_private {
+            return private_view(&full);
+        }
+        let mut status = full;
+        if status.state == JobState::Queued as i32 {
+            let active = self.active.lock().expect("active jobs poisoned");
+            status.queue_position = active.values().filter(|j| j.seq < job.seq).count() as u32;
+        }
+        status
+    }
+
+    /// The status a client sees of a stored (ended, or live) job.
+    fn status_of(&self, stored: &StoredJob) -> JobStatus {
+        if let Some(job) = self.active(&stored.id) {
+            return self.live_status(&job);
+        }
+        let full = stored.detail.as_deref().and_then(|d| JobStatus::decode(d).ok());
+        match full {
+            Some(full) if stored.non_private => full,
+            _ => {
+                let mut status = JobStatus {
+                    job_id: stored.id.clone(),
+                    state: stored.state as i32,
+                    reason: stored.reason as i32,
+                    ..JobStatus::default()
+                };
+                status.error = match stored.state {
+                    JobState::Failed if stored.non_private => stored.error.clone(),
+                    JobState::Failed => reason_text(stored.reason).to_string(),
+                    JobState::Cancelled => "cancelled by a client".into(),
+                    _ => String::new(),
+                };
+                private_view(&status)
+            }
         }
     }
+
+    /// The job `id` if `client` owns it.
+    fn owned(&self, id: &str, client: &str) -> Result<StoredJob, Status> {
+        match self.store.get(id).map_err(internal)? {
+            Some(job) if job.owner == client => Ok(job),
+            _ => Err(Status::not_found(format!("no job '{id}'"))),
+        }
+    }
+
+    /// Checks the queue and the budget, then stores and queues the job.
+    async fn admit(
+        &self,
+        client: &str,
+        accepted: submission::Accepted,
+        recovered: Option<StoredJob>,
+    ) -> Result<String, Refusal> {
+        let _admission = self.admission.lock().await;
+        let dataset = accepted.dataset.clone();
+        let reserved: f64 = {
+            let active = self.active.lock().expect("active jobs poisoned");
+            let queued = active
+                .values()
+                .filter(|j| j.status.borrow().state == JobState::Queued as i32)
+                .count();
+            if recovered.is_none() && queued >= self.options.config.limits.max_queued {
+                return Err(Refusal::new(
+                    FailureReason::QueueFull,
+                    format!("{queued} jobs are waiting; submit again later"),
+                ));
+            }
+            active
+                .values()
+                .filter(|j| {
+                    j.accepted.dataset.name == dataset.name && !j.charged.load(Ordering::SeqCst)
+                })
+                .map(|j| j.accepted.total_epsilon)
+                .sum()
+        };
+        if accepted.total_epsilon > 0.0 {
+            let need = reserved + accepted.total_epsilon;
+            if let Err(e) =
+                ledger::check(&dataset.ledger, &dataset.data, Some(dataset.budget_cap), need)
+            {
+                eprintln!("dataset {}: refusing a job of ε = {}: {e}", dataset.name, accepted.total_epsilon);
+                let text = e.to_string();
+                return Err(if text.contains("cap exceeded") {
+                    Refusal::new(
+                        FailureReason::BudgetExhausted,
+                        format!(
+                            "dataset '{}' cannot fund ε = {} more within its cap {} (spent and \
+                             reserved by queued jobs: see the operator)",
+                            dataset.name, accepted.total_epsilon, dataset.budget_cap
+                        ),
+                    )
+                } else {
+                    Refusal::new(FailureReason::Internal, "the dataset's ledger cannot be read")
+                });
+            }
+        }
+        let id = match &recovered {
+            Some(job) => job.id.clone(),
+            None => {
+                let id = new_job_id();
+                let stored = StoredJob {
+                    id: id.clone(),
+                    owner: client.to_string(),
+                    dataset: dataset.name.clone(),
+                    request: accepted.request.clone(),
+                    non_private: accepted.non_private,
+                    state: JobState::Queued,
+                    reason: FailureReason::Unspecified,
+                    error: String::new(),
+                    report: None,
+                    detail: None,
+                };
+                self.store.insert(&stored).map_err(|e| {
+                    eprintln!("cannot store a job: {e}");
+                    Refusal::new(FailureReason::Internal, "the job store refused the job")
+                })?;
+                id
+            }
+        };
+        let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
+        let job = Arc::new(Active::new(id.clone(), seq, accepted));
+        self.active.lock().expect("active jobs poisoned").insert(id.clone(), job.clone());
+        if self.queue.send(job).is_err() {
+            return Err(Refusal::new(FailureReason::Internal, "the job runner has stopped"));
+        }
+        eprintln!("job {id}: queued for {client} on dataset {}", dataset.name);
+        Ok(id)
+    }
+}
+
+/// Only what a private job's client may see: id, state, public reason.
+fn private_view(full: &JobStatus) -> JobStatus {
+    JobStatus {
+        job_id: full.job_id.clone(),
+        state: full.state,
+        reason: full.reason,
+        error: full.error.clone(),
+        ..JobStatus::default()
+    }
+}
+
+fn internal(e: ClusterError) -> Status {
+    eprintln!("error: {e}");
+    Status::internal(reason_text(FailureReason::Internal))
 }
 
 fn is_terminal(state: i32) -> bool {
@@ -153,58 +248,6 @@ fn is_terminal(state: i32) -> bool {
         JobState::try_from(state),
         Ok(JobState::Succeeded | JobState::Failed | JobState::Cancelled)
     )
-}
-
-/// One submitted job.
-#[derive(Debug)]
-struct JobEntry {
-    config: JobConfig,
-    status: Arc<watch::Sender<JobStatus>>,
-    cancel: watch::Sender<bool>,
-    result: Mutex<Option<String>>,
-}
-
-#[derive(Debug, Default)]
-struct Jobs {
-    order: Vec<String>,
-    map: HashMap<String, Arc<JobEntry>>,
-}
-
-#[derive(Debug)]
-struct Shared {
-    options: Arc<CoordinatorOptions>,
-    jobs: Mutex<Jobs>,
-    queue: mpsc::UnboundedSender<Arc<JobEntry>>,
-}
-
-impl Shared {
-    fn job(&self, id: &str) -> Result<Arc<JobEntry>, Status> {
-        let jobs = self.jobs.lock().expect("job table poisoned");
-        jobs.map.get(id).cloned().ok_or_else(|| Status::not_found(format!("no job '{id}'")))
-    }
-
-    /// The status with its queue position filled in, as a client may see
-    /// it: only a non-private job (which needs `--allow-non-private`)
-    /// shows what depends on the data (see [`redact`]).
-    fn status_of(&self, entry: &JobEntry) -> JobStatus {
-        let mut status = entry.status.borrow().clone();
-        if !entry.config.non_private {
-            redact(&mut status);
-        }
-        if status.state == JobState::Queued as i32 {
-            let jobs = self.jobs.lock().expect("job table poisoned");
-            status.queue_position = jobs
-                .order
-                .iter()
-                .take_while(|id| **id != status.job_id)
-                .filter(|id| {
-                    let s = jobs.map[*id].status.borrow().state;
-                    s == JobState::Queued as i32 || s == JobState::Running as i32
-                })
-                .count() as u32;
-        }
-        status
-    }
 }
 
 /// A fresh job id: 64 bits from the standard library's per-process random
@@ -219,6 +262,14 @@ fn new_job_id() -> String {
     format!("{:016x}", h.finish())
 }
 
+fn client_of<T>(request: &Request<T>) -> Result<String, Status> {
+    request
+        .extensions()
+        .get::<ClientName>()
+        .map(|c| c.0.clone())
+        .ok_or_else(|| Status::unauthenticated("no client identity"))
+}
+
 /// The Coordinator gRPC service.
 #[derive(Debug, Clone)]
 pub struct CoordinatorService {
@@ -226,607 +277,85 @@ pub struct CoordinatorService {
 }
 
 impl CoordinatorService {
-    /// A coordinator, with its job runner started on a thread of its own.
-    pub fn start(options: CoordinatorOptions) -> Result<Self, ClusterError> {
+    /// A coordinator: locks its directories (a second coordinator on the
+    /// same state or ledger directory refuses to start), opens the job
+    /// store, fails the jobs a previous process left running, queues the
+    /// ones it left queued, and starts the job runner.
+    pub async fn start(options: CoordinatorOptions) -> Result<Self, ClusterError> {
+        if options.clients.contains(&options.dispatch.token) {
+            return Err(ClusterError::Config(
+                "the worker token is also a client token: clients could call workers".into(),
+            ));
+        }
+        let config = &options.config;
+        std::fs::create_dir_all(config.state_dir.join("constraints"))
+            .map_err(|source| ClusterError::Io { path: config.state_dir.clone(), source })?;
+        let locks = config
+            .owned_dirs()
+            .iter()
+            .map(|d| ledger::lock_dir(d).map_err(|e| ClusterError::Config(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let store = JobStore::open(&config.state_dir)?;
+        let (interrupted, queued) = store.recover()?;
+        for id in &interrupted {
+            eprintln!("job {id}: failed (interrupted: the coordinator stopped while it ran)");
+        }
         let (queue, rx) = mpsc::unbounded_channel();
-        let shared = Arc::new(Shared { options: Arc::new(options), jobs: Mutex::default(), queue });
-        let runner_options = shared.options.clone();
+        let shared = Arc::new(Shared {
+            options,
+            store,
+            active: Mutex::default(),
+            admission: tokio::sync::Mutex::new(()),
+            queue,
+            next_seq: AtomicU64::new(0),
+            _locks: locks,
+        });
+        for job in queued {
+            resume(&shared, job).await;
+        }
+        let runner = shared.clone();
         std::thread::Builder::new()
             .name("dpincon-jobs".into())
-            .spawn(move || run_queue(rx, runner_options))
+            .spawn(move || run_queue(rx, runner))
             .map_err(|e| ClusterError::Config(format!("cannot start the job runner: {e}")))?;
         Ok(CoordinatorService { shared })
     }
+
+    fn rules(&self) -> Rules<'_> {
+        let o = &self.shared.options;
+        Rules {
+            datasets: &o.config.datasets,
+            limits: &o.config.limits,
+            allow_non_private: o.allow_non_private,
+        }
+    }
 }
 
-/// Runs queued jobs one at a time, on a runtime of their own.
-fn run_queue(mut rx: mpsc::UnboundedReceiver<Arc<JobEntry>>, options: Arc<CoordinatorOptions>) {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the job runtime: {e}");
-            std::process::exit(1);
-        }
+/// Queues a job a previous process accepted, checked again against the
+/// configuration now (a dataset may be gone); fails it if refused.
+async fn resume(shared: &Arc<Shared>, job: StoredJob) {
+    let o = &shared.options;
+    let rules = Rules {
+        datasets: &o.config.datasets,
+        limits: &o.config.limits,
+        allow_non_private: o.allow_non_private,
     };
-    runtime.block_on(async move {
-        while let Some(entry) = rx.recv().await {
-            run_one(&entry, &options).await;
-        }
-    });
-}
-
-async fn run_one(entry: &JobEntry, options: &Arc<CoordinatorOptions>) {
-    let id = entry.status.borrow().job_id.clone();
-    if *entry.cancel.borrow() {
-        return; // Cancelled while queued: already marked.
-    }
-    entry.status.send_modify(|s| s.state = JobState::Running as i32);
-    eprintln!("job {id}: running");
-    let progress = StatusProgress { status: &entry.status };
-    let detector = GrpcDetector::new(options.clone(), entry.status.clone());
-    let mut cancel = entry.cancel.subscribe();
-    let outcome = tokio::select! {
-        // A job that finished wins over a late cancel: its budget is spent.
-        biased;
-        r = run_job_with(&entry.config, &progress, &detector) => Some(r),
-        _ = cancel.wait_for(|c| *c) => None,
+    let outcome = match submission::check(&job.request, ConfigFormat::Json, rules) {
+        Ok(accepted) => shared.admit(&job.owner.clone(), accepted, Some(job.clone())).await,
+        Err(refusal) => Err(refusal),
     };
-    let (state, error) = match outcome {
-        None => (JobState::Cancelled, "cancelled by a client".to_string()),
-        Some(Ok(report)) => match serde_json::to_string_pretty(&report) {
-            Ok(json) => {
-                *entry.result.lock().expect("result poisoned") = Some(json + "\n");
-                (JobState::Succeeded, String::new())
+    match outcome {
+        Ok(id) => eprintln!("job {id}: resumed after a restart"),
+        Err(refusal) => {
+            let error = format!("not resumed: {}", refusal.detail);
+            eprintln!("job {}: {error}", job.id);
+            let end = Ending::plain(JobState::Failed, refusal.reason, &error);
+            if let Err(e) = shared.store.finish(&job.id, &end) {
+                eprintln!("job {}: {e}", job.id);
             }
-            Err(e) => (JobState::Failed, format!("cannot serialise the report: {e}")),
-        },
-        Some(Err(e)) => {
-            let message = detector.failure().unwrap_or_else(|| e.to_string());
-            if e.quotes_data() && !entry.config.non_private {
-                // The full message stays in this log; a private job's
-                // clients get the kind of failure, not the data it quotes.
-                eprintln!("job {id}: failed: {message}");
-                (JobState::Failed, PRIVATE_DATA_ERROR.to_string())
-            } else {
-                (JobState::Failed, message)
-            }
-        }
-    };
-    entry.status.send_modify(|s| {
-        s.state = state as i32;
-        s.error = error.clone();
-        s.phase.clear();
-    });
-    let s = entry.status.borrow().clone();
-    let phases: Vec<String> =
-        s.phases.iter().map(|p| format!("{} {:.3}s", p.phase, p.seconds)).collect();
-    eprintln!(
-        "job {id}: {} {}| workers {} tasks {}/{} retries {} | sent {} B received {} B | {}",
-        crate::client::state_name(state as i32),
-        if error.is_empty() { String::new() } else { format!("({error}) ") },
-        s.workers,
-        s.tasks_done,
-        s.tasks_total,
-        s.task_retries,
-        s.bytes_sent,
-        s.bytes_received,
-        phases.join(", ")
-    );
-}
-
-/// Clears what a private job's status must not tell a client: the edge
-/// count is I_MI itself, the fingerprint identifies the graph, and bytes and
-/// phase times grow with the edges. State, phase name, errors, worker and
-/// task counts stay: the task count is fixed by the plan (workers ×
-/// constraints), not by the data. The coordinator's own log keeps it all.
-fn redact(status: &mut JobStatus) {
-    status.edges = 0;
-    status.edge_fingerprint.clear();
-    status.bytes_sent = 0;
-    status.bytes_received = 0;
-    status.phases.clear();
-}
-
-/// What a private job's client is told when the real message quotes data.
-const PRIVATE_DATA_ERROR: &str = "the job failed while reading or processing the table; the \
-    message quotes the data, so for a private job it is only in the coordinator's log";
-
-/// Records the engine's phases in the job's status.
-struct StatusProgress<'a> {
-    status: &'a watch::Sender<JobStatus>,
-}
-
-fn phase_key(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Read => "read",
-        Phase::Detect => "detect",
-        Phase::Measure => "measure",
-    }
-}
-
-impl Progress for StatusProgress<'_> {
-    fn start(&self, phase: Phase) {
-        self.status.send_modify(|s| s.phase = phase_key(phase).into());
-    }
-
-    fn finish(&self, phase: Phase, seconds: f64) {
-        self.status.send_modify(|s| {
-            s.phases.push(PhaseTime { phase: phase_key(phase).into(), seconds });
-            s.phase.clear();
-        });
-    }
-}
-
-/// Detection on gRPC workers: implements the engine's [`ConflictDetector`]
-/// seam, so everything around detection is the embedded code.
-#[derive(Debug)]
-pub struct GrpcDetector {
-    options: Arc<CoordinatorOptions>,
-    status: Arc<watch::Sender<JobStatus>>,
-    sent: Arc<AtomicU64>,
-    received: Arc<AtomicU64>,
-    failure: Mutex<Option<String>>,
-}
-
-/// What one job's detection works on.
-#[derive(Clone, Copy)]
-struct Work<'a> {
-    relation: &'a Relation,
-    constraints: &'a [KeyConstraint],
-    tasks: &'a [PartitionTask],
-    brute_force: bool,
-}
-
-/// A live worker during one job's detection.
-struct Conn {
-    url: String,
-    client: WorkerRpc,
-    capacity: usize,
-    in_flight: usize,
-    alive: bool,
-    lost: watch::Sender<bool>,
-}
-
-/// Why one task attempt failed.
-#[derive(Debug)]
-struct AttemptError {
-    /// The worker itself is gone or refuses us: give it no more tasks.
-    worker_down: bool,
-    message: String,
-}
-
-impl AttemptError {
-    fn from_status(status: Status) -> Self {
-        // Connection-level failures (killed worker, refused token) end the
-        // worker's part in the job; a task-level error only this task's.
-        let worker_down = matches!(
-            status.code(),
-            Code::Unavailable | Code::Unknown | Code::Cancelled | Code::Unauthenticated
-        );
-        AttemptError { worker_down, message: crate::describe_status(&status) }
-    }
-}
-
-/// Missed heartbeats (each answered within one interval, or not) after
-/// which a worker is lost: one slow answer on a loaded machine is not death.
-const HEARTBEAT_MISSES: u32 = 3;
-
-/// Aborts the heartbeat loop when detection ends, however it ends.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-impl GrpcDetector {
-    /// A detector using `options`, reporting into `status`.
-    pub fn new(options: Arc<CoordinatorOptions>, status: Arc<watch::Sender<JobStatus>>) -> Self {
-        GrpcDetector {
-            options,
-            status,
-            sent: Arc::default(),
-            received: Arc::default(),
-            failure: Mutex::default(),
+            shared.forget(&job.id);
         }
     }
-
-    /// Why detection failed, in words for the job's status (the engine's
-    /// error type has no variant for remote failures).
-    pub fn failure(&self) -> Option<String> {
-        self.failure.lock().expect("failure poisoned").clone()
-    }
-
-    fn phase_done(&self, phase: &str, since: Instant) {
-        let seconds = since.elapsed().as_secs_f64();
-        self.status.send_modify(|s| s.phases.push(PhaseTime { phase: phase.into(), seconds }));
-    }
-
-    fn publish_bytes(&self) {
-        let (sent, received) =
-            (self.sent.load(Ordering::Relaxed), self.received.load(Ordering::Relaxed));
-        self.status.send_modify(|s| {
-            s.bytes_sent = sent;
-            s.bytes_received = received;
-        });
-    }
-
-    /// Resolves the workers and keeps those answering a heartbeat.
-    async fn connect(&self) -> Result<Vec<Conn>, String> {
-        let tls = self.options.worker_tls.as_ref();
-        let addrs = self.options.workers.resolve(tls.is_some()).await?;
-        if addrs.is_empty() {
-            return Err("no worker available: the worker list is empty".into());
-        }
-        let mut probes = JoinSet::new();
-        for (index, (url, domain)) in addrs.into_iter().enumerate() {
-            let tls = tls.map(|t| t.or_domain(domain));
-            let token = self.options.token.clone();
-            probes.spawn(async move {
-                let client = match endpoint(&url, tls.as_ref()) {
-                    Ok(channel) => WorkerClient::with_interceptor(channel, AddToken::new(&token))
-                        .max_decoding_message_size(MAX_MESSAGE_BYTES)
-                        .max_encoding_message_size(MAX_MESSAGE_BYTES),
-                    Err(e) => return (index, url, Err(e.to_string())),
-                };
-                let probe = tokio::time::timeout(
-                    Duration::from_secs(5),
-                    client.clone().heartbeat(HeartbeatRequest {}),
-                )
-                .await;
-                let outcome = match probe {
-                    Ok(Ok(reply)) => Ok((client, reply.into_inner().capacity.max(1) as usize)),
-                    Ok(Err(status)) => Err(crate::describe_status(&status)),
-                    Err(_) => Err("no heartbeat within 5 s".into()),
-                };
-                (index, url, outcome)
-            });
-        }
-        let mut found = Vec::new();
-        let mut refused = Vec::new();
-        while let Some(joined) = probes.join_next().await {
-            let (index, url, outcome) = joined.map_err(|e| format!("worker probe failed: {e}"))?;
-            match outcome {
-                Ok((client, capacity)) => found.push((index, url, client, capacity)),
-                Err(reason) => {
-                    eprintln!("worker {url} left out: {reason}");
-                    refused.push((index, format!("{url}: {reason}")));
-                }
-            }
-        }
-        if found.is_empty() {
-            refused.sort();
-            let reasons: Vec<String> = refused.into_iter().map(|(_, r)| r).collect();
-            return Err(format!("no worker available ({})", reasons.join("; ")));
-        }
-        found.sort_by_key(|f| f.0);
-        Ok(found
-            .into_iter()
-            .map(|(_, url, client, capacity)| Conn {
-                url,
-                client,
-                capacity,
-                in_flight: 0,
-                alive: true,
-                lost: watch::Sender::new(false),
-            })
-            .collect())
-    }
-
-    async fn run(
-        &self,
-        relation: &Relation,
-        constraints: &[KeyConstraint],
-        options: DetectOptions,
-    ) -> Result<Detection, String> {
-        let plans: Vec<DetectionPlan> = if options.brute_force {
-            constraints
-                .iter()
-                .map(|c| DetectionPlan {
-                    constraint: c.id,
-                    display: c.display.clone(),
-                    partition_attributes: 0,
-                    driver: DriverKind::BruteForce,
-                })
-                .collect()
-        } else {
-            describe_plans(constraints)
-        };
-        let started = Instant::now();
-        let conns = self.connect().await?;
-        self.status.send_modify(|s| s.workers = conns.len() as u32);
-        self.phase_done("detect.connect", started);
-        let started = Instant::now();
-        let parts = conns.len() * self.options.partitions_per_worker.max(1);
-        let tasks = plan_partitions(relation, constraints, parts);
-        // Largest first: a big task started last would leave the others idle.
-        let mut order: Vec<usize> = (0..tasks.len()).collect();
-        order.sort_by_key(|&t| std::cmp::Reverse(tasks[t].rows.len()));
-        self.status.send_modify(|s| {
-            s.tasks_total = tasks.len() as u32;
-            s.tasks_done = 0;
-        });
-        self.phase_done("detect.plan", started);
-
-        let dispatch_start = Instant::now();
-        // The coordinator holds the whole graph: honour the job's memory
-        // limit as the embedded detector does (spilling never changes it).
-        let builder = match options.memory_limit {
-            None => GraphBuilder::new(relation.rows()),
-            Some(memory_limit) => {
-                let spill = SpillConfig { dir: std::env::temp_dir(), memory_limit };
-                GraphBuilder::with_spill(relation.rows(), &spill)
-                    .map_err(|e| format!("cannot spill to {}: {e}", spill.dir.display()))?
-            }
-        };
-        let work = Work { relation, constraints, tasks: &tasks, brute_force: options.brute_force };
-        let builder = self.dispatch(&work, order, conns, builder).await;
-        self.publish_bytes();
-        let builder = builder?;
-        self.phase_done("detect.dispatch", dispatch_start);
-
-        // Shards were absorbed as tasks finished; what is left is sorting
-        // the buffered pairs into the bitmaps, and the fingerprint pass.
-        let merge_start = Instant::now();
-        let graph = builder.finish();
-        let fingerprint = edge_stream_fingerprint(graph.edges());
-        self.status.send_modify(|s| {
-            s.edges = fingerprint.edges;
-            s.edge_fingerprint = fingerprint.to_string();
-        });
-        self.phase_done("detect.merge", merge_start);
-        Ok(Detection { graph, plans })
-    }
-
-    /// The request of task `index`: its rows and constraint, re-encoded at
-    /// each attempt so only tasks in flight hold their bytes.
-    fn request(&self, work: &Work<'_>, index: usize) -> Result<TaskRequest, String> {
-        let task = &work.tasks[index];
-        let (local, constraint) =
-            task_relation(work.relation, &work.constraints[task.constraint], &task.rows);
-        let rows_ipc = rows_to_ipc(&local, &task.rows).map_err(|e| e.to_string())?;
-        Ok(TaskRequest {
-            job_id: self.status.borrow().job_id.clone(),
-            task: index as u32,
-            constraint: Some(constraint_to_proto(&constraint)),
-            nodes: work.relation.rows(),
-            rows_ipc,
-            left: task.left.as_ref().map(|r| IdRange { start: r.start, end: r.end }),
-            brute_force: work.brute_force,
-        })
-    }
-
-    /// Runs every task on the workers and absorbs their shards.
-    async fn dispatch(
-        &self,
-        work: &Work<'_>,
-        order: Vec<usize>,
-        mut conns: Vec<Conn>,
-        mut builder: GraphBuilder,
-    ) -> Result<GraphBuilder, String> {
-        let Work { relation, constraints, tasks, .. } = *work;
-        let nodes = relation.rows();
-        let mut pending: VecDeque<usize> = order.into();
-        let mut failed_on: Vec<Vec<usize>> = vec![Vec::new(); tasks.len()];
-        let mut last_error: Vec<String> = vec![String::new(); tasks.len()];
-        let mut running: JoinSet<(usize, usize, Result<Vec<AdjacencyShard>, AttemptError>)> =
-            JoinSet::new();
-        let (lost_tx, mut lost_rx) = mpsc::unbounded_channel();
-        let _heartbeats = AbortOnDrop(tokio::spawn(heartbeats(
-            conns.iter().map(|c| c.client.clone()).collect(),
-            self.options.heartbeat_interval,
-            lost_tx,
-        )));
-        let mut done = 0u32;
-        let mut retries = 0u32;
-        loop {
-            let mut i = 0;
-            while i < pending.len() {
-                let t = pending[i];
-                let mut eligible = conns
-                    .iter()
-                    .enumerate()
-                    .filter(|(w, c)| c.alive && !failed_on[t].contains(w))
-                    .peekable();
-                if eligible.peek().is_none() {
-                    let why = if last_error[t].is_empty() {
-                        "no live worker".to_string()
-                    } else {
-                        format!("last error: {}", last_error[t])
-                    };
-                    return Err(format!(
-                        "no worker can take partition task {t} of constraint `{}` ({why})",
-                        constraints[tasks[t].constraint].display
-                    ));
-                }
-                let free = eligible.filter(|(_, c)| c.in_flight < c.capacity);
-                let Some((w, _)) = free.min_by_key(|(w, c)| (c.in_flight, *w)) else {
-                    i += 1;
-                    continue;
-                };
-                pending.remove(i);
-                let request = self.request(work, t)?;
-                self.sent.fetch_add(request.encoded_len() as u64, Ordering::Relaxed);
-                let conn = &mut conns[w];
-                conn.in_flight += 1;
-                let attempt = attempt(
-                    conn.client.clone(),
-                    request,
-                    nodes,
-                    self.options.task_timeout,
-                    conn.lost.subscribe(),
-                    self.received.clone(),
-                );
-                running.spawn(async move { (t, w, attempt.await) });
-            }
-            if running.is_empty() {
-                if pending.is_empty() {
-                    break;
-                }
-                return Err("internal error: tasks are pending but none can start".into());
-            }
-            tokio::select! {
-                Some(joined) = running.join_next() => {
-                    let (t, w, outcome) = joined.map_err(|e| format!("task attempt aborted: {e}"))?;
-                    conns[w].in_flight -= 1;
-                    match outcome {
-                        Ok(shards) => {
-                            for shard in &shards {
-                                builder.absorb_shard(shard);
-                            }
-                            done += 1;
-                            self.status.send_modify(|s| s.tasks_done = done);
-                        }
-                        Err(e) => {
-                            let url = conns[w].url.clone();
-                            eprintln!("task {t} failed on {url}: {}; retrying elsewhere", e.message);
-                            retries += 1;
-                            failed_on[t].push(w);
-                            last_error[t] = format!("{url}: {}", e.message);
-                            if e.worker_down {
-                                lose(&mut conns[w], &e.message);
-                            }
-                            pending.push_front(t);
-                            self.status.send_modify(|s| s.task_retries = retries);
-                        }
-                    }
-                    self.publish_bytes();
-                }
-                Some((w, reason)) = lost_rx.recv() => lose(&mut conns[w], &reason),
-            }
-        }
-        Ok(builder)
-    }
-}
-
-fn lose(conn: &mut Conn, reason: &str) {
-    if conn.alive {
-        eprintln!("worker {} lost: {reason}", conn.url);
-        conn.alive = false;
-        // Wakes the worker's in-flight attempts, which fail and are retried.
-        conn.lost.send_replace(true);
-    }
-}
-
-/// One attempt of one task on one worker: the shards, or why not.
-async fn attempt(
-    mut client: WorkerRpc,
-    request: TaskRequest,
-    nodes: u32,
-    timeout: Duration,
-    mut lost: watch::Receiver<bool>,
-    received: Arc<AtomicU64>,
-) -> Result<Vec<AdjacencyShard>, AttemptError> {
-    let call = async {
-        let mut stream =
-            client.run_task(request).await.map_err(AttemptError::from_status)?.into_inner();
-        let mut shards = Vec::new();
-        while let Some(message) = stream.message().await.map_err(AttemptError::from_status)? {
-            received.fetch_add(message.encoded_len() as u64, Ordering::Relaxed);
-            match message.item {
-                Some(task_output::Item::Shard(bytes)) => {
-                    shards.push(decode_shard(&bytes, nodes).map_err(|e| AttemptError {
-                        worker_down: false,
-                        message: e.to_string(),
-                    })?);
-                }
-                Some(task_output::Item::Done(_)) => return Ok(shards),
-                None => break,
-            }
-        }
-        Err(AttemptError {
-            worker_down: true,
-            message: "the task's stream ended before its summary".into(),
-        })
-    };
-    tokio::select! {
-        outcome = tokio::time::timeout(timeout, call) => outcome.unwrap_or_else(|_| {
-            Err(AttemptError { worker_down: false, message: format!("timed out after {timeout:?}") })
-        }),
-        _ = lost.wait_for(|l| *l) => Err(AttemptError {
-            worker_down: true,
-            message: "worker lost (missed heartbeats)".into(),
-        }),
-    }
-}
-
-/// Checks every worker each `interval`; reports one on `lost` after
-/// [`HEARTBEAT_MISSES`] missed heartbeats in a row (a hung worker keeps
-/// its TCP connection, so only this and the task timeout notice it).
-async fn heartbeats(
-    clients: Vec<WorkerRpc>,
-    interval: Duration,
-    lost: mpsc::UnboundedSender<(usize, String)>,
-) {
-    let mut misses = vec![0u32; clients.len()];
-    let mut ticker = tokio::time::interval(interval);
-    // After a slow round, wait a full interval again rather than bursting.
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    ticker.tick().await;
-    loop {
-        ticker.tick().await;
-        let mut probes = JoinSet::new();
-        for (w, client) in clients.iter().enumerate() {
-            if misses[w] >= HEARTBEAT_MISSES {
-                continue;
-            }
-            let mut client = client.clone();
-            probes.spawn(async move {
-                let ok = tokio::time::timeout(interval, client.heartbeat(HeartbeatRequest {}))
-                    .await
-                    .is_ok_and(|r| r.is_ok());
-                (w, ok)
-            });
-        }
-        while let Some(Ok((w, ok))) = probes.join_next().await {
-            if ok {
-                misses[w] = 0;
-            } else {
-                misses[w] += 1;
-                if misses[w] == HEARTBEAT_MISSES {
-                    let reason = format!("{HEARTBEAT_MISSES} heartbeats missed in a row");
-                    if lost.send((w, reason)).is_err() {
-                        return;
-                    }
-                }
-            }
-        }
-    }
-}
-
-impl ConflictDetector for GrpcDetector {
-    async fn detect(
-        &self,
-        relation: &Relation,
-        constraints: &[KeyConstraint],
-        options: DetectOptions,
-    ) -> Result<Detection, EngineError> {
-        self.run(relation, constraints, options).await.map_err(|reason| {
-            let message = format!("distributed detection failed: {reason}");
-            *self.failure.lock().expect("failure poisoned") = Some(message.clone());
-            EngineError::Config(message)
-        })
-    }
-}
-
-/// Refuses jobs that would hand exact (non-private) values to a client.
-fn check_privacy(config: &JobConfig, allow: bool) -> Result<(), Status> {
-    if allow {
-        return Ok(());
-    }
-    if config.non_private {
-        return Err(Status::permission_denied(
-            "this coordinator does not return non-private values (start it with --allow-non-private)",
-        ));
-    }
-    if config.strategy.as_deref() == Some("baseline-truemax") {
-        return Err(Status::permission_denied(
-            "strategy baseline-truemax reads the true maximum degree and is not private \
-             (start the coordinator with --allow-non-private)",
-        ));
-    }
-    Ok(())
 }
 
 #[tonic::async_trait]
@@ -835,63 +364,53 @@ impl Coordinator for CoordinatorService {
         &self,
         request: Request<SubmitJobRequest>,
     ) -> Result<Response<SubmitJobResponse>, Status> {
+        let client = client_of(&request)?;
         let request = request.into_inner();
-        let config: JobConfig = match ConfigFormat::try_from(request.format) {
-            Ok(ConfigFormat::Json) => serde_json::from_str(&request.config)
-                .map_err(|e| Status::invalid_argument(format!("job config (JSON): {e}")))?,
-            Ok(ConfigFormat::Toml) => toml::from_str(&request.config)
-                .map_err(|e| Status::invalid_argument(format!("job config (TOML): {e}")))?,
-            Err(_) => return Err(Status::invalid_argument("unknown config format")),
-        };
-        check_privacy(&config, self.shared.options.allow_non_private)?;
-        let id = new_job_id();
-        let entry = Arc::new(JobEntry {
-            config,
-            status: Arc::new(watch::Sender::new(JobStatus {
-                job_id: id.clone(),
-                state: JobState::Queued as i32,
-                ..JobStatus::default()
-            })),
-            cancel: watch::Sender::new(false),
-            result: Mutex::default(),
-        });
-        {
-            let mut jobs = self.shared.jobs.lock().expect("job table poisoned");
-            jobs.order.push(id.clone());
-            jobs.map.insert(id.clone(), entry.clone());
-        }
-        eprintln!("job {id}: queued");
-        self.shared
-            .queue
-            .send(entry)
-            .map_err(|_| Status::unavailable("the job runner has stopped"))?;
+        let format = ConfigFormat::try_from(request.format)
+            .map_err(|_| Status::invalid_argument("unknown config format"))?;
+        let accepted =
+            submission::check(&request.config, format, self.rules()).map_err(|r| r.status())?;
+        let id = self.shared.admit(&client, accepted, None).await.map_err(|r| r.status())?;
         Ok(Response::new(SubmitJobResponse { job_id: id }))
     }
 
     async fn get_job(&self, request: Request<JobRef>) -> Result<Response<JobStatus>, Status> {
-        let entry = self.shared.job(&request.into_inner().job_id)?;
-        Ok(Response::new(self.shared.status_of(&entry)))
+        let client = client_of(&request)?;
+        let job = self.shared.owned(&request.into_inner().job_id, &client)?;
+        Ok(Response::new(self.shared.status_of(&job)))
     }
 
     type WatchJobStream = ReceiverStream<Result<JobStatus, Status>>;
 
+    /// Streams the client's view of the job each time it changes: for a
+    /// private job that is its state only, so the stream's timing shows the
+    /// state changes and nothing of detection's progress.
     async fn watch_job(
         &self,
         request: Request<JobRef>,
     ) -> Result<Response<Self::WatchJobStream>, Status> {
-        let entry = self.shared.job(&request.into_inner().job_id)?;
-        let shared = self.shared.clone();
-        let mut changes = entry.status.subscribe();
+        let client = client_of(&request)?;
+        let stored = self.shared.owned(&request.into_inner().job_id, &client)?;
         let (tx, rx) = mpsc::channel(16);
+        let shared = self.shared.clone();
         tokio::spawn(async move {
+            let Some(job) = shared.active(&stored.id) else {
+                let _ = tx.send(Ok(shared.status_of(&stored))).await;
+                return;
+            };
+            let mut changes = job.status.subscribe();
+            let mut last: Option<JobStatus> = None;
             loop {
                 changes.borrow_and_update();
-                let status = shared.status_of(&entry);
+                let status = shared.live_status(&job);
                 let terminal = is_terminal(status.state);
-                if tx.send(Ok(status)).await.is_err() || terminal {
-                    return;
+                if last.as_ref() != Some(&status) {
+                    if tx.send(Ok(status.clone())).await.is_err() {
+                        return;
+                    }
+                    last = Some(status);
                 }
-                if changes.changed().await.is_err() {
+                if terminal || changes.changed().await.is_err() {
                     return;
                 }
             }
@@ -900,18 +419,18 @@ impl Coordinator for CoordinatorService {
     }
 
     async fn get_result(&self, request: Request<JobRef>) -> Result<Response<JobResult>, Status> {
+        let client = client_of(&request)?;
         let job_id = request.into_inner().job_id;
-        let entry = self.shared.job(&job_id)?;
-        let status = entry.status.borrow().clone();
-        match JobState::try_from(status.state) {
-            Ok(JobState::Succeeded) => {
-                let report = entry.result.lock().expect("result poisoned").clone();
-                Ok(Response::new(JobResult { job_id, report_json: report.unwrap_or_default() }))
+        let job = self.shared.owned(&job_id, &client)?;
+        let status = self.shared.status_of(&job);
+        match job.state {
+            JobState::Succeeded => {
+                Ok(Response::new(JobResult { job_id, report_json: job.report.unwrap_or_default() }))
             }
-            Ok(JobState::Failed) => {
+            JobState::Failed => {
                 Err(Status::failed_precondition(format!("job {job_id} failed: {}", status.error)))
             }
-            Ok(JobState::Cancelled) => {
+            JobState::Cancelled => {
                 Err(Status::failed_precondition(format!("job {job_id} was cancelled")))
             }
             _ => Err(Status::failed_precondition(format!("job {job_id} has not finished"))),
@@ -919,43 +438,51 @@ impl Coordinator for CoordinatorService {
     }
 
     async fn cancel_job(&self, request: Request<JobRef>) -> Result<Response<JobStatus>, Status> {
-        let entry = self.shared.job(&request.into_inner().job_id)?;
-        entry.cancel.send_replace(true);
-        // A queued job is cancelled here; a running one by its runner, which
-        // drops the job (and its in-flight tasks) at its next await.
-        entry.status.send_if_modified(|s| {
-            let queued = s.state == JobState::Queued as i32;
-            if queued {
-                s.state = JobState::Cancelled as i32;
-                s.error = "cancelled by a client".into();
+        let client = client_of(&request)?;
+        let stored = self.shared.owned(&request.into_inner().job_id, &client)?;
+        if let Some(job) = self.shared.active(&stored.id) {
+            job.cancel.send_replace(true);
+            // A queued job ends here; a running one in its runner, which
+            // drops the job (and its in-flight tasks) at its next await.
+            if job.status.borrow().state == JobState::Queued as i32 {
+                let end = Ending::plain(
+                    JobState::Cancelled,
+                    FailureReason::Unspecified,
+                    "cancelled by a client",
+                );
+                if self.shared.store.finish(&job.id, &end).map_err(internal)? {
+                    job.status.send_modify(|s| {
+                        s.state = JobState::Cancelled as i32;
+                        s.error = "cancelled by a client".into();
+                    });
+                    self.shared.forget(&job.id);
+                }
             }
-            queued
-        });
-        Ok(Response::new(self.shared.status_of(&entry)))
+            return Ok(Response::new(self.shared.live_status(&job)));
+        }
+        Ok(Response::new(self.shared.status_of(&stored)))
     }
 
     async fn list_jobs(
         &self,
-        _: Request<ListJobsRequest>,
+        request: Request<ListJobsRequest>,
     ) -> Result<Response<ListJobsResponse>, Status> {
-        let entries: Vec<Arc<JobEntry>> = {
-            let jobs = self.shared.jobs.lock().expect("job table poisoned");
-            jobs.order.iter().map(|id| jobs.map[id].clone()).collect()
-        };
-        let jobs = entries.iter().map(|e| self.shared.status_of(e)).collect();
+        let client = client_of(&request)?;
+        let jobs = self.shared.store.list(&client, LIST_LIMIT).map_err(internal)?;
+        let jobs = jobs.iter().map(|j| self.shared.status_of(j)).collect();
         Ok(Response::new(ListJobsResponse { jobs }))
     }
 }
 
-/// Serves the coordinator on `listener` until `shutdown` resolves.
+/// Serves `service` on `listener` until `shutdown` resolves.
 pub async fn serve(
     listener: TcpListener,
-    options: CoordinatorOptions,
+    service: CoordinatorService,
     tls: Option<&ServerTls>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ClusterError> {
-    let token = options.token.clone();
-    let service = CoordinatorServer::new(CoordinatorService::start(options)?)
+    let clients = service.shared.options.clients.clone();
+    let service = CoordinatorServer::new(service)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
     let mut server = Server::builder();
@@ -963,39 +490,11 @@ pub async fn serve(
         server = server.tls_config(tls.config())?;
     }
     server
-        .add_service(InterceptedService::new(service, RequireToken::new(&token)))
+        .add_service(InterceptedService::new(service, RequireClient::new(clients)))
         .serve_with_incoming_shutdown(
             TcpIncoming::from(listener).with_nodelay(Some(true)),
             shutdown,
         )
         .await?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dns_specs_parse() {
-        assert_eq!(
-            WorkerSource::dns("dpincon-worker.ns.svc.cluster.local:50051").unwrap(),
-            WorkerSource::Dns { host: "dpincon-worker.ns.svc.cluster.local".into(), port: 50051 }
-        );
-        assert!(WorkerSource::dns("no-port").is_err());
-        assert!(WorkerSource::dns(":80").is_err());
-        assert!(WorkerSource::dns("host:http").is_err());
-    }
-
-    #[test]
-    fn non_private_jobs_need_the_flag() {
-        let mut job = JobConfig::new("t.csv", "t.dcs");
-        assert!(check_privacy(&job, false).is_ok());
-        job.strategy = Some("baseline-truemax".into());
-        assert_eq!(check_privacy(&job, false).unwrap_err().code(), Code::PermissionDenied);
-        job.strategy = None;
-        job.non_private = true;
-        assert_eq!(check_privacy(&job, false).unwrap_err().code(), Code::PermissionDenied);
-        assert!(check_privacy(&job, true).is_ok());
-    }
 }

@@ -1,18 +1,25 @@
 //! dpincon's distributed mode: the same job as `dpincon_engine::run_job`,
 //! with conflict detection spread over gRPC workers.
 //!
-//! - [`coordinator`]: accepts jobs (queue, ids, states, progress), runs them
-//!   one at a time through `dpincon_engine::run_job_with` with a
-//!   [`GrpcDetector`](coordinator::GrpcDetector) that splits detection into
-//!   partition tasks, dispatches them to workers with per-task timeouts and
-//!   retries on another worker, and merges the returned adjacency shards
-//!   into one graph. Reading, the edge stream, measures, releases, seeds and
-//!   the budget ledger are the embedded code, so results are identical.
+//! - [`coordinator`]: the job layer. Clients name datasets the operator
+//!   registered ([`datasets`]); submissions are checked without the data
+//!   ([`submission`]), admitted against the queue limit and the dataset's
+//!   budget, kept in a durable store ([`store`]) and run one at a time
+//!   ([`runner`]) through `dpincon_engine::run_job_with`. Private jobs'
+//!   clients see states and public failure reasons only.
+//! - [`dispatch`]: a [`GrpcDetector`](dispatch::GrpcDetector) that splits
+//!   detection into partition tasks, dispatches them to workers with
+//!   per-task timeouts and retries on another worker, and merges the
+//!   returned adjacency shards into one graph. Reading, the edge stream,
+//!   measures, releases, seeds and the budget ledger are the embedded code,
+//!   so results are identical.
 //! - [`worker`]: stateless; runs `dpincon_detect::detect_partition` on the
 //!   rows it receives (Arrow IPC) and streams the edges back as roaring
 //!   shards; a semaphore bounds concurrent tasks and so memory.
-//! - [`auth`]: a shared bearer token on every RPC, compared in constant time.
-//! - [`tls`]: rustls for servers (certificate, key) and clients (CA).
+//! - [`auth`]: client tokens (several, named, revocable) for the
+//!   coordinator, a separate worker token; constant-time compare.
+//! - [`tls`]: rustls for servers (certificate, key, optionally a client CA
+//!   for mTLS) and clients (CA, optionally a client certificate).
 //! - [`client`]: what `dpincon-cli submit/status/result/cancel` call.
 //!
 //! See README.md in this crate for the task flow and the failure model.
@@ -22,7 +29,12 @@
 pub mod auth;
 pub mod client;
 pub mod coordinator;
+pub mod datasets;
+pub mod dispatch;
+mod runner;
 pub mod server;
+pub mod store;
+pub mod submission;
 pub mod tls;
 pub mod worker;
 
@@ -56,6 +68,9 @@ pub enum ClusterError {
     /// The job failed, was cancelled, or its result is not there.
     #[error("{0}")]
     Job(String),
+    /// The durable job store failed.
+    #[error("{0}")]
+    Store(String),
 }
 
 impl ClusterError {

@@ -1,5 +1,5 @@
-//! What the coordinator and worker binaries share: the token and TLS flags,
-//! binding with a readiness line, and the exit status.
+//! What the coordinator and worker binaries share: the TLS flags, binding
+//! with a readiness line, and the exit status.
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -9,15 +9,11 @@ use std::process::ExitCode;
 use tokio::net::TcpListener;
 
 use crate::ClusterError;
-use crate::auth::Token;
 use crate::tls::ServerTls;
 
-/// The shared bearer token and this server's TLS identity.
+/// This server's TLS identity.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServerSecurity {
-    /// File holding the shared bearer token (else $DPINCON_TOKEN).
-    #[arg(long)]
-    pub token_file: Option<PathBuf>,
     /// TLS certificate of this server (PEM); with --tls-key.
     #[arg(long)]
     pub tls_cert: Option<PathBuf>,
@@ -27,11 +23,9 @@ pub struct ServerSecurity {
 }
 
 impl ServerSecurity {
-    /// Reads the token and, when certificates are given, the TLS identity.
-    pub fn load(&self) -> Result<(Token, Option<ServerTls>), ClusterError> {
-        let token = Token::load(self.token_file.as_deref())?;
-        let tls = ServerTls::load(self.tls_cert.as_deref(), self.tls_key.as_deref())?;
-        Ok((token, tls))
+    /// The TLS identity, when certificates are given.
+    pub fn load(&self) -> Result<Option<ServerTls>, ClusterError> {
+        ServerTls::load(self.tls_cert.as_deref(), self.tls_key.as_deref())
     }
 }
 

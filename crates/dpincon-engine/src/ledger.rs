@@ -4,6 +4,11 @@
 //! record per release. A job is charged, under an exclusive file lock and
 //! with an fsync, *before* any noise is drawn: a job that dies afterwards
 //! leaves the ledger over-counting, never under-counting.
+//!
+//! Durability: a new ledger file's directory entry is fsynced too (else a
+//! crash can lose the whole file, and with it every charge). A service that
+//! owns ledgers (the cluster coordinator) holds [`DirLock`] on their
+//! directories, so two processes never charge one ledger directory.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
@@ -129,8 +134,59 @@ fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
+/// Makes `path`'s directory entry durable: after a file is created, its
+/// data fsync alone does not persist the name (POSIX).
+fn sync_parent(path: &Path) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    File::open(dir)?.sync_all()
+}
+
+/// An exclusive lock on a ledger directory, held while the value lives
+/// (the OS drops it when the process dies, even by SIGKILL).
+#[derive(Debug)]
+pub struct DirLock {
+    _file: File,
+    /// The directory.
+    pub dir: PathBuf,
+}
+
+/// The lock file inside a locked directory.
+pub const LOCK_FILE: &str = ".dpincon.lock";
+
+/// Locks `dir` for this process, or says which directory is already in use.
+pub fn lock_dir(dir: &Path) -> Result<DirLock, EngineError> {
+    let path = dir.join(LOCK_FILE);
+    let existed = path.exists();
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| ledger_error(&path, e))?;
+    if !existed {
+        sync_parent(&path).map_err(|e| ledger_error(&path, e))?;
+    }
+    match file.try_lock() {
+        Ok(()) => Ok(DirLock { _file: file, dir: dir.to_path_buf() }),
+        Err(std::fs::TryLockError::WouldBlock) => Err(ledger_error(
+            &path,
+            format!(
+                "directory '{}' is in use by another process (a second coordinator?): \
+                 two owners would charge one budget twice",
+                dir.display()
+            ),
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(ledger_error(&path, e)),
+    }
+}
+
 /// Records every release of a job, or refuses the whole job if it would
-/// pass the cap. Durable (fsync) before it returns.
+/// pass the cap. Durable (fsync of the file, and of its directory when the
+/// file is new) before it returns.
 pub fn charge(
     path: &Path,
     dataset: &Path,
@@ -138,12 +194,16 @@ pub fn charge(
     job: &str,
     releases: &[(&str, f64)],
 ) -> Result<LedgerState, EngineError> {
+    let created = !path.exists();
     let mut file = OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
         .open(path)
         .map_err(|e| ledger_error(path, e))?;
+    if created {
+        sync_parent(path).map_err(|e| ledger_error(path, e))?;
+    }
     file.lock().map_err(|e| ledger_error(path, e))?;
     file.seek(SeekFrom::Start(0)).map_err(|e| ledger_error(path, e))?;
     let contents = read(path, &file)?;
@@ -199,6 +259,16 @@ mod tests {
         // The cap cannot be raised by a job; lowering applies.
         let err = check(&ledger, &data, Some(10.0), 0.0).unwrap_err().to_string();
         assert!(err.contains("cannot raise"), "{err}");
+    }
+
+    #[test]
+    fn a_locked_directory_refuses_a_second_owner_until_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = lock_dir(dir.path()).unwrap();
+        let err = lock_dir(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("in use by another process"), "{err}");
+        drop(lock);
+        assert!(lock_dir(dir.path()).is_ok());
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod read;
 
 pub use encode::encode;
 pub use read::{
+    declared_schema,
     DataFormat, ReadOptions, SchemaOverride, TableData, parse_schema_override, read_table,
 };
 

@@ -63,6 +63,15 @@ pub fn parse_schema_override(text: &str) -> Result<Vec<SchemaOverride>, SourceEr
         .collect()
 }
 
+/// The columns as the constraint binder sees them when every column's type
+/// is declared (`entries` in table order): the schema of a table read with
+/// these overrides, known without reading a row.
+pub fn declared_schema(entries: &[SchemaOverride]) -> TableSchema {
+    TableSchema {
+        columns: entries.iter().map(|e| (e.column.clone(), column_kind(&e.data_type))).collect(),
+    }
+}
+
 /// How to read a table.
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {

@@ -1,0 +1,269 @@
+//! The operator's configuration (`dpincon-coordinator --config FILE`): the
+//! datasets clients may name, each with its table, its declared schema, its
+//! ledger and budget cap and its per-job ε limits; the job store's
+//! directory; the queue and request limits.
+//!
+//! In cluster mode the operator owns everything that protects the table
+//! (SPEC §8): clients name a dataset and never a path, a ledger or a cap.
+//! The schema is declared, never inferred from the private rows: binding a
+//! client's constraints against it needs no row, so a bad constraint is
+//! refused before the job is accepted, whatever the data.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dpincon_constraints::TableSchema;
+use dpincon_source::{declared_schema, parse_schema_override};
+use serde::Deserialize;
+
+use crate::ClusterError;
+
+/// Queue and request limits (`[limits]`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct Limits {
+    /// Jobs waiting (not counting the running one) before submissions are
+    /// refused with "queue full": bounds the coordinator's memory.
+    pub max_queued: usize,
+    /// Bytes of a job's inline constraint text.
+    pub max_constraint_bytes: usize,
+    /// Denial constraints of a job (after FD expansion).
+    pub max_constraints: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_queued: 64, max_constraint_bytes: 64 * 1024, max_constraints: 64 }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawConfig {
+    state_dir: PathBuf,
+    #[serde(default)]
+    limits: Limits,
+    #[serde(default)]
+    datasets: BTreeMap<String, RawDataset>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawDataset {
+    data: PathBuf,
+    schema: String,
+    ledger: PathBuf,
+    budget_cap: f64,
+    max_job_epsilon: f64,
+    #[serde(default)]
+    min_epsilon: Option<f64>,
+    #[serde(default)]
+    max_rows: Option<u64>,
+    #[serde(default)]
+    threads: Option<usize>,
+    #[serde(default)]
+    memory_limit: Option<String>,
+}
+
+/// One registered dataset.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    /// The name clients use.
+    pub name: String,
+    /// The table (CSV with a header row); never shown to clients.
+    pub data: PathBuf,
+    /// The declared column types, `Name:type,...` in table order (the
+    /// syntax of `run --schema`).
+    pub schema_text: String,
+    /// The same, as the constraint binder sees it.
+    pub schema: TableSchema,
+    /// The dataset's one ledger.
+    pub ledger: PathBuf,
+    /// Total ε the dataset may ever spend.
+    pub budget_cap: f64,
+    /// Most ε one job may spend (all its measures).
+    pub max_job_epsilon: f64,
+    /// Least ε per measure (a release too noisy to use wastes budget).
+    pub min_epsilon: f64,
+    /// The public bound n_max on the row count (SPEC §5), if declared.
+    pub max_rows: Option<u64>,
+    /// Detection threads of the coordinator's own phases.
+    pub threads: Option<usize>,
+    /// Graph memory before it spills, e.g. `4GiB`.
+    pub memory_limit: Option<String>,
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone)]
+pub struct CoordinatorConfig {
+    /// Where the job store lives (created if missing).
+    pub state_dir: PathBuf,
+    /// Queue and request limits.
+    pub limits: Limits,
+    /// The datasets by name.
+    pub datasets: BTreeMap<String, Arc<Dataset>>,
+}
+
+fn bad(origin: &str, what: impl std::fmt::Display) -> ClusterError {
+    ClusterError::Config(format!("{origin}: {what}"))
+}
+
+fn positive(origin: &str, key: &str, v: f64) -> Result<f64, ClusterError> {
+    if v.is_finite() && v > 0.0 { Ok(v) } else { Err(bad(origin, format!("{key} must be > 0"))) }
+}
+
+impl CoordinatorConfig {
+    /// Reads and checks the file at `path` (see [`CoordinatorConfig::parse`]).
+    pub fn load(path: &Path) -> Result<Self, ClusterError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ClusterError::Io { path: path.to_path_buf(), source })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses the TOML `text` and checks every dataset: limits in range,
+    /// the table readable and its header equal to the declared columns
+    /// (names only: no row is read), the ledger's directory present.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, ClusterError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| bad(origin, e))?;
+        if raw.limits.max_queued == 0 || raw.limits.max_constraints == 0 {
+            return Err(bad(origin, "[limits] max-queued and max-constraints must be > 0"));
+        }
+        let mut datasets = BTreeMap::new();
+        for (name, d) in raw.datasets {
+            let at = format!("{origin}: [datasets.{name}]");
+            if name.is_empty()
+                || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            {
+                return Err(bad(&at, "names use letters, digits, '-', '_' and '.' only"));
+            }
+            let budget_cap = positive(&at, "budget-cap", d.budget_cap)?;
+            let max_job_epsilon = positive(&at, "max-job-epsilon", d.max_job_epsilon)?;
+            if max_job_epsilon > budget_cap {
+                return Err(bad(&at, "max-job-epsilon exceeds budget-cap"));
+            }
+            let min_epsilon = match d.min_epsilon {
+                None => 0.0,
+                Some(m) => positive(&at, "min-epsilon", m)?,
+            };
+            let entries = parse_schema_override(&d.schema).map_err(|e| bad(&at, e))?;
+            let declared: Vec<String> = entries.iter().map(|e| e.column.clone()).collect();
+            let header = csv_header(&d.data).map_err(|e| bad(&at, e))?;
+            if header != declared {
+                return Err(bad(
+                    &at,
+                    format!(
+                        "the schema must declare every column of '{}' in order: the file has \
+                         [{}], the schema [{}]",
+                        d.data.display(),
+                        header.join(", "),
+                        declared.join(", ")
+                    ),
+                ));
+            }
+            let ledger_dir = ledger_dir(&d.ledger);
+            if !ledger_dir.is_dir() {
+                return Err(bad(
+                    &at,
+                    format!("the ledger's directory '{}' does not exist", ledger_dir.display()),
+                ));
+            }
+            let dataset = Dataset {
+                name: name.clone(),
+                data: d.data,
+                schema_text: d.schema.clone(),
+                schema: declared_schema(&entries),
+                ledger: d.ledger,
+                budget_cap,
+                max_job_epsilon,
+                min_epsilon,
+                max_rows: d.max_rows,
+                threads: d.threads,
+                memory_limit: d.memory_limit,
+            };
+            datasets.insert(name, Arc::new(dataset));
+        }
+        if datasets.is_empty() {
+            return Err(bad(origin, "no [datasets.NAME] table: clients could run nothing"));
+        }
+        Ok(CoordinatorConfig { state_dir: raw.state_dir, limits: raw.limits, datasets })
+    }
+
+    /// Every directory this coordinator must own alone: the state
+    /// directory and each ledger's directory (deduplicated).
+    pub fn owned_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = vec![self.state_dir.clone()];
+        for d in self.datasets.values() {
+            let dir = ledger_dir(&d.ledger);
+            let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        dirs
+    }
+}
+
+fn ledger_dir(ledger: &Path) -> PathBuf {
+    match ledger.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The column names of a CSV file's header row (only that row is read).
+fn csv_header(path: &Path) -> Result<Vec<String>, String> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_path(path)
+        .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+    let header =
+        reader.headers().map_err(|e| format!("'{}': bad header row: {e}", path.display()))?;
+    Ok(header.iter().map(|h| h.trim().to_string()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(dir: &Path, dataset: &str) -> String {
+        format!(
+            "state-dir = {:?}\n[limits]\nmax-queued = 3\n[datasets.t]\ndata = {:?}\n{dataset}",
+            dir.join("state").display().to_string(),
+            dir.join("t.csv").display().to_string()
+        )
+    }
+
+    #[test]
+    fn a_dataset_declares_every_column_and_its_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t.csv"), "Zip,City\n1,a\n").unwrap();
+        let ledger = dir.path().join("t.ledger").display().to_string();
+        let good = format!(
+            "schema = \"Zip:int, City:string\"\nledger = {ledger:?}\nbudget-cap = 5.0\n\
+             max-job-epsilon = 1.5\nmin-epsilon = 0.05\n"
+        );
+        let c = CoordinatorConfig::parse(&config(dir.path(), &good), "c.toml").unwrap();
+        let t = &c.datasets["t"];
+        assert_eq!(c.limits.max_queued, 3);
+        assert_eq!((t.budget_cap, t.max_job_epsilon, t.min_epsilon), (5.0, 1.5, 0.05));
+        assert_eq!(t.schema_text, "Zip:int, City:string");
+        assert_eq!(t.schema.columns.len(), 2);
+        assert_eq!(c.owned_dirs().len(), 2);
+
+        for (change, why) in [
+            (good.replace("Zip:int, City:string", "Zip:int"), "every column"),
+            (good.replace("Zip:int, City:string", "City:string, Zip:int"), "in order"),
+            (good.replace("budget-cap = 5.0", "budget-cap = 1.0"), "exceeds budget-cap"),
+            (good.replace("budget-cap = 5.0", "budget-cap = -1.0"), "budget-cap must be > 0"),
+            (good.replace("t.ledger", "no/such/dir/t.ledger"), "does not exist"),
+            (good.replace("min-epsilon", "seed = 1\nmin-epsilon"), "unknown field"),
+            (good.replace("ledger =", "# ledger ="), "missing field `ledger`"),
+        ] {
+            let err = CoordinatorConfig::parse(&config(dir.path(), &change), "c.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(why), "{why}: {err}");
+        }
+    }
+}

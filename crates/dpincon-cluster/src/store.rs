@@ -1,0 +1,304 @@
+//! The coordinator's durable job store: one SQLite file (`jobs.sqlite` in
+//! the operator's state directory) holding every job, its state, its
+//! public failure reason, the full error (operator only) and its report.
+//!
+//! Each state change is one statement in its own transaction, fsynced
+//! (`synchronous = FULL`) before the coordinator acts on it: a job is
+//! marked running before the engine can charge the ledger, and a report is
+//! written in the same statement that marks the job succeeded. So after a
+//! SIGKILL, [`JobStore::recover`] finds every job either finished (report
+//! kept), queued (never started: run it), or running (it may have been
+//! charged: fail it as interrupted, never run it twice).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use dpincon_proto::v1::{FailureReason, JobState};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::ClusterError;
+
+/// One job as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredJob {
+    /// The job's id.
+    pub id: String,
+    /// The client (token name) that submitted it.
+    pub owner: String,
+    /// The dataset's name.
+    pub dataset: String,
+    /// The checked request, canonical JSON.
+    pub request: String,
+    /// Asks for exact values (test clusters only).
+    pub non_private: bool,
+    /// A `JobState`.
+    pub state: JobState,
+    /// The public reason of a failure.
+    pub reason: FailureReason,
+    /// The full error: the operator's log only, never a private job's client.
+    pub error: String,
+    /// The report (JSON) of a succeeded job.
+    pub report: Option<String>,
+    /// The final full `JobStatus` (protobuf) of a non-private job, for its
+    /// progress detail after the end; never kept for private jobs.
+    pub detail: Option<Vec<u8>>,
+}
+
+/// How a job ended, as [`JobStore::finish`] records it.
+#[derive(Debug, Clone, Copy)]
+pub struct Ending<'a> {
+    /// Succeeded, failed or cancelled.
+    pub state: JobState,
+    /// The public reason of a failure.
+    pub reason: FailureReason,
+    /// The full error (operator only).
+    pub error: &'a str,
+    /// The report of a succeeded job.
+    pub report: Option<&'a str>,
+    /// A non-private job's final full status (protobuf).
+    pub detail: Option<&'a [u8]>,
+}
+
+impl Ending<'_> {
+    /// An ending with no report or detail.
+    pub fn plain(state: JobState, reason: FailureReason, error: &str) -> Ending<'_> {
+        Ending { state, reason, error, report: None, detail: None }
+    }
+}
+
+/// The store (one connection; calls are short and serialised).
+#[derive(Debug)]
+pub struct JobStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+fn store_error(path: &Path, e: rusqlite::Error) -> ClusterError {
+    ClusterError::Store(format!("job store '{}': {e}", path.display()))
+}
+
+fn now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
+const COLUMNS: &str =
+    "id, owner, dataset, request, non_private, state, reason, error, report, detail";
+
+fn row_to_job(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredJob> {
+    Ok(StoredJob {
+        id: row.get(0)?,
+        owner: row.get(1)?,
+        dataset: row.get(2)?,
+        request: row.get(3)?,
+        non_private: row.get(4)?,
+        state: JobState::try_from(row.get::<_, i32>(5)?).unwrap_or(JobState::Unspecified),
+        reason: FailureReason::try_from(row.get::<_, i32>(6)?).unwrap_or(FailureReason::Internal),
+        error: row.get(7)?,
+        report: row.get(8)?,
+        detail: row.get(9)?,
+    })
+}
+
+impl JobStore {
+    /// Opens (creating) `dir/jobs.sqlite`.
+    pub fn open(dir: &Path) -> Result<JobStore, ClusterError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|source| ClusterError::Io { path: dir.to_path_buf(), source })?;
+        let path = dir.join("jobs.sqlite");
+        let conn = Connection::open(&path).map_err(|e| store_error(&path, e))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = FULL;
+             CREATE TABLE IF NOT EXISTS jobs (
+                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                 id TEXT NOT NULL UNIQUE,
+                 owner TEXT NOT NULL,
+                 dataset TEXT NOT NULL,
+                 request TEXT NOT NULL,
+                 non_private INTEGER NOT NULL,
+                 state INTEGER NOT NULL,
+                 reason INTEGER NOT NULL DEFAULT 0,
+                 error TEXT NOT NULL DEFAULT '',
+                 report TEXT,
+                 detail BLOB,
+                 created_unix INTEGER NOT NULL,
+                 updated_unix INTEGER NOT NULL
+             );
+             CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, seq);",
+        )
+        .map_err(|e| store_error(&path, e))?;
+        Ok(JobStore { conn: Mutex::new(conn), path })
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, ClusterError> {
+        let conn = self.conn.lock().expect("job store poisoned");
+        f(&conn).map_err(|e| store_error(&self.path, e))
+    }
+
+    /// Records a new queued job.
+    pub fn insert(&self, job: &StoredJob) -> Result<(), ClusterError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO jobs (id, owner, dataset, request, non_private, state, reason, \
+                 error, report, created_unix, updated_unix) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+                params![
+                    job.id,
+                    job.owner,
+                    job.dataset,
+                    job.request,
+                    job.non_private,
+                    job.state as i32,
+                    job.reason as i32,
+                    job.error,
+                    job.report,
+                    now()
+                ],
+            )
+            .map(|_| ())
+        })
+    }
+
+    /// Marks a queued job running; false if it was not queued (cancelled).
+    pub fn start(&self, id: &str) -> Result<bool, ClusterError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE jobs SET state = ?2, updated_unix = ?3 WHERE id = ?1 AND state = ?4",
+                params![id, JobState::Running as i32, now(), JobState::Queued as i32],
+            )
+            .map(|n| n == 1)
+        })
+    }
+
+    /// Ends a queued or running job: state, reason, full error, report and
+    /// detail in one statement. False if it had already ended.
+    pub fn finish(&self, id: &str, end: &Ending<'_>) -> Result<bool, ClusterError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE jobs SET state = ?2, reason = ?3, error = ?4, report = ?5, detail = ?6, \
+                 updated_unix = ?7 WHERE id = ?1 AND state IN (?8, ?9)",
+                params![
+                    id,
+                    end.state as i32,
+                    end.reason as i32,
+                    end.error,
+                    end.report,
+                    end.detail,
+                    now(),
+                    JobState::Queued as i32,
+                    JobState::Running as i32
+                ],
+            )
+            .map(|n| n == 1)
+        })
+    }
+
+    /// One job.
+    pub fn get(&self, id: &str) -> Result<Option<StoredJob>, ClusterError> {
+        self.with(|c| {
+            c.query_row(&format!("SELECT {COLUMNS} FROM jobs WHERE id = ?1"), [id], row_to_job)
+                .optional()
+        })
+    }
+
+    /// The latest `limit` jobs of `owner`, oldest first, without their
+    /// reports (a listing needs states only).
+    pub fn list(&self, owner: &str, limit: usize) -> Result<Vec<StoredJob>, ClusterError> {
+        self.with(|c| {
+            let mut statement = c.prepare(
+                "SELECT id, owner, dataset, '', non_private, state, reason, error, NULL, detail \
+                 FROM jobs WHERE owner = ?1 ORDER BY seq DESC LIMIT ?2",
+            )?;
+            let mut jobs: Vec<StoredJob> = statement
+                .query_map(params![owner, limit as i64], row_to_job)?
+                .collect::<rusqlite::Result<_>>()?;
+            jobs.reverse();
+            Ok(jobs)
+        })
+    }
+
+    /// After a restart: fails every job left running (it may have been
+    /// charged, so it is never run again) and returns their ids, and the
+    /// queued jobs in submission order, to run.
+    pub fn recover(&self) -> Result<(Vec<String>, Vec<StoredJob>), ClusterError> {
+        self.with(|c| {
+            let running = JobState::Running as i32;
+            let mut statement = c.prepare("SELECT id FROM jobs WHERE state = ?1 ORDER BY seq")?;
+            let interrupted: Vec<String> =
+                statement.query_map([running], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            c.execute(
+                "UPDATE jobs SET state = ?1, reason = ?2, error = ?3, updated_unix = ?4 \
+                 WHERE state = ?5",
+                params![
+                    JobState::Failed as i32,
+                    FailureReason::Interrupted as i32,
+                    "the coordinator stopped while the job ran; not run again (its budget may \
+                     have been charged)",
+                    now(),
+                    running
+                ],
+            )?;
+            let mut statement =
+                c.prepare(&format!("SELECT {COLUMNS} FROM jobs WHERE state = ?1 ORDER BY seq"))?;
+            let queued = statement
+                .query_map([JobState::Queued as i32], row_to_job)?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok((interrupted, queued))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: &str) -> StoredJob {
+        StoredJob {
+            id: id.into(),
+            owner: "alice".into(),
+            dataset: "t".into(),
+            request: "{}".into(),
+            non_private: false,
+            state: JobState::Queued,
+            reason: FailureReason::Unspecified,
+            error: String::new(),
+            report: None,
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn a_reopened_store_keeps_reports_fails_running_jobs_and_requeues_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = JobStore::open(dir.path()).unwrap();
+            for id in ["a", "b", "c", "d"] {
+                store.insert(&job(id)).unwrap();
+            }
+            assert!(store.start("a").unwrap());
+            assert!(!store.start("a").unwrap(), "a running job does not start twice");
+            let report = Some("{\"r\":1}");
+            let end = Ending { report, ..Ending::plain(JobState::Succeeded, FailureReason::Unspecified, "") };
+            assert!(store.finish("a", &end).unwrap());
+            assert!(store.start("b").unwrap());
+            let cancel = Ending::plain(JobState::Cancelled, FailureReason::Unspecified, "");
+            assert!(store.finish("d", &cancel).unwrap());
+            let fail = Ending::plain(JobState::Failed, FailureReason::Internal, "");
+            assert!(!store.finish("d", &fail).unwrap(), "an ended job stays ended");
+        }
+        let store = JobStore::open(dir.path()).unwrap();
+        let (interrupted, queued) = store.recover().unwrap();
+        assert_eq!(interrupted, vec!["b".to_string()]);
+        assert_eq!(queued.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), vec!["c"]);
+        let a = store.get("a").unwrap().unwrap();
+        assert_eq!((a.state, a.report.as_deref()), (JobState::Succeeded, Some("{\"r\":1}")));
+        let b = store.get("b").unwrap().unwrap();
+        assert_eq!((b.state, b.reason), (JobState::Failed, FailureReason::Interrupted));
+        assert_eq!(store.get("d").unwrap().unwrap().state, JobState::Cancelled);
+        assert!(store.get("zz").unwrap().is_none());
+        let listed: Vec<String> = store.list("alice", 2).unwrap().into_iter().map(|j| j.id).collect();
+        assert_eq!(listed, vec!["c", "d"]);
+        assert!(store.list("bob", 10).unwrap().is_empty());
+    }
+}

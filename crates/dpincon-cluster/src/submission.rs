@@ -1,0 +1,419 @@
+//! What a client may ask of the coordinator, checked before a job exists.
+//!
+//! A client job names a registered dataset and brings its constraints as
+//! inline text; everything that protects the table (paths, the ledger,
+//! the cap, the seed, exact values) is the operator's and refused here
+//! with a clear message, before anything is queued or charged. Every check
+//! reads only the request and the operator's configuration, never a row,
+//! so a refusal tells the client nothing about the data (SPEC §8).
+//!
+//! Failures get one of a fixed set of public reasons
+//! ([`FailureReason`]); a private job's client learns nothing else.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use dpincon_engine::JobConfig;
+use dpincon_proto::v1::{ConfigFormat, FailureReason};
+use serde::Deserialize;
+use tonic::Status;
+
+use crate::datasets::{Dataset, Limits};
+
+/// Keys only the operator sets (in `[datasets.NAME]`), never a client.
+const OPERATOR_KEYS: [&str; 9] = [
+    "data",
+    "ledger",
+    "budget-cap",
+    "format",
+    "schema",
+    "infer-rows",
+    "threads",
+    "memory-limit",
+    "max-rows",
+];
+
+/// Keys that defeat the noise or print exact values: test clusters only
+/// (`--allow-non-private`).
+const TEST_ONLY_KEYS: [&str; 3] = ["seed", "non-private", "brute-force"];
+
+/// The fixed public text of each reason: all a private job's client is
+/// told about a failure (refusals add details taken from the request).
+pub fn reason_text(reason: FailureReason) -> &'static str {
+    match reason {
+        FailureReason::BadConstraints => "bad constraint syntax",
+        FailureReason::UnknownDataset => "unknown dataset",
+        FailureReason::BudgetExhausted => "budget exhausted",
+        FailureReason::OverLimits => "over limits",
+        FailureReason::NotAllowed => "not allowed",
+        FailureReason::QueueFull => "queue full",
+        FailureReason::InvalidJob => "invalid job",
+        FailureReason::Interrupted => "interrupted by a coordinator restart",
+        FailureReason::Internal | FailureReason::Unspecified => "internal error",
+    }
+}
+
+/// A submission refused, with the public reason and a message that quotes
+/// only the request and the operator's configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// The public reason.
+    pub reason: FailureReason,
+    /// Details for the client.
+    pub detail: String,
+}
+
+impl Refusal {
+    pub(crate) fn new(reason: FailureReason, detail: impl Into<String>) -> Self {
+        Refusal { reason, detail: detail.into() }
+    }
+
+    /// The gRPC status a refused submission answers with.
+    pub fn status(&self) -> Status {
+        let message = format!(
+            "{}: {} (nothing was queued or charged)",
+            reason_text(self.reason),
+            self.detail
+        );
+        match self.reason {
+            FailureReason::UnknownDataset => Status::not_found(message),
+            FailureReason::NotAllowed => Status::permission_denied(message),
+            FailureReason::QueueFull => Status::resource_exhausted(message),
+            FailureReason::BudgetExhausted => Status::failed_precondition(message),
+            FailureReason::Internal | FailureReason::Interrupted => Status::internal(message),
+            _ => Status::invalid_argument(message),
+        }
+    }
+}
+
+/// A client job as sent (kebab-case keys).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct ClientJob {
+    dataset: String,
+    constraints: String,
+    #[serde(default)]
+    epsilon: Option<f64>,
+    #[serde(default)]
+    measures: Option<Vec<String>>,
+    #[serde(default)]
+    strategy: Option<String>,
+    #[serde(default)]
+    selector: Option<String>,
+    #[serde(default)]
+    epsilon_split: Option<[f64; 2]>,
+    #[serde(default)]
+    candidates: Option<Vec<u32>>,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    non_private: bool,
+    #[serde(default)]
+    brute_force: bool,
+}
+
+/// A submission that passed every check.
+#[derive(Debug, Clone)]
+pub struct Accepted {
+    /// The dataset it runs on.
+    pub dataset: Arc<Dataset>,
+    /// The request as canonical JSON (what the job store keeps).
+    pub request: String,
+    /// ε the job will charge (0 for a job without releases).
+    pub total_epsilon: f64,
+    /// The job asks for exact values (test clusters only).
+    pub non_private: bool,
+    job: ClientJob,
+}
+
+impl Accepted {
+    /// The engine's job: the operator's dataset settings and the client's
+    /// release options, with the constraints written at `constraints`.
+    pub fn job_config(&self, constraints: &Path) -> JobConfig {
+        let d = &self.dataset;
+        let j = &self.job;
+        let mut c = JobConfig::new(&d.data, constraints);
+        c.format = Some("csv".into());
+        c.schema = Some(d.schema_text.clone());
+        // Every column's type is declared: inference only finds the names.
+        c.infer_rows = Some(1);
+        c.threads = d.threads;
+        c.memory_limit = d.memory_limit.clone();
+        c.max_rows = d.max_rows;
+        c.ledger = Some(d.ledger.clone());
+        c.budget_cap = Some(d.budget_cap);
+        c.epsilon = j.epsilon;
+        if let Some(m) = &j.measures {
+            c.measures = m.clone();
+        }
+        c.strategy = j.strategy.clone();
+        c.selector = j.selector.clone();
+        c.epsilon_split = j.epsilon_split;
+        c.candidates = j.candidates.clone();
+        c.seed = j.seed;
+        c.non_private = j.non_private;
+        c.brute_force = j.brute_force;
+        c
+    }
+
+    /// The inline constraint text.
+    pub fn constraints(&self) -> &str {
+        &self.job.constraints
+    }
+}
+
+/// What the checks need from the coordinator.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules<'a> {
+    /// The registered datasets.
+    pub datasets: &'a std::collections::BTreeMap<String, Arc<Dataset>>,
+    /// Request limits.
+    pub limits: &'a Limits,
+    /// `--allow-non-private`: a test cluster.
+    pub allow_non_private: bool,
+}
+
+fn refuse<T>(reason: FailureReason, detail: impl Into<String>) -> Result<T, Refusal> {
+    Err(Refusal::new(reason, detail))
+}
+
+/// Parses and checks a submission.
+pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accepted, Refusal> {
+    use FailureReason::*;
+    let value: serde_json::Value = match format {
+        ConfigFormat::Json => serde_json::from_str(text)
+            .map_err(|e| Refusal::new(InvalidJob, format!("job (JSON): {e}")))?,
+        ConfigFormat::Toml => {
+            let table: toml::Table = toml::from_str(text)
+                .map_err(|e| Refusal::new(InvalidJob, format!("job (TOML): {e}")))?;
+            serde_json::to_value(table).map_err(|e| Refusal::new(InvalidJob, e.to_string()))?
+        }
+    };
+    let Some(map) = value.as_object() else {
+        return refuse(InvalidJob, "a job is a table of keys");
+    };
+    for key in map.keys() {
+        if OPERATOR_KEYS.contains(&key.as_str()) {
+            return refuse(
+                NotAllowed,
+                format!(
+                    "`{key}` is set by the operator for each registered dataset; a client job \
+                     names a `dataset` and sends its constraints inline"
+                ),
+            );
+        }
+        if TEST_ONLY_KEYS.contains(&key.as_str()) && !rules.allow_non_private {
+            return refuse(
+                NotAllowed,
+                format!(
+                    "`{key}` would let a client see or reconstruct exact values; only \
+                     coordinators started with --allow-non-private (test clusters) accept it"
+                ),
+            );
+        }
+    }
+    let job: ClientJob = serde_json::from_value(value.clone())
+        .map_err(|e| Refusal::new(InvalidJob, format!("job: {e}")))?;
+    let Some(dataset) = rules.datasets.get(&job.dataset) else {
+        let known: Vec<&str> = rules.datasets.keys().map(String::as_str).collect();
+        return refuse(
+            UnknownDataset,
+            format!("no dataset '{}' (registered: {})", job.dataset, known.join(", ")),
+        );
+    };
+    if job.strategy.as_deref() == Some("baseline-truemax") && !rules.allow_non_private {
+        return refuse(
+            NotAllowed,
+            "strategy baseline-truemax reads the true maximum degree and is not private",
+        );
+    }
+    check_constraints(&job.constraints, &dataset.schema, rules.limits)?;
+    let total_epsilon = check_budget(&job, dataset)?;
+    Ok(Accepted {
+        dataset: dataset.clone(),
+        request: value.to_string(),
+        total_epsilon,
+        non_private: job.non_private,
+        job,
+    })
+}
+
+fn check_constraints(
+    text: &str,
+    schema: &dpincon_constraints::TableSchema,
+    limits: &Limits,
+) -> Result<(), Refusal> {
+    use FailureReason::*;
+    if text.len() > limits.max_constraint_bytes {
+        return refuse(
+            OverLimits,
+            format!(
+                "the constraints have {} bytes; the limit is {}",
+                text.len(),
+                limits.max_constraint_bytes
+            ),
+        );
+    }
+    let parsed = dpincon_constraints::parse_constraints(text).map_err(|e| {
+        let single = text.trim().lines().count() == 1;
+        let looks_like_path = single && !text.contains('(') && !text.contains("->");
+        let hint = if looks_like_path {
+            " (constraints are sent as inline text, not as a path on the coordinator)"
+        } else {
+            ""
+        };
+        Refusal::new(BadConstraints, format!("{e}{hint}"))
+    })?;
+    // Binding needs only the declared schema: the same answer for every
+    // table with these columns.
+    let bound = dpincon_constraints::bind(&parsed, schema)
+        .map_err(|e| Refusal::new(BadConstraints, e.to_string()))?;
+    if bound.len() > limits.max_constraints {
+        return refuse(
+            OverLimits,
+            format!(
+                "{} denial constraints; the limit is {}",
+                bound.len(),
+                limits.max_constraints
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The job's total ε within the dataset's per-job limits.
+fn check_budget(job: &ClientJob, dataset: &Dataset) -> Result<f64, Refusal> {
+    use FailureReason::*;
+    let measures = job.measures.clone().unwrap_or_else(|| vec!["mi".into(), "p".into(), "r".into()]);
+    if measures.is_empty() {
+        return refuse(InvalidJob, "no measure to release");
+    }
+    for (i, m) in measures.iter().enumerate() {
+        if !["mi", "p", "r"].contains(&m.as_str()) || measures[..i].contains(m) {
+            return refuse(InvalidJob, format!("measure '{m}': use each of mi, p, r at most once"));
+        }
+    }
+    let Some(epsilon) = job.epsilon else {
+        if job.non_private {
+            return Ok(0.0); // Exact values only, on a test cluster.
+        }
+        return refuse(InvalidJob, "give `epsilon` (per measure): a private job releases");
+    };
+    if !(epsilon.is_finite() && epsilon > 0.0) {
+        return refuse(InvalidJob, format!("epsilon {epsilon} must be a positive number"));
+    }
+    if epsilon < dataset.min_epsilon {
+        return refuse(
+            OverLimits,
+            format!(
+                "ε = {epsilon} per measure is below dataset '{}''s minimum {}",
+                dataset.name, dataset.min_epsilon
+            ),
+        );
+    }
+    let total = epsilon * measures.len() as f64;
+    if total > dataset.max_job_epsilon * (1.0 + 1e-9) {
+        return refuse(
+            OverLimits,
+            format!(
+                "the job spends ε = {total} ({} measures × {epsilon}); dataset '{}' allows {} \
+                 per job",
+                measures.len(),
+                dataset.name,
+                dataset.max_job_epsilon
+            ),
+        );
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datasets::CoordinatorConfig;
+
+    fn config(dir: &Path) -> CoordinatorConfig {
+        std::fs::write(dir.join("t.csv"), "Zip,City\n1,a\n").unwrap();
+        let text = format!(
+            "state-dir = {:?}\n[limits]\nmax-constraint-bytes = 200\nmax-constraints = 2\n\
+             [datasets.t]\ndata = {:?}\nschema = \"Zip:int,City:string\"\nledger = {:?}\n\
+             budget-cap = 10.0\nmax-job-epsilon = 3.0\nmin-epsilon = 0.1\n",
+            dir.join("state").display().to_string(),
+            dir.join("t.csv").display().to_string(),
+            dir.join("t.ledger").display().to_string(),
+        );
+        CoordinatorConfig::parse(&text, "c.toml").unwrap()
+    }
+
+    fn submit(c: &CoordinatorConfig, allow: bool, toml: &str) -> Result<Accepted, Refusal> {
+        let rules = Rules { datasets: &c.datasets, limits: &c.limits, allow_non_private: allow };
+        check(toml, ConfigFormat::Toml, rules)
+    }
+
+    const FD: &str = "dataset = \"t\"\nconstraints = \"FD: Zip -> City\"\n";
+
+    #[test]
+    fn a_client_job_names_a_dataset_and_gets_the_operators_ledger_and_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = config(dir.path());
+        let ok = submit(&c, false, &format!("{FD}epsilon = 0.5\nmeasures = [\"mi\", \"p\"]"))
+            .unwrap();
+        assert_eq!(ok.total_epsilon, 1.0);
+        let job = ok.job_config(Path::new("/state/j.dcs"));
+        assert_eq!(job.ledger.as_deref(), Some(dir.path().join("t.ledger").as_path()));
+        assert_eq!(job.budget_cap, Some(10.0));
+        assert_eq!((job.seed, job.non_private), (None, false));
+        assert_eq!(job.data, dir.path().join("t.csv"));
+        assert_eq!(job.schema.as_deref(), Some("Zip:int,City:string"));
+    }
+
+    #[test]
+    fn operator_and_test_only_keys_are_refused_with_their_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = config(dir.path());
+        for (extra, reason) in [
+            ("seed = 7", FailureReason::NotAllowed),
+            ("non-private = true", FailureReason::NotAllowed),
+            ("ledger = \"/tmp/fresh.ledger\"", FailureReason::NotAllowed),
+            ("budget-cap = 1000.0", FailureReason::NotAllowed),
+            ("data = \"/etc/passwd\"", FailureReason::NotAllowed),
+            ("strategy = \"baseline-truemax\"", FailureReason::NotAllowed),
+            ("whatever = 1", FailureReason::InvalidJob),
+        ] {
+            let err = submit(&c, false, &format!("{FD}epsilon = 1.0\n{extra}")).unwrap_err();
+            assert_eq!(err.reason, reason, "{extra}: {err:?}");
+            let key = extra.split(' ').next().unwrap();
+            let message = err.status().message().to_string();
+            assert!(message.contains(key) || message.contains("baseline"), "{message}");
+            assert!(message.contains("nothing was queued or charged"), "{message}");
+        }
+        // A test cluster takes the seed and exact values; never a path.
+        assert!(submit(&c, true, &format!("{FD}epsilon = 1.0\nseed = 7\nnon-private = true")).is_ok());
+        let err = submit(&c, true, &format!("{FD}epsilon = 1.0\nledger = \"x\"")).unwrap_err();
+        assert_eq!(err.reason, FailureReason::NotAllowed);
+    }
+
+    #[test]
+    fn constraints_datasets_and_epsilon_are_checked_without_the_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = config(dir.path());
+        let cases = [
+            ("dataset = \"nope\"\nconstraints = \"FD: Zip -> City\"\nepsilon = 1.0", FailureReason::UnknownDataset, "nope"),
+            ("dataset = \"t\"\nconstraints = \"FD: Zip -> Town\"\nepsilon = 1.0", FailureReason::BadConstraints, "Town"),
+            ("dataset = \"t\"\nconstraints = \"not(t1.Zip=\"\nepsilon = 1.0", FailureReason::BadConstraints, ""),
+            ("dataset = \"t\"\nconstraints = \"/data/t.dcs\"\nepsilon = 1.0", FailureReason::BadConstraints, "not as a path"),
+            ("dataset = \"t\"\nconstraints = \"FD: Zip -> City\\nFD: City -> Zip\\nnot(t1.Zip=t2.Zip)\"\nepsilon = 1.0", FailureReason::OverLimits, "limit is 2"),
+            (&format!("dataset = \"t\"\nconstraints = \"{}\"\nepsilon = 1.0", "FD: Zip -> City\\n".repeat(20)), FailureReason::OverLimits, "bytes"),
+            (&format!("{FD}epsilon = 1.5"), FailureReason::OverLimits, "allows 3"),
+            (&format!("{FD}epsilon = 0.05"), FailureReason::OverLimits, "minimum 0.1"),
+            (&format!("{FD}epsilon = -1.0"), FailureReason::InvalidJob, "positive"),
+            (FD, FailureReason::InvalidJob, "give `epsilon`"),
+            (&format!("{FD}epsilon = 1.0\nmeasures = [\"mi\", \"mi\"]"), FailureReason::InvalidJob, "at most once"),
+        ];
+        for (job, reason, detail) in cases {
+            let err = submit(&c, false, job).unwrap_err();
+            assert_eq!(err.reason, reason, "{job}: {err:?}");
+            assert!(err.detail.contains(detail), "{job}: {err:?}");
+        }
+    }
+}
