@@ -22,3 +22,16 @@ else
   done
 fi
 "$venv/bin/kubernetes-validate" --strict -k 1.30.0 "$rendered"
+# Credentials are never in the base (no working placeholder token): every
+# Secret is created out of band, as the README's distributed section says.
+if grep -q '^kind: Secret' "$rendered"; then
+  echo "error: the base must not ship a Secret (tokens and keys are created out of band)" >&2
+  exit 1
+fi
+for secret in $(grep -o 'secretName: [a-z0-9-]*' "$rendered" | awk '{print $2}' | sort -u); do
+  if ! grep -q "$secret" "$here/../README.md"; then
+    echo "error: Secret '$secret' is used by the manifests but its creation is not documented in README.md" >&2
+    exit 1
+  fi
+done
+echo "manifests valid; Secrets used: $(grep -o 'secretName: [a-z0-9-]*' "$rendered" | awk '{print $2}' | sort -u | tr '\n' ' ')"

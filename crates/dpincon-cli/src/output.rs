@@ -5,84 +5,123 @@ use std::io::Write as _;
 use std::path::Path;
 
 use dpincon_engine::Report;
+use serde_json::Value;
 
 pub fn json(report: &Report) -> Result<String, String> {
     serde_json::to_string_pretty(report).map(|s| s + "\n").map_err(|e| e.to_string())
 }
 
+/// The report for people. Works on the report's JSON so that a report
+/// received from a coordinator renders the same as a local one.
 pub fn table(report: &Report) -> String {
+    match serde_json::to_value(report) {
+        Ok(value) => table_of(&value),
+        Err(e) => format!("cannot render the report: {e}\n"),
+    }
+}
+
+/// A JSON value as text: strings without their quotes.
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".into(),
+        other => other.to_string(),
+    }
+}
+
+/// [`table`] of a report's JSON.
+pub fn table_of(report: &Value) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "data         {}", report.data);
+    let _ = writeln!(out, "data         {}", text(&report["data"]));
     let _ = writeln!(
         out,
         "constraints  {} ({} denial constraints)",
-        report.constraints, report.constraint_count
+        text(&report["constraints"]),
+        text(&report["constraint_count"])
     );
-    for plan in &report.detection.plans {
+    for plan in report["detection"]["plans"].as_array().into_iter().flatten() {
         let _ = writeln!(
             out,
             "  line {:<4} {:<12} partition on {} attr.  {}",
-            plan.line, plan.driver, plan.partition_attributes, plan.constraint
+            text(&plan["line"]),
+            text(&plan["driver"]),
+            text(&plan["partition_attributes"]),
+            text(&plan["constraint"])
         );
     }
-    if let (Some(m), Some(b)) = (&report.measures, &report.budget) {
+    let (m, b) = (&report["measures"], &report["budget"]);
+    if m.is_object() && b.is_object() {
         let _ = writeln!(
             out,
             "\nDIFFERENTIALLY PRIVATE (ε = {} per measure, {} in total){}",
-            b.per_measure,
-            b.total,
-            if report.seeded { "  [SEEDED TEST MODE: do not publish]" } else { "" }
+            text(&b["per_measure"]),
+            text(&b["total"]),
+            if report["seeded"] == true { "  [SEEDED TEST MODE: do not publish]" } else { "" }
         );
         let _ =
             writeln!(out, "  {:<18} {:>12} {:>23}  how", "measure", "value", "95% noise interval");
-        let projected = [("I_MI (pairs)", &m.mi), ("I_P (rows)", &m.p)];
-        for (name, release) in projected {
-            if let Some(r) = release {
+        let interval = |r: &Value| format!("[{}, {}]", text(&r["ci95"][0]), text(&r["ci95"][1]));
+        for (name, key) in [("I_MI (pairs)", "mi"), ("I_P (rows)", "p")] {
+            let r = &m[key];
+            if r.is_object() {
                 let _ = writeln!(
                     out,
                     "  {name:<18} {:>12} {:>23}  θ* = {} by {}{}",
-                    r.value,
-                    format!("[{}, {}]", r.ci95[0], r.ci95[1]),
-                    r.theta,
-                    r.strategy,
-                    if r.private { "" } else { " (NON-PRIVATE strategy)" }
+                    text(&r["value"]),
+                    interval(r),
+                    text(&r["theta"]),
+                    text(&r["strategy"]),
+                    if r["private"] == false { " (NON-PRIVATE strategy)" } else { "" }
                 );
             }
         }
-        if let Some(r) = &m.r {
+        let r = &m["r"];
+        if r.is_object() {
             let _ = writeln!(
                 out,
                 "  {:<18} {:>12} {:>23}  greedy cover, sensitivity 2",
                 "I_R (rows)",
-                r.value,
-                format!("[{}, {}]", r.ci95[0], r.ci95[1])
+                text(&r["value"]),
+                interval(r)
             );
         }
-        if let Some(l) = &b.ledger {
-            let cap = l.cap.map_or("no cap".to_string(), |c| format!("cap {c}"));
-            let _ = writeln!(out, "  ledger {}: spent {} of {cap}", l.path, l.spent_after);
+        let l = &b["ledger"];
+        if l.is_object() {
+            let cap = if l["cap"].is_null() { "no cap".into() } else { format!("cap {}", l["cap"]) };
+            let _ = writeln!(
+                out,
+                "  ledger {}: spent {} of {cap}",
+                text(&l["path"]),
+                text(&l["spent_after"])
+            );
         }
     }
-    if let Some(np) = &report.non_private {
-        let _ = writeln!(out, "\n{}", np.label);
+    let np = &report["non_private"];
+    if np.is_object() {
+        let _ = writeln!(out, "\n{}", text(&np["label"]));
         let rows = [
-            ("rows", np.rows.to_string()),
-            ("edges (I_MI)", np.edges.to_string()),
-            ("problematic (I_P)", np.problematic.to_string()),
-            ("max degree", np.max_degree.to_string()),
-            ("greedy cover (I_R <=)", np.greedy_cover.to_string()),
-            ("I_R >=", np.min_cover_lower_bound.to_string()),
-            ("drastic (I_D)", np.drastic.to_string()),
+            ("rows", "rows"),
+            ("edges (I_MI)", "edges"),
+            ("problematic (I_P)", "problematic"),
+            ("max degree", "max_degree"),
+            ("greedy cover (I_R <=)", "greedy_cover"),
+            ("I_R >=", "min_cover_lower_bound"),
+            ("drastic (I_D)", "drastic"),
         ];
-        for (name, value) in rows {
-            let _ = writeln!(out, "  {name:<22} {value:>14}");
+        for (name, key) in rows {
+            let _ = writeln!(out, "  {name:<22} {:>14}", text(&np[key]));
         }
     }
-    if let Some(t) = &report.timings {
+    let t = &report["timings"];
+    if t.is_object() {
+        let secs = |k: &str| t[k].as_f64().unwrap_or(0.0);
         let _ = writeln!(
             out,
             "\ntime  read {:.2} s, detect {:.2} s, measures {:.2} s, total {:.2} s (non-private)",
-            t.read_s, t.detect_s, t.measures_s, t.total_s
+            secs("read_s"),
+            secs("detect_s"),
+            secs("measures_s"),
+            secs("total_s")
         );
     }
     out

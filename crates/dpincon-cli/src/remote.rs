@@ -1,9 +1,11 @@
 //! Jobs on a coordinator: `submit`, `status`, `result`, `cancel`.
 //!
-//! The job options are the ones of `run` (and a `--job` TOML file works the
-//! same); paths in them are read by the COORDINATOR, on its filesystem.
-//! The shared token comes from `--token-file` or `DPINCON_TOKEN`, never
-//! from an argument (arguments show in `ps` and shell history).
+//! A coordinator runs jobs on datasets its operator registered: a client
+//! job names one (`--dataset`) and sends its constraints inline (the
+//! `--constraints` file is read HERE). Ledgers, caps, seeds and paths are
+//! the operator's; the coordinator refuses them. A client token comes from
+//! `--token-file` or `DPINCON_TOKEN`, never from an argument (arguments
+//! show in `ps` and shell history).
 
 use std::path::PathBuf;
 
@@ -11,13 +13,14 @@ use dpincon_cluster::ClusterError;
 use dpincon_cluster::auth::Token;
 use dpincon_cluster::client::{Client, StatusView, progress_line};
 use dpincon_cluster::tls::ClientTls;
+use serde_json::{Value, json};
 
-use crate::JobArgs;
+use crate::{Format, output};
 
 /// How to reach a coordinator (besides its URL).
 #[derive(Debug, clap::Args)]
 pub struct ConnectArgs {
-    /// File holding the shared bearer token (else $DPINCON_TOKEN).
+    /// File holding this client's bearer token (else $DPINCON_TOKEN).
     #[arg(long)]
     token_file: Option<PathBuf>,
     /// CA certificate (PEM) to check the coordinator's TLS certificate
@@ -43,18 +46,134 @@ fn describe(url: &str, e: ClusterError) -> String {
     if e.is_unreachable() { format!("coordinator {url}: {e}") } else { e.to_string() }
 }
 
+/// How to print a report or status, as `run` does.
+#[derive(Debug, clap::Args)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    format: Format,
+    /// Write to this file (atomically) instead of standard output.
+    #[arg(long)]
+    output: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    fn report(&self, json: &str) -> Result<(), String> {
+        let text = match self.format {
+            Format::Json => json.to_string(),
+            Format::Table => {
+                let value: Value = serde_json::from_str(json)
+                    .map_err(|e| format!("the coordinator sent a report that is not JSON: {e}"))?;
+                output::table_of(&value)
+            }
+        };
+        output::emit(&text, self.output.as_deref())
+    }
+}
+
+/// The client job's options.
+#[derive(Debug, clap::Args)]
+pub struct ClientJobArgs {
+    /// A TOML client job file (`dataset`, inline `constraints`, `epsilon`,
+    /// ...); the flags below override it.
+    #[arg(long)]
+    job: Option<PathBuf>,
+    /// The dataset, as registered on the coordinator.
+    #[arg(long)]
+    dataset: Option<String>,
+    /// Constraint file, read on THIS machine and sent inline.
+    #[arg(long)]
+    constraints: Option<PathBuf>,
+    /// Privacy budget ε of EACH released measure; the job spends the sum.
+    #[arg(long, allow_negative_numbers = true)]
+    epsilon: Option<f64>,
+    /// Measures to release (default mi,p,r).
+    #[arg(long, value_delimiter = ',')]
+    measures: Option<Vec<String>>,
+    /// How θ* is chosen for I_MI and I_P (default ub-hem).
+    #[arg(long)]
+    strategy: Option<String>,
+    /// Selection mechanism: em (default) or permute-and-flip.
+    #[arg(long)]
+    selector: Option<String>,
+    /// Shares of ε for choosing θ and for the release, e.g. 0.4,0.6.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    epsilon_split: Option<Vec<f64>>,
+    /// Candidate degree bounds θ.
+    #[arg(long, value_delimiter = ',')]
+    candidates: Option<Vec<u32>>,
+    /// TEST CLUSTERS ONLY (--allow-non-private): seed the noise.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// TEST CLUSTERS ONLY (--allow-non-private): exact, NON-PRIVATE values.
+    #[arg(long)]
+    non_private: bool,
+}
+
+impl ClientJobArgs {
+    /// The job as the coordinator reads it (JSON, kebab-case keys).
+    fn job(&self) -> Result<Value, String> {
+        let mut job = match &self.job {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read job file '{}': {e}", path.display()))?;
+                let table: toml::Table = toml::from_str(&text)
+                    .map_err(|e| format!("job file '{}': {e}", path.display()))?;
+                serde_json::to_value(table).map_err(|e| e.to_string())?
+            }
+            None => json!({}),
+        };
+        if let Some(path) = &self.constraints {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read constraint file '{}': {e}", path.display()))?;
+            job["constraints"] = json!(text);
+        }
+        let mut set = |key: &str, value: Option<Value>| {
+            if let Some(v) = value {
+                job[key] = v;
+            }
+        };
+        set("dataset", self.dataset.as_ref().map(|d| json!(d)));
+        set("epsilon", self.epsilon.map(|e| json!(e)));
+        set("measures", self.measures.as_ref().map(|m| json!(m)));
+        set("strategy", self.strategy.as_ref().map(|s| json!(s)));
+        set("selector", self.selector.as_ref().map(|s| json!(s)));
+        set("candidates", self.candidates.as_ref().map(|c| json!(c)));
+        set("seed", self.seed.map(|s| json!(s)));
+        set("non-private", self.non_private.then(|| json!(true)));
+        if let Some(split) = &self.epsilon_split {
+            let [e1, e2] = split[..] else {
+                return Err(format!(
+                    "--epsilon-split takes two shares, ε1,ε2 (e.g. 0.4,0.6), got {} value(s)",
+                    split.len()
+                ));
+            };
+            job["epsilon-split"] = json!([e1, e2]);
+        }
+        for key in ["dataset", "constraints"] {
+            if job.get(key).is_none() {
+                return Err(format!("give --{key} (or `{key}` in a --job file)"));
+            }
+        }
+        Ok(job)
+    }
+}
+
 /// `submit`: queue a job on a coordinator.
 #[derive(Debug, clap::Args)]
 pub struct SubmitArgs {
-    /// The coordinator, e.g. http://coordinator:50050.
+    /// The coordinator, e.g. https://coordinator:50050.
     #[arg(long)]
     coordinator: String,
     #[command(flatten)]
-    job: JobArgs,
-    /// Wait for the job: progress on standard error, the report (JSON) on
-    /// standard output; exit status 1 if the job fails.
+    job: ClientJobArgs,
+    /// Wait for the job: its state changes on standard error, then the
+    /// report as `run` prints it; exit status 1 if the job fails. Without
+    /// it, prints the job's id.
     #[arg(long)]
     wait: bool,
+    #[command(flatten)]
+    out: OutputArgs,
     #[command(flatten)]
     connect: ConnectArgs,
 }
@@ -62,10 +181,12 @@ pub struct SubmitArgs {
 /// `status`, `result`, `cancel`: one job of a coordinator.
 #[derive(Debug, clap::Args)]
 pub struct JobRefArgs {
-    /// The coordinator, e.g. http://coordinator:50050.
+    /// The coordinator, e.g. https://coordinator:50050.
     coordinator: String,
     /// The job id `submit` printed.
     job: String,
+    #[command(flatten)]
+    out: OutputArgs,
     #[command(flatten)]
     connect: ConnectArgs,
 }
@@ -76,8 +197,7 @@ pub async fn submit(args: SubmitArgs) -> Result<(), String> {
     let client = args.connect.client(&args.coordinator)?;
     let id = client.submit(&job).await.map_err(|e| describe(&args.coordinator, e))?;
     if !args.wait {
-        println!("{id}");
-        return Ok(());
+        return output::emit(&format!("{id}\n"), args.out.output.as_deref());
     }
     eprintln!("job {id} submitted");
     let mut last_line = String::new();
@@ -91,32 +211,33 @@ pub async fn submit(args: SubmitArgs) -> Result<(), String> {
         })
         .await
         .map_err(|e| describe(&args.coordinator, e))?;
-    print!("{report}");
-    Ok(())
+    args.out.report(&report)
 }
 
-/// Prints the job's status as JSON.
+/// Prints the job's status (JSON, or one line with `--format table`).
 pub async fn status(args: JobRefArgs) -> Result<(), String> {
     let client = args.connect.client(&args.coordinator)?;
     let status = client.status(&args.job).await.map_err(|e| describe(&args.coordinator, e))?;
-    let text =
-        serde_json::to_string_pretty(&StatusView::from(&status)).map_err(|e| e.to_string())?;
-    println!("{text}");
-    Ok(())
+    let text = match args.out.format {
+        Format::Json => {
+            serde_json::to_string_pretty(&StatusView::from(&status)).map_err(|e| e.to_string())?
+                + "\n"
+        }
+        Format::Table => format!("{}: {}\n", status.job_id, progress_line(&status)),
+    };
+    output::emit(&text, args.out.output.as_deref())
 }
 
-/// Prints the report of a succeeded job (JSON); fails with the reason otherwise.
+/// Prints the report of a succeeded job; fails with the reason otherwise.
 pub async fn result(args: JobRefArgs) -> Result<(), String> {
     let client = args.connect.client(&args.coordinator)?;
     let report = client.result(&args.job).await.map_err(|e| describe(&args.coordinator, e))?;
-    print!("{report}");
-    Ok(())
+    args.out.report(&report)
 }
 
 /// Cancels the job; prints its state after.
 pub async fn cancel(args: JobRefArgs) -> Result<(), String> {
     let client = args.connect.client(&args.coordinator)?;
     let status = client.cancel(&args.job).await.map_err(|e| describe(&args.coordinator, e))?;
-    println!("{}", progress_line(&status));
-    Ok(())
+    output::emit(&format!("{}\n", progress_line(&status)), args.out.output.as_deref())
 }

@@ -1,10 +1,11 @@
 //! A coordinator's client: what `dpincon-cli submit`, `status`, `result`
 //! and `cancel` call.
 
-use dpincon_engine::JobConfig;
 use dpincon_proto::MAX_MESSAGE_BYTES;
 use dpincon_proto::v1::coordinator_client::CoordinatorClient;
-use dpincon_proto::v1::{ConfigFormat, JobRef, JobState, JobStatus, SubmitJobRequest};
+use dpincon_proto::v1::{
+    ConfigFormat, FailureReason, JobRef, JobState, JobStatus, ListJobsRequest, SubmitJobRequest,
+};
 use serde::Serialize;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
@@ -30,11 +31,19 @@ impl Client {
         Ok(Client { rpc })
     }
 
-    /// Queues `job`; returns its id.
-    pub async fn submit(&self, job: &JobConfig) -> Result<String, ClusterError> {
-        let config = serde_json::to_string(job)
-            .map_err(|e| ClusterError::Config(format!("cannot encode the job: {e}")))?;
-        let request = SubmitJobRequest { config, format: ConfigFormat::Json as i32 };
+    /// Queues a client job (`dataset`, inline `constraints`, `epsilon`,
+    /// ...: see `submission`); returns its id.
+    pub async fn submit(&self, job: &serde_json::Value) -> Result<String, ClusterError> {
+        self.submit_text(&job.to_string(), ConfigFormat::Json).await
+    }
+
+    /// Queues a client job written as JSON or TOML text.
+    pub async fn submit_text(
+        &self,
+        text: &str,
+        format: ConfigFormat,
+    ) -> Result<String, ClusterError> {
+        let request = SubmitJobRequest { config: text.to_string(), format: format as i32 };
         Ok(self.rpc.clone().submit_job(request).await?.into_inner().job_id)
     }
 
@@ -72,6 +81,11 @@ impl Client {
             .await?
             .into_inner()
             .report_json)
+    }
+
+    /// This client's jobs (the latest), oldest first.
+    pub async fn list(&self) -> Result<Vec<JobStatus>, ClusterError> {
+        Ok(self.rpc.clone().list_jobs(ListJobsRequest {}).await?.into_inner().jobs)
     }
 
     /// Cancels the job; returns its status after.
@@ -117,6 +131,9 @@ pub struct StatusView {
     /// Why it failed or was cancelled.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub error: String,
+    /// The public reason of a failure (`bad-constraints`, `internal`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
     /// Jobs ahead in the queue.
     pub queue_position: u32,
     /// Workers used.
@@ -159,6 +176,7 @@ impl From<&JobStatus> for StatusView {
             state: state_name(s.state),
             phase: s.phase.clone(),
             error: s.error.clone(),
+            reason: reason_name(s.reason),
             queue_position: s.queue_position,
             workers: s.workers,
             tasks_done: s.tasks_done,
@@ -171,6 +189,22 @@ impl From<&JobStatus> for StatusView {
             edge_fingerprint: s.edge_fingerprint.clone(),
         }
     }
+}
+
+/// A failure reason's name, `None` when unset.
+pub fn reason_name(reason: i32) -> Option<&'static str> {
+    Some(match FailureReason::try_from(reason).ok()? {
+        FailureReason::Unspecified => return None,
+        FailureReason::BadConstraints => "bad-constraints",
+        FailureReason::UnknownDataset => "unknown-dataset",
+        FailureReason::BudgetExhausted => "budget-exhausted",
+        FailureReason::OverLimits => "over-limits",
+        FailureReason::NotAllowed => "not-allowed",
+        FailureReason::QueueFull => "queue-full",
+        FailureReason::Interrupted => "interrupted",
+        FailureReason::Internal => "internal",
+        FailureReason::InvalidJob => "invalid-job",
+    })
 }
 
 /// One line of progress for people, e.g. `running: detect 12/36 tasks`.

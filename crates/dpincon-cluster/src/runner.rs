@@ -204,18 +204,26 @@ async fn run_one(job: &Active, shared: &Shared) {
         JobState::Failed => public_error(reason, &full),
         _ => full.clone(),
     };
-    job.status.send_modify(|s| {
-        s.state = state as i32;
-        s.reason = reason as i32;
-        s.error = shown.clone();
-        s.phase.clear();
-    });
-    let detail = non_private.then(|| job.status.borrow().encode_to_vec());
-    let end = Ending { state, reason, error: &full, report: report.as_deref(), detail: detail.as_deref() };
+    // Stored first, then announced: a client told the job ended finds its
+    // end (and report) in the store.
+    let mut last = job.status.borrow().clone();
+    last.state = state as i32;
+    last.reason = reason as i32;
+    last.error = shown;
+    last.phase.clear();
+    let detail = non_private.then(|| last.encode_to_vec());
+    let end = Ending {
+        state,
+        reason,
+        error: &full,
+        report: report.as_deref(),
+        detail: detail.as_deref(),
+    };
+    log_end(id, &last, &full);
     if let Err(e) = shared.store.finish(id, &end) {
         eprintln!("job {id}: cannot record its end: {e}");
     }
-    log_end(id, &job.status.borrow(), &full);
+    job.status.send_replace(last);
     shared.forget(id);
 }
 

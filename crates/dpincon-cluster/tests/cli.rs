@@ -1,13 +1,14 @@
 //! The `dpincon-cli` remote commands against a real coordinator and workers:
-//! `submit --wait` (with a TOML job file), `status`, `result`, `cancel`.
+//! `submit --wait` (with a TOML client job file), `status`, `result`,
+//! `cancel`, in JSON and as tables.
 
 mod common;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use common::{COORDINATOR, Cluster, TOKEN, comparable, embedded, write_table};
-use dpincon_engine::JobConfig;
+use common::{ALICE, BOB, COORDINATOR, Cluster, comparable, embedded, embedded_job, write_table};
+use serde_json::json;
 
 /// The CLI binary, built beside the cluster binaries by `cargo test --workspace`.
 fn cli_binary() -> Option<PathBuf> {
@@ -29,28 +30,25 @@ async fn submit_wait_status_result_and_cancel_from_the_command_line() {
     let (data, constraints) = write_table(dir.path(), 1500);
     let cluster = Cluster::start(dir.path(), 2, &[], &["--allow-non-private"]);
     let url = cluster.coordinator.url();
+    // The job file names the dataset; the constraints come from a local
+    // file given as a flag (read by the CLI, sent inline).
     let job_file = dir.path().join("job.toml");
     std::fs::write(
         &job_file,
-        format!(
-            "data = {:?}\nconstraints = {:?}\nepsilon = 0.5\nseed = 3\nnon-private = true\n",
-            data.display().to_string(),
-            constraints.display().to_string()
-        ),
+        "dataset = \"table\"\nepsilon = 0.5\nseed = 3\nnon-private = true\n",
     )
     .unwrap();
-
-    let out = cli(
-        &bin,
-        &["submit", "--coordinator", &url, "--job", job_file.to_str().unwrap(), "--wait"],
-        TOKEN,
-    );
+    let constraints_arg = constraints.to_str().unwrap();
+    let job_arg = job_file.to_str().unwrap();
+    let submit = ["submit", "--coordinator", &url, "--job", job_arg, "--constraints", constraints_arg];
+    let mut args = submit.to_vec();
+    args.push("--wait");
+    let out = cli(&bin, &args, ALICE);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "{stderr}\n{}", cluster.logs());
     let remote: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mut job = JobConfig::new(&data, &constraints);
-    (job.epsilon, job.seed, job.non_private) = (Some(0.5), Some(3), true);
-    let (local, _) = embedded(&job).await;
+    let client_job = json!({"epsilon": 0.5, "seed": 3, "non-private": true});
+    let (local, _) = embedded(&embedded_job(&data, &constraints, &client_job)).await;
     assert_eq!(comparable(&remote), comparable(&local));
 
     let id = stderr
@@ -58,20 +56,37 @@ async fn submit_wait_status_result_and_cancel_from_the_command_line() {
         .find_map(|l| l.strip_prefix("job ").and_then(|r| r.strip_suffix(" submitted")))
         .expect("submit --wait names the job on stderr")
         .to_string();
-    let status = cli(&bin, &["status", &url, &id], TOKEN);
+    let status = cli(&bin, &["status", &url, &id], ALICE);
     assert!(status.status.success());
     let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
-    assert_eq!(
-        status["state"].as_str().map(str::to_ascii_lowercase).as_deref(),
-        Some("succeeded"),
-        "{status}"
-    );
-    let result = cli(&bin, &["result", &url, &id], TOKEN);
+    assert_eq!(status["state"], "succeeded", "{status}");
+    let result = cli(&bin, &["result", &url, &id], ALICE);
     assert!(result.status.success());
     let result: serde_json::Value = serde_json::from_slice(&result.stdout).unwrap();
     assert_eq!(result["job_id"], remote["job_id"]);
+    // The same report as a table, written to a file.
+    let table_file = dir.path().join("report.txt");
+    let table = cli(
+        &bin,
+        &["result", &url, &id, "--format", "table", "--output", table_file.to_str().unwrap()],
+        ALICE,
+    );
+    assert!(table.status.success() && table.stdout.is_empty());
+    let table = std::fs::read_to_string(&table_file).unwrap();
+    assert!(table.contains("DIFFERENTIALLY PRIVATE") && table.contains("dataset table"), "{table}");
+    assert!(table.contains(&remote["non_private"]["edges"].to_string()), "{table}");
+    let line = cli(&bin, &["status", &url, &id, "--format", "table"], ALICE);
+    assert_eq!(String::from_utf8_lossy(&line.stdout).trim(), format!("{id}: succeeded"));
 
-    let unknown = cli(&bin, &["cancel", &url, "no-such-job"], TOKEN);
+    // A refused submission exits 1 with the reason; another client sees nothing.
+    let mut seeded_path = submit.to_vec();
+    seeded_path.extend_from_slice(&["--dataset", "../etc"]);
+    let refused = cli(&bin, &seeded_path, ALICE);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("unknown dataset"));
+    let bob = cli(&bin, &["status", &url, &id], BOB);
+    assert_eq!(bob.status.code(), Some(1));
+    let unknown = cli(&bin, &["cancel", &url, "no-such-job"], ALICE);
     assert_eq!(unknown.status.code(), Some(1));
     let wrong = cli(&bin, &["status", &url, &id], "not-the-token");
     assert_eq!(wrong.status.code(), Some(1));

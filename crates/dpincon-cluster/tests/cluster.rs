@@ -3,10 +3,13 @@
 
 mod common;
 
-use common::{Cluster, TOKEN, client, comparable, coordinator, embedded, within, write_table};
+use common::{
+    ALICE, Cluster, TOKEN, client, comparable, config, config_with, coordinator, embedded,
+    embedded_job, job, ledger_charges, ledger_path, within, write_table,
+};
 use dpincon_cluster::ClusterError;
-use dpincon_engine::JobConfig;
-use dpincon_proto::v1::JobState;
+use dpincon_proto::v1::{FailureReason, JobState};
+use serde_json::json;
 use tonic::Code;
 
 const ROWS: usize = 3000;
@@ -26,25 +29,31 @@ fn report(json: &str) -> serde_json::Value {
 async fn non_private_results_and_seeded_releases_equal_the_embedded_run() {
     let dir = tempfile::tempdir().unwrap();
     let (data, constraints) = write_table(dir.path(), ROWS);
-    let cluster = Cluster::start(dir.path(), 3, &[], &["--allow-non-private"]);
+    // The coordinator's graph spills past 16 KiB here, which must change nothing.
+    let config = config_with(
+        dir.path(),
+        "main",
+        "budget-cap = 100.0\nmax-job-epsilon = 10.0\nmemory-limit = \"16KiB\"",
+        "",
+    );
+    let cluster = Cluster::start_with(dir.path(), &config, 3, &[], &["--allow-non-private"]);
     let client = cluster.client();
 
-    // (1) Exact values. The coordinator's graph spills past 16 KiB here,
-    // which must change nothing.
-    let mut job = JobConfig::new(&data, &constraints);
-    job.non_private = true;
-    let (want, want_fp) = embedded(&job).await;
-    job.memory_limit = Some("16KiB".into());
+    // (1) Exact values.
+    let remote = job(&constraints, json!({"non-private": true}));
+    let (want, want_fp) = embedded(&embedded_job(&data, &constraints, &remote)).await;
     assert!(want["non_private"]["edges"].as_u64().unwrap() > 1000, "a graph worth testing");
-    let id = client.submit(&job).await.unwrap();
+    let id = client.submit(&remote).await.unwrap();
     let got = within(client.wait(&id, |_| {}))
         .await
         .unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
     let got = report(&got);
     assert_eq!(comparable(&got), comparable(&want));
     assert!(got["timings"]["spilled_bytes"].as_u64() > Some(0), "{}", got["timings"]);
+    // The operator's paths stay on the coordinator.
+    assert_eq!(got["data"], "dataset table");
+    assert!(!got.to_string().contains(dir.path().to_str().unwrap()), "{got}");
     let status = client.status(&id).await.unwrap();
-    eprintln!("{status:?}");
     assert_eq!(status.edge_fingerprint, want_fp);
     assert_eq!(status.workers, 3);
     assert_eq!(status.tasks_done, status.tasks_total);
@@ -63,11 +72,9 @@ async fn non_private_results_and_seeded_releases_equal_the_embedded_run() {
     }
 
     // (2) DP releases with the same seed, all measures.
-    let mut job = JobConfig::new(&data, &constraints);
-    job.epsilon = Some(1.0);
-    job.seed = Some(42);
-    let (want, _) = embedded(&job).await;
-    let id = client.submit(&job).await.unwrap();
+    let remote = job(&constraints, json!({"epsilon": 1.0, "seed": 42}));
+    let (want, _) = embedded(&embedded_job(&data, &constraints, &remote)).await;
+    let id = client.submit(&remote).await.unwrap();
     let got = report(&within(client.wait(&id, |_| {})).await.unwrap());
     assert_eq!(comparable(&got), comparable(&want));
     assert!(got["measures"]["mi"].is_object() && got["measures"]["r"].is_object());
@@ -86,15 +93,10 @@ async fn a_worker_killed_mid_job_changes_nothing_and_the_ledger_is_charged_once(
         &["--allow-non-private"],
     );
     let client = cluster.client();
-    let ledger = dir.path().join("ledger.jsonl");
-    let mut job = JobConfig::new(&data, &constraints);
-    job.non_private = true;
-    job.epsilon = Some(0.5);
-    job.seed = Some(7);
-    let (want, _) = embedded(&job).await;
-    job.ledger = Some(ledger.clone());
+    let remote = job(&constraints, json!({"non-private": true, "epsilon": 0.5, "seed": 7}));
+    let (want, _) = embedded(&embedded_job(&data, &constraints, &remote)).await;
 
-    let id = client.submit(&job).await.unwrap();
+    let id = client.submit(&remote).await.unwrap();
     let mut killed_at = None;
     let last = within(client.watch(&id, |s| {
         if killed_at.is_none() && s.tasks_done >= 3 && s.tasks_done < s.tasks_total {
@@ -107,20 +109,15 @@ async fn a_worker_killed_mid_job_changes_nothing_and_the_ledger_is_charged_once(
     let (done, total) = killed_at.expect("the worker was killed while tasks remained");
     assert!(done < total);
     assert_eq!(last.state, JobState::Succeeded as i32, "{}\n{}", last.error, cluster.logs());
-    eprintln!("killed at {done}/{total}: {last:?}");
     assert!(last.task_retries >= 1, "the dead worker's tasks were retried");
     let got = report(&client.result(&id).await.unwrap());
     assert_eq!(comparable(&got), comparable(&want));
 
     // One job, one charge per measure, whatever the retries.
-    let ledger = std::fs::read_to_string(&ledger).unwrap();
-    let charges: Vec<serde_json::Value> = ledger
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|l| l.get("job").is_some())
-        .collect();
-    assert_eq!(charges.len(), 3, "{ledger}");
+    let (spent, charges) = ledger_charges(&ledger_path(dir.path(), "main"));
+    assert_eq!(charges.len(), 3, "{charges:?}");
     assert!(charges.iter().all(|c| c["job"] == got["job_id"]));
+    assert!((spent - 1.5).abs() < 1e-9);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -128,21 +125,22 @@ async fn the_number_of_workers_never_changes_the_edge_stream() {
     let dir = tempfile::tempdir().unwrap();
     let (data, constraints) = write_table(dir.path(), ROWS);
     let cluster = Cluster::start(dir.path(), 3, &[], &["--allow-non-private"]);
-    // One worker, found through DNS as a headless service would be.
+    // One worker, found through DNS as a headless service would be; its own
+    // state and ledger directories (two coordinators never share them).
     let dns = format!("localhost:{}", cluster.workers[0].port());
-    let single = coordinator(dir.path(), &["--workers-dns", &dns], &["--allow-non-private"], TOKEN);
+    let single_config = config(dir.path(), "single");
+    let single = coordinator(
+        dir.path(),
+        &["--workers-dns", &dns],
+        &["--config", single_config.to_str().unwrap(), "--allow-non-private"],
+        TOKEN,
+    );
     // Fingerprints are diagnostics of non-private jobs only.
-    let job = {
-        let mut job = JobConfig::new(&data, &constraints);
-        job.epsilon = Some(1.0);
-        job.seed = Some(3);
-        job.non_private = true;
-        job
-    };
-    let (want, want_fp) = embedded(&job).await;
+    let remote = job(&constraints, json!({"epsilon": 1.0, "seed": 3, "non-private": true}));
+    let (want, want_fp) = embedded(&embedded_job(&data, &constraints, &remote)).await;
     let mut fingerprints = Vec::new();
-    for (c, workers) in [(client(&single, TOKEN), 1), (cluster.client(), 3)] {
-        let id = c.submit(&job).await.unwrap();
+    for (c, workers) in [(client(&single, ALICE), 1), (cluster.client(), 3)] {
+        let id = c.submit(&remote).await.unwrap();
         let got =
             within(c.wait(&id, |_| {})).await.unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
         assert_eq!(comparable(&report(&got)), comparable(&want));
@@ -153,8 +151,8 @@ async fn the_number_of_workers_never_changes_the_edge_stream() {
     assert_eq!(fingerprints, vec![want_fp.clone(), want_fp.clone()]);
 
     // The brute-force oracle on the workers finds the same stream.
-    let mut brute = job.clone();
-    brute.brute_force = true;
+    let mut brute = remote.clone();
+    brute["brute-force"] = json!(true);
     let c = cluster.client();
     let id = c.submit(&brute).await.unwrap();
     within(c.wait(&id, |_| {})).await.unwrap();
@@ -162,57 +160,46 @@ async fn the_number_of_workers_never_changes_the_edge_stream() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn wrong_tokens_are_refused() {
+async fn without_workers_a_job_fails_cleanly_with_a_public_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let (data, constraints) = write_table(dir.path(), 200);
-    let cluster = Cluster::start(dir.path(), 1, &[], &[]);
-    let mut job = JobConfig::new(&data, &constraints);
-    job.epsilon = Some(1.0);
-
-    // CLI -> coordinator.
-    let intruder = client(&cluster.coordinator, "not-the-token");
-    let err = intruder.submit(&job).await.unwrap_err();
-    assert_eq!(rpc_code(&err), Some(Code::Unauthenticated), "{err}");
-    let err = intruder.status("anything").await.unwrap_err();
-    assert_eq!(rpc_code(&err), Some(Code::Unauthenticated), "{err}");
-
-    // Coordinator -> worker: a coordinator with another token finds no
-    // worker that accepts it, and the job fails with that reason.
-    let other =
-        coordinator(dir.path(), &["--workers", &cluster.workers[0].url()], &[], "other-token");
-    let c = client(&other, "other-token");
-    let id = c.submit(&job).await.unwrap();
-    let err = within(c.wait(&id, |_| {})).await.unwrap_err().to_string();
-    assert!(err.contains("no worker available") && err.contains("unauthenticated"), "{err}");
-    let status = c.status(&id).await.unwrap();
-    assert_eq!(status.state, JobState::Failed as i32);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn without_workers_a_job_fails_cleanly() {
-    let dir = tempfile::tempdir().unwrap();
-    let (data, constraints) = write_table(dir.path(), 500);
-    let mut job = JobConfig::new(&data, &constraints);
-    job.epsilon = Some(1.0);
+    let (_, constraints) = write_table(dir.path(), 500);
+    let remote = job(&constraints, json!({"epsilon": 1.0}));
 
     // No worker listening at all.
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", free.local_addr().unwrap());
     drop(free);
-    let lonely = coordinator(dir.path(), &["--workers", &url], &[], TOKEN);
-    let c = client(&lonely, TOKEN);
-    let id = c.submit(&job).await.unwrap();
+    let lonely_config = config(dir.path(), "lonely");
+    let lonely = coordinator(
+        dir.path(),
+        &["--workers", &url],
+        &["--config", lonely_config.to_str().unwrap()],
+        TOKEN,
+    );
+    let c = client(&lonely, ALICE);
+    let id = c.submit(&remote).await.unwrap();
     let err = within(c.wait(&id, |_| {})).await.unwrap_err().to_string();
-    assert!(err.contains("no worker available") && err.contains(&url), "{err}");
+    // The client learns the public reason; the operator's log has the cause.
+    assert!(err.contains("internal error") && !err.contains(&url), "{err}");
+    let status = c.status(&id).await.unwrap();
+    assert_eq!(status.reason, FailureReason::Internal as i32);
+    assert!(lonely.logs().contains("no worker available"), "{}", lonely.logs());
+    // Nothing was charged: detection failed before the charge.
+    assert_eq!(ledger_charges(&ledger_path(dir.path(), "lonely")).1.len(), 0);
     // The coordinator still serves: the next job gets the same answer.
-    let id = c.submit(&job).await.unwrap();
+    let id = c.submit(&remote).await.unwrap();
     assert!(within(c.wait(&id, |_| {})).await.is_err());
 
-    // The only worker dies mid-job: no worker can take its tasks.
-    let mut cluster =
-        Cluster::start(dir.path(), 1, &["--task-delay-ms", "100", "--max-tasks", "1"], &[]);
+    // The only worker dies mid-job: no worker can take its tasks. A
+    // non-private job of a test cluster shows the cause.
+    let mut cluster = Cluster::start(
+        dir.path(),
+        1,
+        &["--task-delay-ms", "100", "--max-tasks", "1"],
+        &["--allow-non-private"],
+    );
     let c = cluster.client();
-    let id = c.submit(&job).await.unwrap();
+    let id = c.submit(&job(&constraints, json!({"non-private": true}))).await.unwrap();
     let last = within(c.watch(&id, |s| {
         if s.tasks_done >= 1 && s.tasks_done < s.tasks_total {
             cluster.workers[0].kill();
@@ -225,61 +212,27 @@ async fn without_workers_a_job_fails_cleanly() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn non_private_jobs_need_allow_non_private() {
-    let dir = tempfile::tempdir().unwrap();
-    let (data, constraints) = write_table(dir.path(), 300);
-    let cluster = Cluster::start(dir.path(), 1, &[], &[]);
-    let c = cluster.client();
-    let mut job = JobConfig::new(&data, &constraints);
-    job.non_private = true;
-    let err = c.submit(&job).await.unwrap_err();
-    assert_eq!(rpc_code(&err), Some(Code::PermissionDenied), "{err}");
-    assert!(err.to_string().contains("--allow-non-private"));
-    let mut job = JobConfig::new(&data, &constraints);
-    job.epsilon = Some(1.0);
-    job.strategy = Some("baseline-truemax".into());
-    let err = c.submit(&job).await.unwrap_err();
-    assert_eq!(rpc_code(&err), Some(Code::PermissionDenied), "{err}");
-    // A private job is served.
-    job.strategy = None;
-    let id = c.submit(&job).await.unwrap();
-    let got = report(&within(c.wait(&id, |_| {})).await.unwrap());
-    assert!(got.get("non_private").is_none());
-    assert!(got.get("timings").is_none(), "timings grow with the graph: non-private only");
-    assert!(got["measures"]["p"].is_object());
-    // Its status tells a client nothing that depends on the data: no edge
-    // count (that is I_MI), fingerprint, byte counts or phase times. The
-    // task count is the plan's, fixed by workers and constraints.
-    let status = c.status(&id).await.unwrap();
-    assert_eq!((status.edges, status.edge_fingerprint.as_str()), (0, ""));
-    assert_eq!((status.bytes_sent, status.bytes_received), (0, 0));
-    assert!(status.phases.is_empty());
-    assert!(status.tasks_total > 0 && status.tasks_done == status.tasks_total);
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn jobs_queue_and_cancel() {
     let dir = tempfile::tempdir().unwrap();
-    let (data, constraints) = write_table(dir.path(), 1000);
+    let (_, constraints) = write_table(dir.path(), 1000);
     let cluster =
         Cluster::start(dir.path(), 1, &["--task-delay-ms", "300", "--max-tasks", "1"], &[]);
     let c = cluster.client();
-    let mut job = JobConfig::new(&data, &constraints);
-    job.epsilon = Some(1.0);
-    let first = c.submit(&job).await.unwrap();
-    let second = c.submit(&job).await.unwrap();
+    let remote = job(&constraints, json!({"epsilon": 1.0}));
+    let first = c.submit(&remote).await.unwrap();
+    let second = c.submit(&remote).await.unwrap();
     assert_ne!(first, second);
     // The second waits behind the first; cancelling it is immediate.
     let status = c.cancel(&second).await.unwrap();
     assert_eq!(status.state, JobState::Cancelled as i32);
-    // The first is cancelled while its tasks run.
+    // The first is cancelled while it runs (16 tasks of 300 ms on one slot).
     let (started_tx, started) = tokio::sync::oneshot::channel();
     let watcher = {
         let (c, id) = (c.clone(), first.clone());
         tokio::spawn(async move {
             let mut started_tx = Some(started_tx);
             c.watch(&id, |s| {
-                if s.tasks_done >= 1
+                if s.state == JobState::Running as i32
                     && let Some(tx) = started_tx.take()
                 {
                     let _ = tx.send(());
@@ -288,17 +241,18 @@ async fn jobs_queue_and_cancel() {
             .await
         })
     };
-    within(started).await.expect("the first job ran a task");
+    within(started).await.expect("the first job ran");
     c.cancel(&first).await.unwrap();
     let last = within(watcher).await.unwrap().unwrap();
     assert_eq!(last.state, JobState::Cancelled as i32, "{}", cluster.logs());
-    assert!(last.tasks_done < last.tasks_total);
     for id in [&first, &second] {
         let err = c.result(id).await.unwrap_err();
         assert_eq!(rpc_code(&err), Some(Code::FailedPrecondition));
     }
     let err = c.status("no-such-job").await.unwrap_err();
     assert_eq!(rpc_code(&err), Some(Code::NotFound));
+    // A cancelled job charged nothing (cancelled before its charge).
+    assert_eq!(ledger_charges(&ledger_path(dir.path(), "main")).1.len(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -312,10 +266,9 @@ async fn a_hung_worker_is_noticed_by_heartbeats_and_its_tasks_retried() {
         &["--allow-non-private", "--heartbeat-ms", "200"],
     );
     let client = cluster.client();
-    let mut job = JobConfig::new(&data, &constraints);
-    job.non_private = true;
-    let (want, want_fp) = embedded(&job).await;
-    let id = client.submit(&job).await.unwrap();
+    let remote = job(&constraints, json!({"non-private": true}));
+    let (want, want_fp) = embedded(&embedded_job(&data, &constraints, &remote)).await;
+    let id = client.submit(&remote).await.unwrap();
     let hung = cluster.workers[1].pid().to_string();
     let mut stopped = false;
     let last = within(client.watch(&id, |s| {
@@ -339,22 +292,24 @@ async fn a_hung_worker_is_noticed_by_heartbeats_and_its_tasks_retried() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_private_jobs_errors_do_not_quote_the_data() {
+async fn a_private_jobs_failure_is_a_public_reason_only() {
     let dir = tempfile::tempdir().unwrap();
-    let ragged = dir.path().join("ragged.csv");
-    std::fs::write(&ragged, "Zip,City\n1,secret-city\n2,b,extra\n").unwrap();
+    let (_, constraints) = write_table(dir.path(), 300);
+    // A row that does not parse under the declared schema, deep in the file.
+    let data = dir.path().join("table.csv");
+    let mut text = std::fs::read_to_string(&data).unwrap();
+    text += "300,000-00-0000,secret-zip,City1,AL,1,1.0,20,6\n";
+    std::fs::write(&data, text).unwrap();
     let cluster = Cluster::start(dir.path(), 1, &[], &["--allow-non-private"]);
     let c = cluster.client();
-    let dcs = dir.path().join("fd.dcs");
-    std::fs::write(&dcs, "FD: Zip -> City\n").unwrap();
-    let mut job = JobConfig::new(&ragged, &dcs);
-    job.epsilon = Some(1.0);
-    let id = c.submit(&job).await.unwrap();
+    let id = c.submit(&job(&constraints, json!({"epsilon": 1.0}))).await.unwrap();
     let err = within(c.wait(&id, |_| {})).await.unwrap_err().to_string();
-    assert!(err.contains("coordinator's log") && !err.contains("line 3"), "{err}");
-    // The same failure of a non-private job names the line.
-    job.non_private = true;
-    let id = c.submit(&job).await.unwrap();
+    assert!(err.ends_with("failed: internal error"), "{err}");
+    let status = c.status(&id).await.unwrap();
+    assert_eq!((status.reason, status.error.as_str()), (FailureReason::Internal as i32, "internal error"));
+    assert!(cluster.coordinator.logs().contains("line 301"), "{}", cluster.logs());
+    // The same failure of a non-private job (a test cluster) names the line.
+    let id = c.submit(&job(&constraints, json!({"non-private": true}))).await.unwrap();
     let err = within(c.wait(&id, |_| {})).await.unwrap_err().to_string();
-    assert!(err.contains("line 3"), "{err}");
+    assert!(err.contains("line 301"), "{err}");
 }

@@ -1,21 +1,25 @@
 //! TLS end to end: coordinator and workers with certificates from a test
-//! CA; clients trust only that CA.
+//! CA; clients trust only that CA; workers require the coordinator's client
+//! certificate (mutual TLS).
 
 mod common;
 
 use std::path::Path;
 
-use common::{Proc, TOKEN, comparable, embedded, write_table};
-use dpincon_cluster::auth::Token;
+use common::{ALICE, Proc, TOKEN, comparable, config, embedded, embedded_job, job, write_table};
+use dpincon_cluster::auth::{AddToken, Token};
 use dpincon_cluster::client::Client;
 use dpincon_cluster::tls::ClientTls;
-use dpincon_engine::JobConfig;
+use dpincon_proto::v1::HeartbeatRequest;
+use dpincon_proto::v1::worker_client::WorkerClient;
 use rcgen::{
     BasicConstraints, CertificateParams, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose,
 };
+use serde_json::json;
 
-/// Writes ca.pem, server.pem and server.key (for the name `localhost`).
+/// Writes ca.pem, server.pem and server.key (for the name `localhost`),
+/// and coordinator.pem, coordinator.key (a client certificate).
 fn write_certificates(dir: &Path) {
     let ca_key = KeyPair::generate().unwrap();
     let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
@@ -23,52 +27,67 @@ fn write_certificates(dir: &Path) {
     ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
     let ca_cert = ca.self_signed(&ca_key).unwrap();
     let issuer = Issuer::new(ca, ca_key);
-    let key = KeyPair::generate().unwrap();
-    let mut leaf = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
-    leaf.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    let cert = leaf.signed_by(&key, &issuer).unwrap();
     std::fs::write(dir.join("ca.pem"), ca_cert.pem()).unwrap();
-    std::fs::write(dir.join("server.pem"), cert.pem()).unwrap();
-    std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
+    for (name, usage) in [
+        ("server", ExtendedKeyUsagePurpose::ServerAuth),
+        ("coordinator", ExtendedKeyUsagePurpose::ClientAuth),
+    ] {
+        let key = KeyPair::generate().unwrap();
+        let mut leaf = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+        leaf.extended_key_usages = vec![usage];
+        let cert = leaf.signed_by(&key, &issuer).unwrap();
+        std::fs::write(dir.join(format!("{name}.pem")), cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{name}.key")), key.serialize_pem()).unwrap();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_cluster_over_tls_gives_the_embedded_result() {
+async fn a_cluster_over_mutual_tls_gives_the_embedded_result() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write_certificates(d);
     let (data, constraints) = write_table(d, 1000);
     let path = |f: &str| d.join(f).display().to_string();
     let (cert, key, ca) = (path("server.pem"), path("server.key"), path("ca.pem"));
+    let (client_cert, client_key) = (path("coordinator.pem"), path("coordinator.key"));
     let server_tls = ["--tls-cert", cert.as_str(), "--tls-key", key.as_str()];
 
     let workers: Vec<Proc> = (0..2)
         .map(|i| {
-            let mut args = vec!["--listen", "127.0.0.1:0"];
+            let mut args = vec!["--listen", "127.0.0.1:0", "--tls-client-ca", &ca];
             args.extend_from_slice(&server_tls);
             Proc::start(common::WORKER, &args, TOKEN, d.join(format!("tls-worker{i}.log")))
         })
         .collect();
     let urls: Vec<String> = workers.iter().map(|w| format!("https://{}", w.addr)).collect();
     let urls = urls.join(",");
-    let mut args = vec!["--listen", "127.0.0.1:0", "--workers", &urls];
+    let config = config(d, "main");
+    let tokens = common::client_tokens(d);
+    let mut args = vec![
+        "--listen",
+        "127.0.0.1:0",
+        "--workers",
+        &urls,
+        "--config",
+        config.to_str().unwrap(),
+        "--client-tokens",
+        tokens.to_str().unwrap(),
+    ];
     args.extend_from_slice(&server_tls);
     // Workers are reached by IP: the name their certificate must carry.
     args.extend_from_slice(&["--tls-ca", &ca, "--tls-domain", "localhost"]);
+    args.extend_from_slice(&["--tls-client-cert", &client_cert, "--tls-client-key", &client_key]);
     // The fingerprint compared below is shown for non-private jobs only.
     args.push("--allow-non-private");
     let coordinator = Proc::start(common::COORDINATOR, &args, TOKEN, d.join("tls-coord.log"));
 
-    let token = Token::new(TOKEN).unwrap();
+    let token = Token::new(ALICE).unwrap();
     let tls = ClientTls::load(Some(&d.join("ca.pem")), Some("localhost".into())).unwrap();
     let url = format!("https://{}", coordinator.addr);
     let client = Client::new(&url, &token, tls.as_ref()).unwrap();
-    let mut job = JobConfig::new(&data, &constraints);
-    job.epsilon = Some(1.0);
-    job.seed = Some(5);
-    job.non_private = true;
-    let (want, want_fp) = embedded(&job).await;
-    let id = client.submit(&job).await.unwrap();
+    let remote = job(&constraints, json!({"epsilon": 1.0, "seed": 5, "non-private": true}));
+    let (want, want_fp) = embedded(&embedded_job(&data, &constraints, &remote)).await;
+    let id = client.submit(&remote).await.unwrap();
     let got = client
         .wait(&id, |_| {})
         .await
@@ -87,4 +106,17 @@ async fn a_cluster_over_tls_gives_the_embedded_result() {
         ClientTls::load(Some(&other_dir.path().join("ca.pem")), Some("localhost".into())).unwrap();
     let untrusting = Client::new(&url, &token, wrong_ca.as_ref()).unwrap();
     assert!(untrusting.status(&id).await.is_err());
+
+    // A caller with the worker token but no client certificate (a client,
+    // a worker) does not reach a worker.
+    let worker_url = format!("https://{}", workers[0].addr);
+    let config = tls.as_ref().unwrap().config_for(&worker_url).unwrap();
+    let channel = tonic::transport::Endpoint::from_shared(worker_url)
+        .unwrap()
+        .tls_config(config)
+        .unwrap()
+        .connect_lazy();
+    let mut worker =
+        WorkerClient::with_interceptor(channel, AddToken::new(&Token::new(TOKEN).unwrap()));
+    assert!(worker.heartbeat(HeartbeatRequest {}).await.is_err());
 }

@@ -15,7 +15,16 @@ use dpincon_cluster::client::Client;
 use dpincon_engine::{JobConfig, NoProgress};
 use dpincon_graph::edge_stream_fingerprint;
 
-pub const TOKEN: &str = "test-token-4f1c";
+/// The coordinator↔worker token.
+pub const TOKEN: &str = "test-worker-token-4f1c";
+/// Client tokens (`alice` and `bob` in the coordinator's token file).
+pub const ALICE: &str = "alice-token-7d0e9b2a";
+pub const BOB: &str = "bob-token-51c3aa08ff";
+/// The dataset every test cluster registers.
+pub const DATASET: &str = "table";
+/// The declared schema of `write_table`'s table.
+pub const SCHEMA: &str =
+    "ID:int,SSN:string,Zip:int,City:string,State:string,Salary:int,Rate:float,Age:int,Tenure:int";
 
 /// A child process killed (SIGKILL) and reaped when dropped.
 pub struct Proc {
@@ -27,12 +36,18 @@ pub struct Proc {
 }
 
 impl Proc {
-    /// Starts `bin` with `args` and `DPINCON_TOKEN=token`; waits (bounded)
-    /// for the first line of its output, its readiness signal.
+    /// Starts `bin` with `args` and the worker token `token`; waits
+    /// (bounded) for the first line of its output, its readiness signal.
     pub fn start(bin: &str, args: &[&str], token: &str, log: PathBuf) -> Proc {
+        Proc::try_start(bin, args, token, log).unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// [`Proc::start`], or why the process did not start (its log).
+    pub fn try_start(bin: &str, args: &[&str], token: &str, log: PathBuf) -> Result<Proc, String> {
         let mut child = Command::new(bin)
             .args(args)
-            .env("DPINCON_TOKEN", token)
+            .env("DPINCON_WORKER_TOKEN", token)
+            .env_remove("DPINCON_TOKEN")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(File::create(&log).expect("log file"))
@@ -50,10 +65,11 @@ impl Proc {
         let mut proc = Proc { child, addr: String::new(), log };
         let line = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
         let Some(addr) = line.strip_prefix("listening on ") else {
-            panic!("{bin} did not start: {line:?}\n{}", proc.logs());
+            let _ = proc.child.wait();
+            return Err(format!("{bin} did not start: {line:?}\n{}", proc.logs()));
         };
         proc.addr = addr.trim().to_string();
-        proc
+        Ok(proc)
     }
 
     /// `http://ADDR`.
@@ -97,9 +113,21 @@ pub struct Cluster {
 
 impl Cluster {
     /// `workers` workers started with `worker_args`, then a coordinator
-    /// listing them all, started with `coordinator_args`.
+    /// listing them all, started with `coordinator_args` and the
+    /// configuration [`config`]`(dir, "main")`.
     pub fn start(
         dir: &Path,
+        workers: usize,
+        worker_args: &[&str],
+        coordinator_args: &[&str],
+    ) -> Self {
+        Cluster::start_with(dir, &config(dir, "main"), workers, worker_args, coordinator_args)
+    }
+
+    /// [`Cluster::start`] with the coordinator configuration `config`.
+    pub fn start_with(
+        dir: &Path,
+        config: &Path,
         workers: usize,
         worker_args: &[&str],
         coordinator_args: &[&str],
@@ -112,14 +140,15 @@ impl Cluster {
             })
             .collect();
         let urls: Vec<String> = workers.iter().map(Proc::url).collect();
-        let coordinator =
-            coordinator(dir, &["--workers", &urls.join(",")], coordinator_args, TOKEN);
+        let mut args = vec!["--config", path_str(config)];
+        args.extend_from_slice(coordinator_args);
+        let coordinator = coordinator(dir, &["--workers", &urls.join(",")], &args, TOKEN);
         Cluster { workers, coordinator, dir: dir.to_path_buf() }
     }
 
-    /// A client of the coordinator with the right token.
+    /// A client of the coordinator: alice.
     pub fn client(&self) -> Client {
-        client(&self.coordinator, TOKEN)
+        client(&self.coordinator, ALICE)
     }
 
     /// Every process's log, for failure messages.
@@ -132,13 +161,106 @@ impl Cluster {
     }
 }
 
-/// A coordinator started with `workers` arguments, `extra` and `token`.
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 temporary paths")
+}
+
+/// Writes the client token file (alice, bob) in `dir`; returns its path.
+pub fn client_tokens(dir: &Path) -> PathBuf {
+    let path = dir.join("clients.txt");
+    std::fs::write(&path, format!("# test clients\nalice {ALICE}\nbob {BOB}\n")).unwrap();
+    path
+}
+
+/// Writes a coordinator configuration registering `dir/table.csv` as
+/// [`DATASET`] (cap 1000, 100 per job), with its state and ledger under
+/// `dir/tag/`, and `extra` appended; returns its path.
+pub fn config_with(dir: &Path, tag: &str, dataset: &str, extra: &str) -> PathBuf {
+    let root = dir.join(tag);
+    std::fs::create_dir_all(root.join("ledgers")).unwrap();
+    let text = format!(
+        "state-dir = {state:?}\n{extra}\n[datasets.{DATASET}]\ndata = {data:?}\n\
+         schema = {SCHEMA:?}\nledger = {ledger:?}\n{dataset}\n",
+        state = path_str(&root.join("state")),
+        data = path_str(&dir.join("table.csv")),
+        ledger = path_str(&ledger_path(dir, tag)),
+    );
+    let path = root.join("coordinator.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// [`config_with`] with a cap of 1000 and 100 per job.
+pub fn config(dir: &Path, tag: &str) -> PathBuf {
+    config_with(dir, tag, "budget-cap = 1000.0\nmax-job-epsilon = 100.0", "")
+}
+
+/// The ledger of [`config`]`(dir, tag)`.
+pub fn ledger_path(dir: &Path, tag: &str) -> PathBuf {
+    dir.join(tag).join("ledgers").join("table.jsonl")
+}
+
+/// ε charged in a ledger file (0 when it does not exist), and its records.
+pub fn ledger_charges(path: &Path) -> (f64, Vec<serde_json::Value>) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l.get("job").is_some())
+        .collect();
+    (records.iter().map(|r| r["epsilon"].as_f64().unwrap()).sum(), records)
+}
+
+/// A coordinator started with `workers` arguments, `extra` (which must
+/// include `--config`) and the worker token `token`; clients from
+/// [`client_tokens`].
 pub fn coordinator(dir: &Path, workers: &[&str], extra: &[&str], token: &str) -> Proc {
-    let mut args = vec!["--listen", "127.0.0.1:0"];
+    try_coordinator(dir, workers, extra, token).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// [`coordinator`], or why it did not start.
+pub fn try_coordinator(
+    dir: &Path,
+    workers: &[&str],
+    extra: &[&str],
+    token: &str,
+) -> Result<Proc, String> {
+    let tokens = client_tokens(dir);
+    let mut args = vec!["--listen", "127.0.0.1:0", "--client-tokens", path_str(&tokens)];
     args.extend_from_slice(workers);
     args.extend_from_slice(extra);
     let n = std::fs::read_dir(dir).map_or(0, |d| d.count());
-    Proc::start(COORDINATOR, &args, token, dir.join(format!("coordinator{n}.log")))
+    Proc::try_start(COORDINATOR, &args, token, dir.join(format!("coordinator{n}.log")))
+}
+
+/// A client job on [`DATASET`] with the constraints of `write_table`
+/// (read from `constraints`) and the keys of `extra` (a JSON object).
+pub fn job(constraints: &Path, extra: serde_json::Value) -> serde_json::Value {
+    let mut job = serde_json::json!({
+        "dataset": DATASET,
+        "constraints": std::fs::read_to_string(constraints).unwrap(),
+    });
+    for (k, v) in extra.as_object().expect("an object") {
+        job[k] = v.clone();
+    }
+    job
+}
+
+/// The embedded job equal to a cluster job on [`DATASET`]: the declared
+/// schema, and the client's release options.
+pub fn embedded_job(data: &Path, constraints: &Path, client: &serde_json::Value) -> JobConfig {
+    let mut job = JobConfig::new(data, constraints);
+    job.format = Some("csv".into());
+    job.schema = Some(SCHEMA.into());
+    job.infer_rows = Some(1);
+    job.epsilon = client["epsilon"].as_f64();
+    job.seed = client["seed"].as_u64();
+    job.non_private = client["non-private"].as_bool().unwrap_or(false);
+    job.brute_force = client["brute-force"].as_bool().unwrap_or(false);
+    if let Some(m) = client["measures"].as_array() {
+        job.measures = m.iter().map(|m| m.as_str().unwrap().to_string()).collect();
+    }
+    job
 }
 
 pub fn client(coordinator: &Proc, token: &str) -> Client {
