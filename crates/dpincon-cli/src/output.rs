@@ -87,7 +87,8 @@ pub fn table_of(report: &Value) -> String {
         }
         let l = &b["ledger"];
         if l.is_object() {
-            let cap = if l["cap"].is_null() { "no cap".into() } else { format!("cap {}", l["cap"]) };
+            let cap =
+                if l["cap"].is_null() { "no cap".into() } else { format!("cap {}", l["cap"]) };
             let _ = writeln!(
                 out,
                 "  ledger {}: spent {} of {cap}",

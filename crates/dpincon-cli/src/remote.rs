@@ -140,7 +140,7 @@ impl ClientJobArgs {
         set("selector", self.selector.as_ref().map(|s| json!(s)));
         set("candidates", self.candidates.as_ref().map(|c| json!(c)));
         set("seed", self.seed.map(|s| json!(s)));
-        set("non-private", self.non_private.then(|| json!(true)));
+        set("non-private", self.non_private.then_some(json!(true)));
         if let Some(split) = &self.epsilon_split {
             let [e1, e2] = split[..] else {
                 return Err(format!(

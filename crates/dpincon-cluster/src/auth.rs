@@ -70,9 +70,9 @@ impl Token {
             }
             None => match std::env::var(env) {
                 Ok(text) => Token::new(&text),
-                Err(_) => Err(ClusterError::Config(format!(
-                    "no token: give a token file or set {env}"
-                ))),
+                Err(_) => {
+                    Err(ClusterError::Config(format!("no token: give a token file or set {env}")))
+                }
             },
         }
     }

@@ -177,7 +177,10 @@ impl Shared {
             if let Err(e) =
                 ledger::check(&dataset.ledger, &dataset.data, Some(dataset.budget_cap), need)
             {
-                eprintln!("dataset {}: refusing a job of ε = {}: {e}", dataset.name, accepted.total_epsilon);
+                eprintln!(
+                    "dataset {}: refusing a job of ε = {}: {e}",
+                    dataset.name, accepted.total_epsilon
+                );
                 let text = e.to_string();
                 return Err(if text.contains("cap exceeded") {
                     Refusal::new(

@@ -30,7 +30,9 @@ use dpincon_graph::{
     AdjacencyShard, GraphBuilder, SpillConfig, decode_shard, edge_stream_fingerprint,
 };
 use dpincon_proto::v1::worker_client::WorkerClient;
-use dpincon_proto::v1::{HeartbeatRequest, IdRange, JobStatus, PhaseTime, TaskRequest, task_output};
+use dpincon_proto::v1::{
+    HeartbeatRequest, IdRange, JobStatus, PhaseTime, TaskRequest, task_output,
+};
 use dpincon_proto::{MAX_MESSAGE_BYTES, constraint_to_proto, rows_to_ipc};
 use prost::Message;
 use tokio::sync::{mpsc, watch};

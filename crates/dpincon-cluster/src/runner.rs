@@ -187,9 +187,13 @@ async fn run_one(job: &Active, shared: &Shared) {
     let non_private = job.accepted.non_private;
     let dataset = job.accepted.dataset.name.as_str();
     let (state, reason, full, report) = match outcome {
-        None => (JobState::Cancelled, FailureReason::Unspecified, "cancelled by a client".into(), None),
+        None => {
+            (JobState::Cancelled, FailureReason::Unspecified, "cancelled by a client".into(), None)
+        }
         Some(Ok(report)) => match client_report(&report, dataset) {
-            Ok(json) => (JobState::Succeeded, FailureReason::Unspecified, String::new(), Some(json)),
+            Ok(json) => {
+                (JobState::Succeeded, FailureReason::Unspecified, String::new(), Some(json))
+            }
             Err(e) => (
                 JobState::Failed,
                 FailureReason::Internal,

@@ -131,7 +131,10 @@ impl JobStore {
         Ok(JobStore { conn: Mutex::new(conn), path })
     }
 
-    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, ClusterError> {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, ClusterError> {
         let conn = self.conn.lock().expect("job store poisoned");
         f(&conn).map_err(|e| store_error(&self.path, e))
     }
@@ -279,7 +282,10 @@ mod tests {
             assert!(store.start("a").unwrap());
             assert!(!store.start("a").unwrap(), "a running job does not start twice");
             let report = Some("{\"r\":1}");
-            let end = Ending { report, ..Ending::plain(JobState::Succeeded, FailureReason::Unspecified, "") };
+            let end = Ending {
+                report,
+                ..Ending::plain(JobState::Succeeded, FailureReason::Unspecified, "")
+            };
             assert!(store.finish("a", &end).unwrap());
             assert!(store.start("b").unwrap());
             let cancel = Ending::plain(JobState::Cancelled, FailureReason::Unspecified, "");
@@ -297,7 +303,8 @@ mod tests {
         assert_eq!((b.state, b.reason), (JobState::Failed, FailureReason::Interrupted));
         assert_eq!(store.get("d").unwrap().unwrap().state, JobState::Cancelled);
         assert!(store.get("zz").unwrap().is_none());
-        let listed: Vec<String> = store.list("alice", 2).unwrap().into_iter().map(|j| j.id).collect();
+        let listed: Vec<String> =
+            store.list("alice", 2).unwrap().into_iter().map(|j| j.id).collect();
         assert_eq!(listed, vec!["c", "d"]);
         assert!(store.list("bob", 10).unwrap().is_empty());
     }

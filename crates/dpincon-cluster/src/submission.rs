@@ -271,11 +271,7 @@ fn check_constraints(
     if bound.len() > limits.max_constraints {
         return refuse(
             OverLimits,
-            format!(
-                "{} denial constraints; the limit is {}",
-                bound.len(),
-                limits.max_constraints
-            ),
+            format!("{} denial constraints; the limit is {}", bound.len(), limits.max_constraints),
         );
     }
     Ok(())
@@ -284,7 +280,8 @@ fn check_constraints(
 /// The job's total ε within the dataset's per-job limits.
 fn check_budget(job: &ClientJob, dataset: &Dataset) -> Result<f64, Refusal> {
     use FailureReason::*;
-    let measures = job.measures.clone().unwrap_or_else(|| vec!["mi".into(), "p".into(), "r".into()]);
+    let measures =
+        job.measures.clone().unwrap_or_else(|| vec!["mi".into(), "p".into(), "r".into()]);
     if measures.is_empty() {
         return refuse(InvalidJob, "no measure to release");
     }
@@ -356,8 +353,8 @@ mod tests {
     fn a_client_job_names_a_dataset_and_gets_the_operators_ledger_and_cap() {
         let dir = tempfile::tempdir().unwrap();
         let c = config(dir.path());
-        let ok = submit(&c, false, &format!("{FD}epsilon = 0.5\nmeasures = [\"mi\", \"p\"]"))
-            .unwrap();
+        let ok =
+            submit(&c, false, &format!("{FD}epsilon = 0.5\nmeasures = [\"mi\", \"p\"]")).unwrap();
         assert_eq!(ok.total_epsilon, 1.0);
         let job = ok.job_config(Path::new("/state/j.dcs"));
         assert_eq!(job.ledger.as_deref(), Some(dir.path().join("t.ledger").as_path()));
@@ -388,7 +385,9 @@ mod tests {
             assert!(message.contains("nothing was queued or charged"), "{message}");
         }
         // A test cluster takes the seed and exact values; never a path.
-        assert!(submit(&c, true, &format!("{FD}epsilon = 1.0\nseed = 7\nnon-private = true")).is_ok());
+        assert!(
+            submit(&c, true, &format!("{FD}epsilon = 1.0\nseed = 7\nnon-private = true")).is_ok()
+        );
         let err = submit(&c, true, &format!("{FD}epsilon = 1.0\nledger = \"x\"")).unwrap_err();
         assert_eq!(err.reason, FailureReason::NotAllowed);
     }
@@ -398,17 +397,48 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let c = config(dir.path());
         let cases = [
-            ("dataset = \"nope\"\nconstraints = \"FD: Zip -> City\"\nepsilon = 1.0", FailureReason::UnknownDataset, "nope"),
-            ("dataset = \"t\"\nconstraints = \"FD: Zip -> Town\"\nepsilon = 1.0", FailureReason::BadConstraints, "Town"),
-            ("dataset = \"t\"\nconstraints = \"not(t1.Zip=\"\nepsilon = 1.0", FailureReason::BadConstraints, ""),
-            ("dataset = \"t\"\nconstraints = \"/data/t.dcs\"\nepsilon = 1.0", FailureReason::BadConstraints, "not as a path"),
-            ("dataset = \"t\"\nconstraints = \"FD: Zip -> City\\nFD: City -> Zip\\nnot(t1.Zip=t2.Zip)\"\nepsilon = 1.0", FailureReason::OverLimits, "limit is 2"),
-            (&format!("dataset = \"t\"\nconstraints = \"{}\"\nepsilon = 1.0", "FD: Zip -> City\\n".repeat(20)), FailureReason::OverLimits, "bytes"),
+            (
+                "dataset = \"nope\"\nconstraints = \"FD: Zip -> City\"\nepsilon = 1.0",
+                FailureReason::UnknownDataset,
+                "nope",
+            ),
+            (
+                "dataset = \"t\"\nconstraints = \"FD: Zip -> Town\"\nepsilon = 1.0",
+                FailureReason::BadConstraints,
+                "Town",
+            ),
+            (
+                "dataset = \"t\"\nconstraints = \"not(t1.Zip=\"\nepsilon = 1.0",
+                FailureReason::BadConstraints,
+                "",
+            ),
+            (
+                "dataset = \"t\"\nconstraints = \"/data/t.dcs\"\nepsilon = 1.0",
+                FailureReason::BadConstraints,
+                "not as a path",
+            ),
+            (
+                "dataset = \"t\"\nconstraints = \"FD: Zip -> City\\nFD: City -> Zip\\nnot(t1.Zip=t2.Zip)\"\nepsilon = 1.0",
+                FailureReason::OverLimits,
+                "limit is 2",
+            ),
+            (
+                &format!(
+                    "dataset = \"t\"\nconstraints = \"{}\"\nepsilon = 1.0",
+                    "FD: Zip -> City\\n".repeat(20)
+                ),
+                FailureReason::OverLimits,
+                "bytes",
+            ),
             (&format!("{FD}epsilon = 1.5"), FailureReason::OverLimits, "allows 3"),
             (&format!("{FD}epsilon = 0.05"), FailureReason::OverLimits, "minimum 0.1"),
             (&format!("{FD}epsilon = -1.0"), FailureReason::InvalidJob, "positive"),
             (FD, FailureReason::InvalidJob, "give `epsilon`"),
-            (&format!("{FD}epsilon = 1.0\nmeasures = [\"mi\", \"mi\"]"), FailureReason::InvalidJob, "at most once"),
+            (
+                &format!("{FD}epsilon = 1.0\nmeasures = [\"mi\", \"mi\"]"),
+                FailureReason::InvalidJob,
+                "at most once",
+            ),
         ];
         for (job, reason, detail) in cases {
             let err = submit(&c, false, job).unwrap_err();

@@ -33,14 +33,12 @@ async fn submit_wait_status_result_and_cancel_from_the_command_line() {
     // The job file names the dataset; the constraints come from a local
     // file given as a flag (read by the CLI, sent inline).
     let job_file = dir.path().join("job.toml");
-    std::fs::write(
-        &job_file,
-        "dataset = \"table\"\nepsilon = 0.5\nseed = 3\nnon-private = true\n",
-    )
-    .unwrap();
+    std::fs::write(&job_file, "dataset = \"table\"\nepsilon = 0.5\nseed = 3\nnon-private = true\n")
+        .unwrap();
     let constraints_arg = constraints.to_str().unwrap();
     let job_arg = job_file.to_str().unwrap();
-    let submit = ["submit", "--coordinator", &url, "--job", job_arg, "--constraints", constraints_arg];
+    let submit =
+        ["submit", "--coordinator", &url, "--job", job_arg, "--constraints", constraints_arg];
     let mut args = submit.to_vec();
     args.push("--wait");
     let out = cli(&bin, &args, ALICE);

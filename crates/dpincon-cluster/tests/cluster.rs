@@ -306,7 +306,10 @@ async fn a_private_jobs_failure_is_a_public_reason_only() {
     let err = within(c.wait(&id, |_| {})).await.unwrap_err().to_string();
     assert!(err.ends_with("failed: internal error"), "{err}");
     let status = c.status(&id).await.unwrap();
-    assert_eq!((status.reason, status.error.as_str()), (FailureReason::Internal as i32, "internal error"));
+    assert_eq!(
+        (status.reason, status.error.as_str()),
+        (FailureReason::Internal as i32, "internal error")
+    );
     assert!(cluster.coordinator.logs().contains("line 301"), "{}", cluster.logs());
     // The same failure of a non-private job (a test cluster) names the line.
     let id = c.submit(&job(&constraints, json!({"non-private": true}))).await.unwrap();

@@ -6,8 +6,8 @@ mod common;
 use std::collections::{HashMap, HashSet};
 
 use common::{
-    ALICE, BOB, Cluster, TOKEN, client, config_with, coordinator, job, ledger_charges,
-    ledger_path, within, write_table,
+    ALICE, BOB, Cluster, TOKEN, client, config_with, coordinator, job, ledger_charges, ledger_path,
+    within, write_table,
 };
 use dpincon_cluster::ClusterError;
 use dpincon_proto::v1::{FailureReason, JobState};
@@ -134,7 +134,9 @@ async fn a_hundred_concurrent_submits_from_ten_clients_are_accepted_or_refused_a
     assert_eq!(ids.len(), accepted.len(), "distinct ids");
     // None lost: every accepted job ends, succeeded, and is charged once.
     for (c, id) in &accepted {
-        within(c.wait(id, |_| {})).await.unwrap_or_else(|e| panic!("{id}: {e}\n{}", cluster.logs()));
+        within(c.wait(id, |_| {}))
+            .await
+            .unwrap_or_else(|e| panic!("{id}: {e}\n{}", cluster.logs()));
     }
     let (spent, charges) = ledger_charges(&ledger_path(dir.path(), "main"));
     assert_eq!(charges.len(), accepted.len() * 3);

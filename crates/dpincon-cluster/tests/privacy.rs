@@ -218,9 +218,8 @@ async fn two_coordinators_refuse_to_share_a_ledger_directory() {
     let why = second.err().expect("the second coordinator must not start");
     assert!(why.contains("in use by another process"), "{why}");
     // Its own state directory but the first one's ledger directory: refused too.
-    let shared_ledger = std::fs::read_to_string(&config)
-        .unwrap()
-        .replace("main/state", "second-state");
+    let shared_ledger =
+        std::fs::read_to_string(&config).unwrap().replace("main/state", "second-state");
     let second_config = dir.path().join("second.toml");
     std::fs::write(&second_config, shared_ledger).unwrap();
     let why = try_coordinator(
