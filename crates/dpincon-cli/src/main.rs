@@ -5,6 +5,7 @@ mod bench;
 mod generate;
 mod output;
 mod progress;
+mod release_args;
 mod remote;
 mod sweep;
 
@@ -126,25 +127,8 @@ struct JobArgs {
     /// Also report the exact values. NOT differentially private.
     #[arg(long)]
     non_private: bool,
-    /// Privacy budget ε of EACH released measure; the job spends the sum.
-    #[arg(long, allow_negative_numbers = true)]
-    epsilon: Option<f64>,
-    /// Measures to release (default mi,p,r).
-    #[arg(long, value_delimiter = ',')]
-    measures: Option<Vec<String>>,
-    /// How θ* is chosen for I_MI and I_P: ub-hem (default), hem, em,
-    /// baseline-nmax, baseline-truemax (non-private, experiments only).
-    #[arg(long)]
-    strategy: Option<String>,
-    /// Selection mechanism: em (default) or permute-and-flip.
-    #[arg(long)]
-    selector: Option<String>,
-    /// Shares of ε for choosing θ and for the release, e.g. 0.4,0.6 (default).
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
-    epsilon_split: Option<Vec<f64>>,
-    /// Candidate degree bounds θ (default 1,2,5,10,20,50,... up to n_max).
-    #[arg(long, value_delimiter = ',')]
-    candidates: Option<Vec<u32>>,
+    #[command(flatten)]
+    release: release_args::ReleaseArgs,
     /// Public upper bound n_max on the number of rows (never the true count).
     #[arg(long)]
     max_rows: Option<u64>,
@@ -183,29 +167,19 @@ impl JobArgs {
                 }
             )*};
         }
-        set!(
-            data,
-            constraints,
-            schema,
-            infer_rows,
-            threads,
-            memory_limit,
-            epsilon,
-            strategy,
-            selector
-        );
-        set!(candidates, max_rows, seed, ledger, budget_cap, measures);
+        set!(data, constraints, schema, infer_rows, threads, memory_limit);
+        set!(max_rows, seed, ledger, budget_cap);
         if let Some(f) = &self.data_format {
             job.format = Some(f.clone());
         }
-        if let Some(split) = &self.epsilon_split {
-            let [e1, e2] = split[..] else {
-                return Err(format!(
-                    "--epsilon-split takes two shares, ε1,ε2 (e.g. 0.4,0.6), got {} value(s)",
-                    split.len()
-                ));
-            };
-            job.epsilon_split = Some([e1, e2]);
+        let r = &self.release;
+        job.epsilon = r.epsilon.or(job.epsilon);
+        job.strategy = r.strategy.clone().or(job.strategy);
+        job.selector = r.selector.clone().or(job.selector);
+        job.candidates = r.candidates.clone().or(job.candidates);
+        job.epsilon_split = r.epsilon_split()?.or(job.epsilon_split);
+        if let Some(m) = &r.measures {
+            job.measures = m.clone();
         }
         job.brute_force |= self.brute_force;
         job.non_private |= self.non_private;

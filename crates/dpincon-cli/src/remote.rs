@@ -15,6 +15,7 @@ use dpincon_cluster::client::{Client, StatusView, progress_line};
 use dpincon_cluster::tls::ClientTls;
 use serde_json::{Value, json};
 
+use crate::release_args::ReleaseArgs;
 use crate::{Format, output};
 
 /// How to reach a coordinator (besides its URL).
@@ -84,24 +85,8 @@ pub struct ClientJobArgs {
     /// Constraint file, read on THIS machine and sent inline.
     #[arg(long)]
     constraints: Option<PathBuf>,
-    /// Privacy budget ε of EACH released measure; the job spends the sum.
-    #[arg(long, allow_negative_numbers = true)]
-    epsilon: Option<f64>,
-    /// Measures to release (default mi,p,r).
-    #[arg(long, value_delimiter = ',')]
-    measures: Option<Vec<String>>,
-    /// How θ* is chosen for I_MI and I_P (default ub-hem).
-    #[arg(long)]
-    strategy: Option<String>,
-    /// Selection mechanism: em (default) or permute-and-flip.
-    #[arg(long)]
-    selector: Option<String>,
-    /// Shares of ε for choosing θ and for the release, e.g. 0.4,0.6.
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
-    epsilon_split: Option<Vec<f64>>,
-    /// Candidate degree bounds θ.
-    #[arg(long, value_delimiter = ',')]
-    candidates: Option<Vec<u32>>,
+    #[command(flatten)]
+    release: ReleaseArgs,
     /// TEST CLUSTERS ONLY (--allow-non-private): seed the noise.
     #[arg(long)]
     seed: Option<u64>,
@@ -133,23 +118,16 @@ impl ClientJobArgs {
                 job[key] = v;
             }
         };
+        let r = &self.release;
         set("dataset", self.dataset.as_ref().map(|d| json!(d)));
-        set("epsilon", self.epsilon.map(|e| json!(e)));
-        set("measures", self.measures.as_ref().map(|m| json!(m)));
-        set("strategy", self.strategy.as_ref().map(|s| json!(s)));
-        set("selector", self.selector.as_ref().map(|s| json!(s)));
-        set("candidates", self.candidates.as_ref().map(|c| json!(c)));
+        set("epsilon", r.epsilon.map(|e| json!(e)));
+        set("measures", r.measures.as_ref().map(|m| json!(m)));
+        set("strategy", r.strategy.as_ref().map(|s| json!(s)));
+        set("selector", r.selector.as_ref().map(|s| json!(s)));
+        set("candidates", r.candidates.as_ref().map(|c| json!(c)));
+        set("epsilon-split", r.epsilon_split()?.map(|s| json!(s)));
         set("seed", self.seed.map(|s| json!(s)));
         set("non-private", self.non_private.then_some(json!(true)));
-        if let Some(split) = &self.epsilon_split {
-            let [e1, e2] = split[..] else {
-                return Err(format!(
-                    "--epsilon-split takes two shares, ε1,ε2 (e.g. 0.4,0.6), got {} value(s)",
-                    split.len()
-                ));
-            };
-            job["epsilon-split"] = json!([e1, e2]);
-        }
         for key in ["dataset", "constraints"] {
             if job.get(key).is_none() {
                 return Err(format!("give --{key} (or `{key}` in a --job file)"));

@@ -226,21 +226,7 @@ async fn jobs_queue_and_cancel() {
     let status = c.cancel(&second).await.unwrap();
     assert_eq!(status.state, JobState::Cancelled as i32);
     // The first is cancelled while it runs (16 tasks of 300 ms on one slot).
-    let (started_tx, started) = tokio::sync::oneshot::channel();
-    let watcher = {
-        let (c, id) = (c.clone(), first.clone());
-        tokio::spawn(async move {
-            let mut started_tx = Some(started_tx);
-            c.watch(&id, |s| {
-                if s.state == JobState::Running as i32
-                    && let Some(tx) = started_tx.take()
-                {
-                    let _ = tx.send(());
-                }
-            })
-            .await
-        })
-    };
+    let (started, watcher) = common::watch_until_running(&c, &first);
     within(started).await.expect("the first job ran");
     c.cancel(&first).await.unwrap();
     let last = within(watcher).await.unwrap().unwrap();

@@ -34,21 +34,7 @@ async fn a_coordinator_killed_mid_job_resumes_fails_explicitly_and_never_charges
     let killed = c.submit(&remote).await.unwrap();
     let queued = c.submit(&remote).await.unwrap();
     // The second job's stream says when it runs; then SIGKILL the coordinator.
-    let (running_tx, running) = tokio::sync::oneshot::channel();
-    let watcher = {
-        let (c, id) = (c.clone(), killed.clone());
-        tokio::spawn(async move {
-            let mut running_tx = Some(running_tx);
-            c.watch(&id, |s| {
-                if s.state == JobState::Running as i32
-                    && let Some(tx) = running_tx.take()
-                {
-                    let _ = tx.send(());
-                }
-            })
-            .await
-        })
-    };
+    let (running, watcher) = common::watch_until_running(&c, &killed);
     within(running).await.expect("the second job ran");
     cluster.coordinator.kill();
     // Its stream breaks without a final state.

@@ -364,3 +364,28 @@ pub fn comparable(report: &serde_json::Value) -> serde_json::Value {
     }
     serde_json::Value::Object(out)
 }
+
+/// Watches job `id` in a task of its own: the receiver fires when the job
+/// is first seen running; the handle gives the watch's outcome.
+pub fn watch_until_running(
+    c: &Client,
+    id: &str,
+) -> (
+    tokio::sync::oneshot::Receiver<()>,
+    tokio::task::JoinHandle<Result<dpincon_proto::v1::JobStatus, dpincon_cluster::ClusterError>>,
+) {
+    let (running_tx, running) = tokio::sync::oneshot::channel();
+    let (c, id) = (c.clone(), id.to_string());
+    let watcher = tokio::spawn(async move {
+        let mut running_tx = Some(running_tx);
+        c.watch(&id, |s| {
+            if s.state == dpincon_proto::v1::JobState::Running as i32
+                && let Some(tx) = running_tx.take()
+            {
+                let _ = tx.send(());
+            }
+        })
+        .await
+    });
+    (running, watcher)
+}
