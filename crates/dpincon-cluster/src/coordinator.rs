@@ -485,8 +485,12 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ClusterError> {
     let clients = service.shared.options.clients.clone();
+    // A request is a small job: its constraint text and a few options. A
+    // client cannot make the coordinator decode more (reports, sent back,
+    // may be large).
+    let max_request = service.shared.options.config.limits.max_constraint_bytes + (64 << 10);
     let service = CoordinatorServer::new(service)
-        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_decoding_message_size(max_request)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
     let mut server = Server::builder();
     if let Some(tls) = tls {
