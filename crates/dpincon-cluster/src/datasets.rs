@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dpincon_constraints::TableSchema;
-use dpincon_source::{declared_schema, parse_schema_override};
+use dpincon_source::{DataFormat, declared_schema, parquet_schema, parse_schema_override};
 use serde::Deserialize;
 
 use crate::ClusterError;
@@ -52,7 +52,10 @@ struct RawConfig {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawDataset {
     data: PathBuf,
-    schema: String,
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    schema: Option<String>,
     ledger: PathBuf,
     budget_cap: f64,
     max_job_epsilon: f64,
@@ -71,11 +74,14 @@ struct RawDataset {
 pub struct Dataset {
     /// The name clients use.
     pub name: String,
-    /// The table (CSV with a header row); never shown to clients.
+    /// The table (CSV with a header row, or Parquet); never shown to
+    /// clients.
     pub data: PathBuf,
-    /// The declared column types, `Name:type,...` in table order (the
-    /// syntax of `run --schema`).
-    pub schema_text: String,
+    /// Parquet (its footer declares the schema) rather than CSV.
+    pub parquet: bool,
+    /// A CSV table's declared column types, `Name:type,...` in table order
+    /// (the syntax of `run --schema`); `None` for Parquet.
+    pub schema_text: Option<String>,
     /// The same, as the constraint binder sees it.
     pub schema: TableSchema,
     /// The dataset's one ledger.
@@ -146,21 +152,58 @@ impl CoordinatorConfig {
                 None => 0.0,
                 Some(m) => positive(&at, "min-epsilon", m)?,
             };
-            let entries = parse_schema_override(&d.schema).map_err(|e| bad(&at, e))?;
-            let declared: Vec<String> = entries.iter().map(|e| e.column.clone()).collect();
-            let header = csv_header(&d.data).map_err(|e| bad(&at, e))?;
-            if header != declared {
-                return Err(bad(
-                    &at,
-                    format!(
-                        "the schema must declare every column of '{}' in order: the file has \
-                         [{}], the schema [{}]",
-                        d.data.display(),
-                        header.join(", "),
-                        declared.join(", ")
-                    ),
-                ));
-            }
+            let parquet = match d.format.as_deref() {
+                None => DataFormat::from_path(&d.data) == DataFormat::Parquet,
+                Some("csv") => false,
+                Some("parquet") => true,
+                Some(other) => {
+                    return Err(bad(&at, format!("format '{other}': use csv or parquet")));
+                }
+            };
+            let (schema, schema_text) = if parquet {
+                // The writer declared the schema in the footer; a declared
+                // one, if given, must agree with it.
+                let file = parquet_schema(&d.data).map_err(|e| bad(&at, e))?;
+                if let Some(text) = &d.schema {
+                    let entries = parse_schema_override(text).map_err(|e| bad(&at, e))?;
+                    let declared = declared_schema(&entries);
+                    if declared.columns != file.columns {
+                        return Err(bad(
+                            &at,
+                            format!(
+                                "the schema does not match the Parquet file's: [{}] vs [{}]",
+                                describe(&declared),
+                                describe(&file)
+                            ),
+                        ));
+                    }
+                }
+                (file, None)
+            } else {
+                let Some(text) = &d.schema else {
+                    return Err(bad(
+                        &at,
+                        "a CSV dataset needs `schema`: every column's type, declared (never \
+                         inferred from the private rows)",
+                    ));
+                };
+                let entries = parse_schema_override(text).map_err(|e| bad(&at, e))?;
+                let declared: Vec<String> = entries.iter().map(|e| e.column.clone()).collect();
+                let header = csv_header(&d.data).map_err(|e| bad(&at, e))?;
+                if header != declared {
+                    return Err(bad(
+                        &at,
+                        format!(
+                            "the schema must declare every column of '{}' in order: the file \
+                             has [{}], the schema [{}]",
+                            d.data.display(),
+                            header.join(", "),
+                            declared.join(", ")
+                        ),
+                    ));
+                }
+                (declared_schema(&entries), Some(text.clone()))
+            };
             let ledger_dir = ledger_dir(&d.ledger);
             if !ledger_dir.is_dir() {
                 return Err(bad(
@@ -171,8 +214,9 @@ impl CoordinatorConfig {
             let dataset = Dataset {
                 name: name.clone(),
                 data: d.data,
-                schema_text: d.schema.clone(),
-                schema: declared_schema(&entries),
+                parquet,
+                schema_text,
+                schema,
                 ledger: d.ledger,
                 budget_cap,
                 max_job_epsilon,
@@ -211,6 +255,12 @@ fn ledger_dir(ledger: &Path) -> PathBuf {
     }
 }
 
+/// `Name:kind, ...` for messages.
+fn describe(schema: &TableSchema) -> String {
+    let columns = schema.columns.iter().map(|(n, k)| format!("{n}:{k:?}"));
+    columns.collect::<Vec<_>>().join(", ")
+}
+
 /// The column names of a CSV file's header row (only that row is read).
 fn csv_header(path: &Path) -> Result<Vec<String>, String> {
     let mut reader = csv::ReaderBuilder::new()
@@ -247,7 +297,7 @@ mod tests {
         let t = &c.datasets["t"];
         assert_eq!(c.limits.max_queued, 3);
         assert_eq!((t.budget_cap, t.max_job_epsilon, t.min_epsilon), (5.0, 1.5, 0.05));
-        assert_eq!(t.schema_text, "Zip:int, City:string");
+        assert_eq!(t.schema_text.as_deref(), Some("Zip:int, City:string"));
         assert_eq!(t.schema.columns.len(), 2);
         assert_eq!(c.owned_dirs().len(), 2);
 
@@ -265,5 +315,35 @@ mod tests {
                 .to_string();
             assert!(err.contains(why), "{why}: {err}");
         }
+    }
+
+    #[test]
+    fn a_parquet_dataset_is_described_by_its_footer_and_a_csv_one_by_its_declaration() {
+        use dpincon_generate::{TAX_COLUMNS, TaxOptions, generate_tax};
+        let dir = tempfile::tempdir().unwrap();
+        let tax = dir.path().join("t.parquet");
+        generate_tax(&TaxOptions { rows: 20, seed: 1, format: None }, &tax).unwrap();
+        let dataset = |extra: &str| {
+            format!(
+                "state-dir = \"s\"\n[datasets.t]\ndata = {:?}\nledger = {:?}\n\
+                 budget-cap = 5.0\nmax-job-epsilon = 1.0\n{extra}",
+                tax.display().to_string(),
+                dir.path().join("t.ledger").display().to_string()
+            )
+        };
+        let c = CoordinatorConfig::parse(&dataset(""), "c.toml").unwrap();
+        let t = &c.datasets["t"];
+        assert!(t.parquet && t.schema_text.is_none());
+        let names: Vec<&str> = t.schema.columns.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(names, TAX_COLUMNS);
+        let err = CoordinatorConfig::parse(&dataset("schema = \"FName:int\""), "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("does not match the Parquet file"), "{err}");
+        // A CSV dataset must declare its schema.
+        std::fs::write(dir.path().join("t.csv"), "a\n1\n").unwrap();
+        let csv = dataset("").replace("t.parquet", "t.csv");
+        let err = CoordinatorConfig::parse(&csv, "c.toml").unwrap_err().to_string();
+        assert!(err.contains("needs `schema`"), "{err}");
     }
 }

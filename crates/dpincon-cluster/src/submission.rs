@@ -133,10 +133,14 @@ impl Accepted {
         let d = &self.dataset;
         let j = &self.job;
         let mut c = JobConfig::new(&d.data, constraints);
-        c.format = Some("csv".into());
-        c.schema = Some(d.schema_text.clone());
-        // Every column's type is declared: inference only finds the names.
-        c.infer_rows = Some(1);
+        if d.parquet {
+            c.format = Some("parquet".into());
+        } else {
+            c.format = Some("csv".into());
+            c.schema = d.schema_text.clone();
+            // Every column's type is declared: inference only finds the names.
+            c.infer_rows = Some(1);
+        }
         c.threads = d.threads;
         c.memory_limit = d.memory_limit.clone();
         c.max_rows = d.max_rows;

@@ -302,3 +302,49 @@ async fn a_private_jobs_failure_is_a_public_reason_only() {
     let err = within(c.wait(&id, |_| {})).await.unwrap_err().to_string();
     assert!(err.contains("line 301"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_parquet_dataset_takes_its_schema_from_the_footer() {
+    use dpincon_generate::{TaxOptions, generate_tax};
+    // A clean generated table: the FD State -> City has violations anyway.
+    const TAX_CONSTRAINTS: &str = "FD: Zip -> City\nFD: State -> City\n";
+    let dir = tempfile::tempdir().unwrap();
+    write_table(dir.path(), 10); // The harness's own dataset, unused here.
+    let tax = dir.path().join("tax.parquet");
+    generate_tax(&TaxOptions { rows: 2000, seed: 9, format: None }, &tax).unwrap();
+    let ledger = dir.path().join("main").join("ledgers").join("tax.jsonl");
+    let config = config_with(
+        dir.path(),
+        "main",
+        "budget-cap = 10.0\nmax-job-epsilon = 3.0",
+        &format!(
+            "[datasets.tax]\ndata = {:?}\nledger = {:?}\nbudget-cap = 10.0\n\
+             max-job-epsilon = 3.0\n",
+            tax.to_str().unwrap(),
+            ledger.to_str().unwrap()
+        ),
+    );
+    let cluster = Cluster::start_with(dir.path(), &config, 2, &[], &["--allow-non-private"]);
+    let c = cluster.client();
+    let remote = json!({
+        "dataset": "tax", "constraints": TAX_CONSTRAINTS, "epsilon": 0.5, "seed": 4,
+        "non-private": true,
+    });
+    let dcs = dir.path().join("tax.dcs");
+    std::fs::write(&dcs, TAX_CONSTRAINTS).unwrap();
+    let mut local = dpincon_engine::JobConfig::new(&tax, &dcs);
+    (local.epsilon, local.seed, local.non_private) = (Some(0.5), Some(4), true);
+    let (want, _) = embedded(&local).await;
+    let id = c.submit(&remote).await.unwrap();
+    let got =
+        within(c.wait(&id, |_| {})).await.unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
+    assert_eq!(comparable(&report(&got)), comparable(&want));
+    assert!(want["non_private"]["edges"].as_u64() > Some(0));
+    // A column the footer does not have is refused before the job exists.
+    let mut bad = remote.clone();
+    bad["constraints"] = json!("FD: Zip -> Town");
+    let err = c.submit(&bad).await.unwrap_err();
+    assert_eq!(rpc_code(&err), Some(Code::InvalidArgument), "{err}");
+    let (spent, _) = ledger_charges(&ledger);
+    assert!((spent - 1.5).abs() < 1e-9);
+}

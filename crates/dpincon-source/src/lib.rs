@@ -12,8 +12,8 @@ mod read;
 
 pub use encode::encode;
 pub use read::{
-    DataFormat, ReadOptions, SchemaOverride, TableData, declared_schema, parse_schema_override,
-    read_table,
+    DataFormat, ReadOptions, SchemaOverride, TableData, declared_schema, parquet_schema,
+    parse_schema_override, read_table,
 };
 
 use std::path::PathBuf;

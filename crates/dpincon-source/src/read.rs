@@ -72,6 +72,23 @@ pub fn declared_schema(entries: &[SchemaOverride]) -> TableSchema {
     }
 }
 
+/// The columns of a Parquet file as the constraint binder sees them, from
+/// its footer alone: the schema its writer declared, no row read.
+pub fn parquet_schema(path: &Path) -> Result<TableSchema, SourceError> {
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let file = std::fs::File::open(path)
+        .map_err(|e| SourceError::Open { path: path.to_path_buf(), message: e.to_string() })?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| SourceError::Read {
+            path: path.to_path_buf(),
+            message: format!("not a readable Parquet file: {e}"),
+        })?;
+    let columns = builder.schema().fields().iter();
+    Ok(TableSchema {
+        columns: columns.map(|f| (f.name().clone(), column_kind(f.data_type()))).collect(),
+    })
+}
+
 /// How to read a table.
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {

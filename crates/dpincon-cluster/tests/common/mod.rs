@@ -349,7 +349,10 @@ pub async fn embedded(job: &JobConfig) -> (serde_json::Value, String) {
     let report = dpincon_engine::run_job(job, &NoProgress).await.expect("embedded run");
     let loaded = dpincon_engine::load(job, &NoProgress).await.expect("embedded load");
     let fingerprint = edge_stream_fingerprint(loaded.graph.edges()).to_string();
-    (serde_json::to_value(&report).unwrap(), fingerprint)
+    // Through text, as a remote report arrives: serde_json's default float
+    // parsing may miss the last bit, the same way on both sides.
+    let text = serde_json::to_string(&report).unwrap();
+    (serde_json::from_str(&text).unwrap(), fingerprint)
 }
 
 /// The fields that must agree between runs (ids and timings never do).
