@@ -20,7 +20,10 @@ mod degree;
 mod pass;
 mod projection;
 
-pub use cover::{CoverSize, GreedyCover};
+pub use cover::{
+    Adjacency, CoverSize, FractionalCover, GreedyCover, MinimumCover, fractional_cover,
+    minimum_cover,
+};
 pub use degree::{DegreeCounts, ExactCounts};
 pub use pass::{PassCounts, measure_pass};
 pub use projection::{DegreeBound, EdgeAddition, ProjectedCounts};
