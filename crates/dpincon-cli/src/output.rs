@@ -72,6 +72,15 @@ pub fn table(report: &Report) -> String {
             ("max degree", np.max_degree.to_string()),
             ("greedy cover (I_R <=)", np.greedy_cover.to_string()),
             ("I_R >=", np.min_cover_lower_bound.to_string()),
+            ("LP relaxation of I_R", np.repair.lp_relaxation.to_string()),
+            (
+                "min cover (I_R)",
+                match (np.repair.min_cover, np.repair.min_cover_bounds) {
+                    (Some(v), _) => v.to_string(),
+                    (None, Some([lo, hi])) => format!("too slow: in [{lo}, {hi}]"),
+                    (None, None) => "not computed".into(),
+                },
+            ),
             ("drastic (I_D)", np.drastic.to_string()),
         ];
         for (name, value) in rows {

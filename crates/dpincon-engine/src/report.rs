@@ -87,7 +87,7 @@ pub fn peak_rss_mib() -> Option<f64> {
 }
 
 /// Exact measures of the conflict graph: NOT differentially private.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NonPrivateReport {
     /// Always [`NON_PRIVATE_LABEL`].
     pub label: &'static str,
@@ -103,6 +103,8 @@ pub struct NonPrivateReport {
     pub greedy_cover: u64,
     /// c / 2 ≤ I_R ≤ c: the lower bound.
     pub min_cover_lower_bound: u64,
+    /// I_R: the greedy cover, the LP relaxation and the minimum cover.
+    pub repair: crate::repair::RepairFacts,
     /// I_D.
     pub drastic: u8,
 }
