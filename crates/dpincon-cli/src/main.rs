@@ -148,6 +148,10 @@ struct JobArgs {
     /// Public upper bound n_max on the number of rows (never the true count).
     #[arg(long)]
     max_rows: Option<u64>,
+    /// How I_R is released: combined (default: LP relaxation and greedy
+    /// cover, ε split 3:1), lp, or greedy (the only one under --memory-limit).
+    #[arg(long)]
+    ir_method: Option<String>,
     /// Seed the noise. Test and experiment mode only: the output says
     /// "seeded": true and must not be published.
     #[arg(long)]
@@ -194,7 +198,7 @@ impl JobArgs {
             strategy,
             selector
         );
-        set!(candidates, max_rows, seed, ledger, budget_cap, measures);
+        set!(candidates, max_rows, seed, ledger, budget_cap, measures, ir_method);
         if let Some(f) = &self.data_format {
             job.format = Some(f.clone());
         }

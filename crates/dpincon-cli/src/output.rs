@@ -50,12 +50,17 @@ pub fn table(report: &Report) -> String {
             }
         }
         if let Some(r) = &m.r {
+            let parts: Vec<String> =
+                r.parts.iter().map(|p| format!("{} at ε = {}", p.statistic, p.epsilon)).collect();
             let _ = writeln!(
                 out,
-                "  {:<18} {:>12} {:>23}  greedy cover, sensitivity 2",
+                "  {:<18} {:>12} {:>23}  {} ({}); the interval holds I_R itself w.p. ≥ {}",
                 "I_R (rows)",
                 r.value,
-                format!("[{}, {}]", r.ci95[0], r.ci95[1])
+                format!("[{}, {}]", r.ci95[0], r.ci95[1]),
+                r.method,
+                parts.join(", "),
+                r.coverage
             );
         }
         if let Some(l) = &b.ledger {
@@ -124,7 +129,7 @@ pub fn emit(text: &str, path: Option<&Path>) -> Result<(), String> {
 
 pub fn utility_table(report: &dpincon_engine::experiment::UtilityReport) -> String {
     let mut out = format!(
-        "{}\nε = {} per measure, {} seeded runs per row\n\n{:<4} {:<18} {:>10} {:>10} {:>10} {:>10}\n",
+        "{}\nε = {} per measure, {} seeded runs per row\n\n{:<4} {:<22} {:>10} {:>10} {:>10} {:>10}\n",
         report.label,
         report.epsilon,
         report.runs,
@@ -137,15 +142,28 @@ pub fn utility_table(report: &dpincon_engine::experiment::UtilityReport) -> Stri
     );
     for row in &report.rows {
         let theta = row.mean_theta.map_or("-".to_string(), |t| format!("{t:.1}"));
+
         let _ = writeln!(
             out,
-            "{:<4} {:<18} {:>10} {:>10.3} {:>10.3} {:>10}",
+            "{:<4} {:<22} {:>10} {:>10.3} {:>10.3} {:>10}",
             row.measure,
             row.strategy,
             row.exact,
             row.mean_relative_error,
             row.median_relative_error,
             theta
+        );
+    }
+    if let Some(r) = &report.repair {
+        let min = match (r.min_cover, r.min_cover_bounds) {
+            (Some(v), _) => v.to_string(),
+            (_, Some([lo, hi])) => format!("not computed (too slow), in [{lo}, {hi}]"),
+            _ => "not computed".into(),
+        };
+        let _ = writeln!(
+            out,
+            "\nI_R: minimum cover {min}; LP relaxation {}; greedy cover {}",
+            r.lp_relaxation, r.greedy_cover
         );
     }
     out

@@ -1,4 +1,4 @@
-use dpincon_release::{CoverRelease, ProjectedRelease};
+use dpincon_release::{ProjectedRelease, RepairRelease};
 use serde::Serialize;
 
 use crate::ledger::LedgerState;
@@ -132,7 +132,7 @@ pub struct MeasuresReport {
     /// I_P.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p: Option<ProjectedRelease>,
-    /// I_R.
+    /// I_R: a point estimate, an interval and the releases behind them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub r: Option<CoverRelease>,
+    pub r: Option<RepairRelease>,
 }
