@@ -82,6 +82,10 @@ fn exact_measures_as_json() {
     assert_eq!(np["problematic"], 6);
     assert_eq!(np["max_degree"], 2);
     assert_eq!(np["greedy_cover"], 4);
+    // The conflict graph is two paths 0-2-1 and 3-4-5: the minimum cover is
+    // {2, 4}; bipartite, so the LP relaxation is tight.
+    assert_eq!(np["repair"]["min_cover"], 2);
+    assert_eq!(np["repair"]["lp_relaxation"], 2.0);
     assert_eq!(np["drastic"], 1);
     assert!(np["label"].as_str().unwrap().starts_with("NON-PRIVATE"));
     assert_eq!(report["detection"]["plans"][0]["driver"], "complement");
@@ -101,17 +105,75 @@ fn dp_release_by_default_hides_exact_values() {
     assert_eq!(report["seeded"], false);
     assert_eq!(report["budget"]["per_measure"], 1.0);
     assert_eq!(report["budget"]["total"], 3.0);
-    for m in ["mi", "p", "r"] {
+    for m in ["mi", "p"] {
         let r = &report["measures"][m];
         for key in ["value", "epsilon", "sensitivity", "noise_scale", "ci95"] {
             assert!(r.get(key).is_some(), "measures.{m}.{key} missing: {r}");
         }
     }
+    // I_R: a point estimate and an interval for I_R itself, from two parts.
+    let r = &report["measures"]["r"];
+    for key in ["value", "epsilon", "sensitivity", "ci95", "coverage", "method", "parts"] {
+        assert!(r.get(key).is_some(), "measures.r.{key} missing: {r}");
+    }
+    assert_eq!(r["method"], "combined");
+    let parts: Vec<&str> =
+        r["parts"].as_array().unwrap().iter().map(|p| p["statistic"].as_str().unwrap()).collect();
+    assert_eq!(parts, ["twice-lp", "greedy-cover"]);
+    let spent: f64 =
+        r["parts"].as_array().unwrap().iter().map(|p| p["epsilon"].as_f64().unwrap()).sum();
+    assert!(spent <= 1.0 && spent > 0.999, "the parts sum to the measure's ε: {spent}");
     assert_eq!(report["measures"]["mi"]["strategy"], "ub-direct");
     assert_eq!(report["measures"]["mi"]["selector"], "permute-and-flip");
     assert!(report["measures"]["p"]["theta"].as_u64().unwrap() >= 1);
     assert_eq!(report["measures"]["r"]["sensitivity"], 2);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("NON-PRIVATE"));
+}
+
+#[test]
+fn the_lp_methods_are_refused_up_front_under_a_memory_limit() {
+    let dir = Dir::new();
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
+    // The table does not exist: the refusal comes before any data is read.
+    let missing = dir.path("absent.csv");
+    for method in [None, Some("lp"), Some("combined")] {
+        let mut args = vec!["run", "--data", s(&missing), "--constraints", s(&dcs)];
+        args.extend(["--epsilon", "1", "--memory-limit", "1GiB"]);
+        if let Some(m) = method {
+            args.extend(["--ir-method", m]);
+        }
+        let out = cli(&args);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--ir-method greedy") && err.contains("--memory-limit"), "{err}");
+    }
+    let out = cli(&[
+        "run",
+        "--data",
+        s(&missing),
+        "--constraints",
+        s(&dcs),
+        "--epsilon",
+        "1",
+        "--ir-method",
+        "exact",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use greedy, lp or combined"));
+    // The greedy cover keeps to the limit: the job goes on (to the missing file).
+    let out = cli(&[
+        "run",
+        "--data",
+        s(&missing),
+        "--constraints",
+        s(&dcs),
+        "--epsilon",
+        "1",
+        "--memory-limit",
+        "1GiB",
+        "--ir-method",
+        "greedy",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("absent.csv"));
 }
 
 #[test]
