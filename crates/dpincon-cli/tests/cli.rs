@@ -409,12 +409,29 @@ fn utility_experiment_is_gated_and_scores_every_strategy() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = report["rows"].as_array().unwrap();
-    // Every strategy for mi and p, plus the cover.
+    // Every strategy for mi and p, plus each I_R method against the exact
+    // minimum cover and against the paper's 2·LP.
     let strategies = dpincon_release::Strategy::ALL.len();
-    assert_eq!(rows.len(), 2 * strategies + 1);
+    assert_eq!(rows.len(), 2 * strategies + 6);
     assert!(rows.iter().all(|r| r["mean_relative_error"].as_f64().unwrap() >= 0.0));
-    assert_eq!(rows[2 * strategies]["measure"], "r");
-    assert_eq!(rows[2 * strategies]["exact"], 4);
+    let r: Vec<(&str, u64)> = rows[2 * strategies..]
+        .iter()
+        .map(|r| (r["strategy"].as_str().unwrap(), r["exact"].as_u64().unwrap()))
+        .collect();
+    // Conflicts: paths 0-2-1 and 3-4-5, so I_R = 2 = LP, 2·LP = 4.
+    assert_eq!(
+        r,
+        [
+            ("greedy", 2),
+            ("greedy vs 2lp", 4),
+            ("lp", 2),
+            ("lp vs 2lp", 4),
+            ("combined", 2),
+            ("combined vs 2lp", 4)
+        ]
+    );
+    assert!(rows[2 * strategies..].iter().all(|r| r["measure"] == "r"));
+    assert_eq!(report["repair"]["min_cover"], 2);
 }
 
 #[test]
@@ -439,8 +456,9 @@ FD: Zip -> State
     let out = cli(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let csv = std::fs::read_to_string(out_dir.join("sweep.csv")).unwrap();
-    // 2 ε × (2 strategies + oracle) × {mi, p} + 2 ε × r, plus the header.
-    assert_eq!(csv.lines().count(), 1 + 2 * 3 * 2 + 2, "{csv}");
+    // 2 ε × (2 strategies + oracle) × {mi, p} + 2 ε × 3 I_R methods × 2
+    // yardsticks, plus the header.
+    assert_eq!(csv.lines().count(), 1 + 2 * 3 * 2 + 2 * 6, "{csv}");
     assert!(csv.lines().any(|l| l.starts_with("0.5,mi,oracle,")), "{csv}");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
