@@ -6,11 +6,11 @@ use dpincon_graph::ConflictGraph;
 use dpincon_measures::{Adjacency, MinimumCover, fractional_cover, minimum_cover};
 use serde::Serialize;
 
-/// Branch-and-bound nodes the exact minimum cover may visit before it
-/// reports "not computed (too slow)" with its bounds. The public tables
-/// need at most a few thousand (README); a kernel with no structure for the
-/// reductions to use can need exponentially many.
-pub const EXACT_COVER_WORK: u64 = 5_000_000;
+/// Work units (nodes scanned, `dpincon_measures::minimum_cover`) the exact
+/// minimum cover may spend before it reports "not computed (too slow)"
+/// with its bounds: about ten seconds in a release build. A kernel with no
+/// structure for the reductions to use can need exponential time.
+pub const EXACT_COVER_WORK: u64 = 10_000_000_000;
 
 /// I_R's exact values (NON-PRIVATE).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

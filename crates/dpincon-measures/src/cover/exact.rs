@@ -9,13 +9,14 @@
 //!    (drop), degree 1 (take the neighbour), simplicial vertices (its
 //!    neighbourhood is a clique: take the neighbourhood), all degrees ≤ 2
 //!    (cycles: ⌈len/2⌉ each). Branch on a vertex v of maximum degree: v in
-//!    the cover, or all of N(v). Lower bound: the larger of a greedy clique
+//!    the cover (first, so the first dive is the greedy max-degree cover),
+//!    or all of N(v). Lower bound: the larger of a greedy clique
 //!    partition (a k-clique needs k − 1) and a greedy maximal matching.
 //!
 //! Conflict graphs of FDs are unions of complete multipartite groups: the
 //! kernel removes the bipartite (star-like) parts, the simplicial rule the
 //! cliques. Where neither applies the search can be exponential; after
-//! `work_limit` branch nodes it reports the bounds it has instead.
+//! `work_limit` units of work it reports the bounds it has instead.
 
 use super::{Adjacency, FractionalCover};
 
@@ -43,8 +44,10 @@ impl MinimumCover {
     }
 }
 
-/// I_R of the graph: exact unless the branch and bound visits more than
-/// `work_limit` nodes (summed over all components).
+/// I_R of the graph: exact unless the branch and bound does more than
+/// `work_limit` units of work, summed over all components. A unit is one
+/// node looked at by a reduction or bound scan, so the limit is roughly
+/// proportional to time (about a nanosecond per unit in a release build).
 pub fn minimum_cover(
     adjacency: &Adjacency,
     fractional: &FractionalCover,
@@ -118,8 +121,8 @@ fn solve_component(adj: Vec<Vec<u32>>, work: &mut Work) -> Result<u64, u64> {
         trail: Vec::new(),
         alive_count: n,
         best: n as u64,
+        scans: 0,
     };
-    search.best = search.heuristic_cover();
     match search.search(0, work) {
         Ok(()) => Ok(search.best),
         Err(()) => Err(search.best),
@@ -136,6 +139,8 @@ struct Search {
     alive_count: usize,
     trail: Vec<u32>,
     best: u64,
+    /// Full passes of the reductions, charged to the work limit.
+    scans: u64,
 }
 
 impl Search {
@@ -199,6 +204,7 @@ impl Search {
     fn reduce(&mut self) -> u64 {
         let mut taken = 0;
         loop {
+            self.scans += 1;
             let mut changed = false;
             for v in 0..self.adj.len() as u32 {
                 if !self.alive[v as usize] {
@@ -218,19 +224,6 @@ impl Search {
                 return taken;
             }
         }
-    }
-
-    /// A cover by repeatedly taking a node of maximum degree (restored after).
-    fn heuristic_cover(&mut self) -> u64 {
-        let mark = self.trail.len();
-        let mut size = self.reduce();
-        while let Some(v) = self.max_degree_node() {
-            self.remove(v);
-            size += 1;
-            size += self.reduce();
-        }
-        self.restore(mark);
-        size
     }
 
     fn max_degree_node(&self) -> Option<u32> {
@@ -304,12 +297,16 @@ impl Search {
     }
 
     fn search(&mut self, taken: u64, work: &mut Work) -> Result<(), ()> {
-        work.used += 1;
+        // Every search node scans the component a few times (reductions,
+        // bound): charge its size.
+        work.used += self.adj.len() as u64;
         if work.used > work.limit {
             return Err(());
         }
         let mark = self.trail.len();
+        self.scans = 0;
         let taken = taken + self.reduce();
+        work.used += self.scans.saturating_sub(1) * self.adj.len() as u64;
         let result = self.branch(taken, work);
         self.restore(mark);
         result
@@ -328,13 +325,15 @@ impl Search {
         if taken + self.lower_bound() >= self.best {
             return Ok(());
         }
+        // v in the cover first: the first dive is the max-degree greedy
+        // cover, a good bound to prune with.
         let mark = self.trail.len();
-        let k = self.take_neighbourhood(v);
-        let result = self.search(taken + k, work);
-        self.restore(mark);
-        result?;
         self.remove(v);
         let result = self.search(taken + 1, work);
+        self.restore(mark);
+        result?;
+        let k = self.take_neighbourhood(v);
+        let result = self.search(taken + k, work);
         self.restore(mark);
         result
     }
