@@ -136,44 +136,20 @@ fn the_lp_methods_are_refused_up_front_under_a_memory_limit() {
     let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
     // The table does not exist: the refusal comes before any data is read.
     let missing = dir.path("absent.csv");
-    for method in [None, Some("lp"), Some("combined")] {
-        let mut args = vec!["run", "--data", s(&missing), "--constraints", s(&dcs)];
-        args.extend(["--epsilon", "1", "--memory-limit", "1GiB"]);
-        if let Some(m) = method {
-            args.extend(["--ir-method", m]);
-        }
-        let out = cli(&args);
+    let base = ["run", "--data", s(&missing), "--constraints", s(&dcs), "--epsilon", "1"];
+    let stderr = |extra: &[&str]| {
+        let out = cli(&[&base[..], extra].concat());
         assert_eq!(out.status.code(), Some(1));
-        let err = String::from_utf8_lossy(&out.stderr);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for method in [&[][..], &["--ir-method", "lp"], &["--ir-method", "combined"]] {
+        let err = stderr(&[&["--memory-limit", "1GiB"][..], method].concat());
         assert!(err.contains("--ir-method greedy") && err.contains("--memory-limit"), "{err}");
     }
-    let out = cli(&[
-        "run",
-        "--data",
-        s(&missing),
-        "--constraints",
-        s(&dcs),
-        "--epsilon",
-        "1",
-        "--ir-method",
-        "exact",
-    ]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("use greedy, lp or combined"));
+    assert!(stderr(&["--ir-method", "exact"]).contains("use greedy, lp or combined"));
     // The greedy cover keeps to the limit: the job goes on (to the missing file).
-    let out = cli(&[
-        "run",
-        "--data",
-        s(&missing),
-        "--constraints",
-        s(&dcs),
-        "--epsilon",
-        "1",
-        "--memory-limit",
-        "1GiB",
-        "--ir-method",
-        "greedy",
-    ]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("absent.csv"));
+    let err = stderr(&["--memory-limit", "1GiB", "--ir-method", "greedy"]);
+    assert!(err.contains("absent.csv"), "{err}");
 }
 
 #[test]

@@ -262,19 +262,13 @@ pub(crate) fn estimate(lp: Option<&RepairPart>, greedy: Option<&RepairPart>) -> 
     let mut hi = i64::MAX;
     let mut point_lo = 0i64;
     let mut point_hi = i64::MAX;
-    if let Some(p) = lp {
+    // Both statistics s (2·LP and c) satisfy s/2 ≤ I_R ≤ s.
+    for p in lp.into_iter().chain(greedy) {
         let h = p.halfwidth.min(i64::MAX as u64) as i64;
         lo = lo.max(half_up(p.value.saturating_sub(h)));
         hi = hi.min(p.value.saturating_add(h));
         point_lo = point_lo.max(half_up(p.value));
         point_hi = point_hi.min(p.value);
-    }
-    if let Some(g) = greedy {
-        let h = g.halfwidth.min(i64::MAX as u64) as i64;
-        lo = lo.max(half_up(g.value.saturating_sub(h)));
-        hi = hi.min(g.value.saturating_add(h));
-        point_lo = point_lo.max(half_up(g.value));
-        point_hi = point_hi.min(g.value);
     }
     let point = match lp {
         // κ·l/2 = num·l / (2·den), rounded to nearest.

@@ -5,8 +5,11 @@
 //! Then an empirical privacy-loss check of the `combined` release on the
 //! neighbours that move both statistics the most; a half-noise mutant fails.
 
+mod common;
+
 use std::collections::HashMap;
 
+use common::{NODE_ADDITION_PAIRS, empirical_loss, node_additions};
 use dpincon_graph::{ConflictGraph, Edge};
 use dpincon_measures::{
     Adjacency, GreedyCover, MinimumCover, fractional_cover, minimum_cover, walk,
@@ -32,56 +35,25 @@ fn profile(nodes: u32, edges: &[Edge]) -> (u64, u64, u64) {
 #[test]
 fn lp_greedy_and_minimum_cover_sensitivities_up_to_six_nodes() {
     let (mut worst_greedy, mut worst_lp, mut worst_opt) = (0u64, 0u64, 0u64);
-    let mut pairs = 0u64;
-    for k in 0..=5u32 {
-        let slots: Vec<(u32, u32)> = (0..k).flat_map(|u| (u + 1..k).map(move |v| (u, v))).collect();
-        for mask in 0u32..(1 << slots.len()) {
-            let edges: Vec<(u32, u32)> = slots
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| mask >> i & 1 == 1)
-                .map(|(_, &e)| e)
-                .collect();
-            let base: Vec<Edge> = edges.iter().map(|&(u, v)| Edge::new(u, v)).collect();
-            let (c, lp, opt) = profile(k, &base);
-            for position in 0..=k {
-                let shift = |x: u32| if x >= position { x + 1 } else { x };
-                let moved: Vec<Edge> =
-                    edges.iter().map(|&(u, v)| Edge::new(shift(u), shift(v))).collect();
-                for neighbours in 0u32..(1 << k) {
-                    let mut with = moved.clone();
-                    with.extend(
-                        (0..k)
-                            .filter(|i| neighbours >> i & 1 == 1)
-                            .map(|i| Edge::new(position, shift(i))),
-                    );
-                    let (c2, lp2, opt2) = profile(k + 1, &with);
-                    pairs += 1;
-                    // LP is monotone: adding a node never lowers it.
-                    assert!(lp2 >= lp, "2·LP fell from {lp} to {lp2}: {with:?}");
-                    assert!(opt2 >= opt);
-                    worst_greedy = worst_greedy.max(c.abs_diff(c2));
-                    worst_lp = worst_lp.max(lp.abs_diff(lp2));
-                    worst_opt = worst_opt.max(opt.abs_diff(opt2));
-                }
-            }
+    let mut pairs = 0;
+    for (k, base, extended) in node_additions() {
+        let (c, lp, opt) = profile(k, &base);
+        for with in extended {
+            let (c2, lp2, opt2) = profile(k + 1, &with);
+            pairs += 1;
+            // LP is monotone: adding a node never lowers it.
+            assert!(lp2 >= lp, "2·LP fell from {lp} to {lp2}: {with:?}");
+            assert!(opt2 >= opt);
+            worst_greedy = worst_greedy.max(c.abs_diff(c2));
+            worst_lp = worst_lp.max(lp.abs_diff(lp2));
+            worst_opt = worst_opt.max(opt.abs_diff(opt2));
         }
     }
-    assert_eq!(pairs, 1 + 2 * 2 + 2 * 3 * 4 + 8 * 4 * 8 + 64 * 5 * 16 + 1024 * 6 * 32);
+    assert_eq!(pairs, NODE_ADDITION_PAIRS);
     // The bounds the releases use hold, and are reached.
     assert_eq!(worst_greedy, COVER_SENSITIVITY);
     assert_eq!(worst_lp, TWICE_LP_SENSITIVITY, "LP moves by at most 1 (2·LP by 2)");
     assert_eq!(worst_opt, 1);
-}
-
-/// Largest |ln(P[M(G) ∈ A] / P[M(G') ∈ A])| over the cells both sample often.
-fn empirical_loss(a: &HashMap<(i64, i64), u32>, b: &HashMap<(i64, i64), u32>) -> f64 {
-    a.iter()
-        .filter_map(|(k, &ca)| {
-            let cb = *b.get(k)?;
-            (ca >= 2_000 && cb >= 2_000).then(|| (ca as f64 / cb as f64).ln().abs())
-        })
-        .fold(0.0, f64::max)
 }
 
 /// The combined release outputs (2·LP̃, c̃) and what is computed from them.
