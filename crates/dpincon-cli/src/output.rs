@@ -77,13 +77,18 @@ pub fn table(report: &Report) -> String {
             ("max degree", np.max_degree.to_string()),
             ("greedy cover (I_R <=)", np.greedy_cover.to_string()),
             ("I_R >=", np.min_cover_lower_bound.to_string()),
-            ("LP relaxation of I_R", np.repair.lp_relaxation.to_string()),
+            (
+                "LP relaxation of I_R",
+                np.repair.map_or("not computed (--memory-limit)".into(), |r| {
+                    r.lp_relaxation.to_string()
+                }),
+            ),
             (
                 "min cover (I_R)",
-                match (np.repair.min_cover, np.repair.min_cover_bounds) {
-                    (Some(v), _) => v.to_string(),
-                    (None, Some([lo, hi])) => format!("too slow: in [{lo}, {hi}]"),
-                    (None, None) => "not computed".into(),
+                match np.repair.map(|r| (r.min_cover, r.min_cover_bounds)) {
+                    Some((Some(v), _)) => v.to_string(),
+                    Some((None, Some([lo, hi]))) => format!("too slow: in [{lo}, {hi}]"),
+                    _ => "not computed".into(),
                 },
             ),
             ("drastic (I_D)", np.drastic.to_string()),

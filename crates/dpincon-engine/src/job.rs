@@ -231,11 +231,11 @@ pub async fn run_job_with(
         max_degree: exact.max_degree,
         greedy_cover: cover.cover,
         min_cover_lower_bound: cover.lower_bound,
-        repair: crate::repair::exact_repair(
-            &loaded.graph,
-            cover.cover,
-            crate::repair::EXACT_COVER_WORK,
-        ),
+        // The LP and the exact cover need the whole adjacency, which a
+        // memory budget cannot promise (8 bytes per edge).
+        repair: config.memory_limit.is_none().then(|| {
+            crate::repair::exact_repair(&loaded.graph, cover.cover, crate::repair::EXACT_COVER_WORK)
+        }),
         drastic: exact.drastic,
     });
     let budget = privacy.as_ref().map(|p| BudgetReport {

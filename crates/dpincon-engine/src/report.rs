@@ -104,7 +104,9 @@ pub struct NonPrivateReport {
     /// c / 2 ≤ I_R ≤ c: the lower bound.
     pub min_cover_lower_bound: u64,
     /// I_R: the greedy cover, the LP relaxation and the minimum cover.
-    pub repair: crate::repair::RepairFacts,
+    /// Absent under `--memory-limit`: both need the whole adjacency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repair: Option<crate::repair::RepairFacts>,
     /// I_D.
     pub drastic: u8,
 }
