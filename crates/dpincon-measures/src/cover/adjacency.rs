@@ -23,7 +23,7 @@ impl Adjacency {
     /// The adjacency of `graph`, read from its edge stream (two passes; a
     /// spilled graph is read back from disk twice).
     pub fn from_graph(graph: &ConflictGraph) -> Self {
-        Self::build(graph.nodes(), || graph.edges())
+        Self::build(graph.nodes(), || graph.edges(), SCATTER_HELD)
     }
 
     /// The adjacency of the graph on `nodes` nodes with these edges, in any
@@ -32,10 +32,16 @@ impl Adjacency {
         let mut sorted = edges.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
-        Self::build(nodes, || sorted.iter().copied())
+        Self::build(nodes, || sorted.iter().copied(), SCATTER_HELD)
     }
 
-    fn build<I: Iterator<Item = Edge>>(nodes: u32, edges: impl Fn() -> I) -> Self {
+    /// Builds from two passes over the edges in the order Λ, flushing the
+    /// lower entries every `held` edges.
+    pub(super) fn build<I: Iterator<Item = Edge>>(
+        nodes: u32,
+        edges: impl Fn() -> I,
+        held: usize,
+    ) -> Self {
         let n = nodes as usize;
         // Row of u = its lower neighbours (w < u), then its upper ones.
         let mut lower = vec![0u32; n];
@@ -57,7 +63,7 @@ impl Adjacency {
         // and flushed range by range, each into a few MB of the array; the
         // buffer keeps stream order, so each row's lower part stays sorted.
         let mut lower_next: Vec<u64> = offsets[..n].to_vec();
-        let mut scatter = Scatter::new(n);
+        let mut scatter = Scatter::new(n, held);
         let mut upper_next = 0usize;
         let mut current = u32::MAX;
         for e in edges() {
@@ -103,25 +109,26 @@ impl Adjacency {
 /// range of the row they go to.
 struct Scatter {
     shift: u32,
+    limit: usize,
     buckets: Vec<Vec<Edge>>,
     held: usize,
 }
 
 /// Entries held before a flush: 64 MiB of edges.
-const SCATTER_HELD: usize = 1 << 23;
+pub(super) const SCATTER_HELD: usize = 1 << 23;
 
 impl Scatter {
-    fn new(nodes: usize) -> Self {
+    fn new(nodes: usize, limit: usize) -> Self {
         // About 1,024 ranges, whatever the node count.
         let shift = (nodes.max(1).div_ceil(1024)).next_power_of_two().trailing_zeros();
-        Scatter { shift, buckets: vec![Vec::new(); (nodes >> shift) + 1], held: 0 }
+        Scatter { shift, limit, buckets: vec![Vec::new(); (nodes >> shift) + 1], held: 0 }
     }
 
     /// Holds `e` for v's row; true when the buffer is full.
     fn push(&mut self, e: Edge) -> bool {
         self.buckets[(e.v >> self.shift) as usize].push(e);
         self.held += 1;
-        self.held >= SCATTER_HELD
+        self.held >= self.limit
     }
 
     fn flush(&mut self, neighbours: &mut [u32], lower_next: &mut [u64]) {

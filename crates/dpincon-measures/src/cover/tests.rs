@@ -94,6 +94,33 @@ fn adjacency_rows_are_sorted_and_complete() {
 }
 
 #[test]
+fn adjacency_rows_stay_sorted_across_many_flushes() {
+    let (n, mut edges) = (3_000u32, Vec::new());
+    let mut state = 11u64;
+    for _ in 0..20_000 {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let (a, b) = ((state >> 33) as u32 % n, (state >> 13) as u32 % n);
+        if a != b {
+            edges.push(Edge::new(a, b));
+        }
+    }
+    edges.sort_unstable();
+    edges.dedup();
+    let one_flush = Adjacency::from_edges(n, &edges);
+    // A flush every 7 edges: rows get their lower entries in many pieces.
+    let many = Adjacency::build(n, || edges.iter().copied(), 7);
+    assert_eq!(many, one_flush);
+    for u in 0..n {
+        let mut expected: Vec<u32> = edges
+            .iter()
+            .filter_map(|e| (e.u == u).then_some(e.v).or((e.v == u).then_some(e.u)))
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(many.neighbours(u), &expected[..]);
+    }
+}
+
+#[test]
 fn a_work_limit_reports_bounds_not_a_value() {
     // Odd cycles joined into a dense kernel: the search needs many nodes.
     let mut edges = Vec::new();
