@@ -29,6 +29,18 @@ fn brute_force_twice_lp(nodes: u32, edges: &[Edge]) -> u64 {
     }
 }
 
+/// `count` pseudo-random pairs on `n` nodes (loops dropped), from `seed`.
+fn random_edges(n: u32, count: usize, seed: u64) -> Vec<Edge> {
+    let mut state = seed;
+    (0..count)
+        .filter_map(|_| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let (a, b) = ((state >> 33) as u32 % n, (state >> 13) as u32 % n);
+            (a != b).then(|| Edge::new(a, b))
+        })
+        .collect()
+}
+
 fn edges_strategy(max_nodes: u32) -> impl Strategy<Value = (u32, Vec<Edge>)> {
     (1..=max_nodes).prop_flat_map(|n| {
         let pairs = proptest::collection::vec((0..n, 0..n), 0..(n * n) as usize);
@@ -95,15 +107,8 @@ fn adjacency_rows_are_sorted_and_complete() {
 
 #[test]
 fn adjacency_rows_stay_sorted_across_many_flushes() {
-    let (n, mut edges) = (3_000u32, Vec::new());
-    let mut state = 11u64;
-    for _ in 0..20_000 {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let (a, b) = ((state >> 33) as u32 % n, (state >> 13) as u32 % n);
-        if a != b {
-            edges.push(Edge::new(a, b));
-        }
-    }
+    let n = 3_000u32;
+    let mut edges = random_edges(n, 20_000, 11);
     edges.sort_unstable();
     edges.dedup();
     let one_flush = Adjacency::from_edges(n, &edges);
@@ -122,17 +127,9 @@ fn adjacency_rows_stay_sorted_across_many_flushes() {
 
 #[test]
 fn a_work_limit_reports_bounds_not_a_value() {
-    // Odd cycles joined into a dense kernel: the search needs many nodes.
-    let mut edges = Vec::new();
+    // A random kernel (no cliques or stars to reduce): many search nodes.
     let n = 40u32;
-    let mut state = 3u64;
-    for _ in 0..300 {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let (a, b) = ((state >> 33) as u32 % n, (state >> 13) as u32 % n);
-        if a != b {
-            edges.push(Edge::new(a, b));
-        }
-    }
+    let edges = random_edges(n, 300, 3);
     let adjacency = Adjacency::from_edges(n, &edges);
     let lp = fractional_cover(&adjacency);
     let MinimumCover::Exact(opt) = minimum_cover(&adjacency, &lp, u64::MAX) else {
