@@ -106,6 +106,8 @@ async fn format_threads_and_strategy_do_not_change_results() {
     let pq = exact(JobConfig::new(&parquet, &dcs)).await;
     assert_eq!(one, two);
     assert_eq!(one, brute);
-    assert_eq!(one, spilled);
+    // Under a memory budget the exact I_R (it needs the adjacency) is skipped.
+    assert!(one.repair.is_some() && spilled.repair.is_none());
+    assert_eq!(NonPrivateReport { repair: None, ..one.clone() }, spilled);
     assert_eq!(one, pq);
 }

@@ -177,6 +177,7 @@ impl JobArgs {
         job.strategy = r.strategy.clone().or(job.strategy);
         job.selector = r.selector.clone().or(job.selector);
         job.candidates = r.candidates.clone().or(job.candidates);
+        job.ir_method = r.ir_method.clone().or(job.ir_method);
         job.epsilon_split = r.epsilon_split()?.or(job.epsilon_split);
         if let Some(m) = &r.measures {
             job.measures = m.clone();

@@ -77,12 +77,26 @@ pub fn table_of(report: &Value) -> String {
         }
         let r = &m["r"];
         if r.is_object() {
+            let parts: Vec<String> = r["parts"]
+                .as_array()
+                .map(|parts| {
+                    parts
+                        .iter()
+                        .map(|p| {
+                            format!("{} at ε = {}", text(&p["statistic"]), text(&p["epsilon"]))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "  {:<18} {:>12} {:>23}  greedy cover, sensitivity 2",
+                "  {:<18} {:>12} {:>23}  {} ({}); the interval holds I_R itself w.p. ≥ {}",
                 "I_R (rows)",
                 text(&r["value"]),
-                interval(r)
+                interval(r),
+                text(&r["method"]),
+                parts.join(", "),
+                text(&r["coverage"])
             );
         }
         let l = &b["ledger"];
@@ -101,16 +115,37 @@ pub fn table_of(report: &Value) -> String {
     if np.is_object() {
         let _ = writeln!(out, "\n{}", text(&np["label"]));
         let rows = [
-            ("rows", "rows"),
-            ("edges (I_MI)", "edges"),
-            ("problematic (I_P)", "problematic"),
-            ("max degree", "max_degree"),
-            ("greedy cover (I_R <=)", "greedy_cover"),
-            ("I_R >=", "min_cover_lower_bound"),
-            ("drastic (I_D)", "drastic"),
+            ("rows", text(&np["rows"])),
+            ("edges (I_MI)", text(&np["edges"])),
+            ("problematic (I_P)", text(&np["problematic"])),
+            ("max degree", text(&np["max_degree"])),
+            ("greedy cover (I_R <=)", text(&np["greedy_cover"])),
+            ("I_R >=", text(&np["min_cover_lower_bound"])),
+            ("LP relaxation of I_R", {
+                let repair = &np["repair"];
+                if repair.is_object() {
+                    text(&repair["lp_relaxation"])
+                } else {
+                    "not computed (--memory-limit)".into()
+                }
+            }),
+            ("min cover (I_R)", {
+                let repair = &np["repair"];
+                let bounds = &repair["min_cover_bounds"];
+                if !repair.is_object() {
+                    "not computed".into()
+                } else if !repair["min_cover"].is_null() {
+                    text(&repair["min_cover"])
+                } else if bounds.is_array() {
+                    format!("too slow: in [{}, {}]", text(&bounds[0]), text(&bounds[1]))
+                } else {
+                    "not computed".into()
+                }
+            }),
+            ("drastic (I_D)", text(&np["drastic"])),
         ];
-        for (name, key) in rows {
-            let _ = writeln!(out, "  {name:<22} {:>14}", text(&np[key]));
+        for (name, value) in rows {
+            let _ = writeln!(out, "  {name:<22} {:>14}", value);
         }
     }
     let t = &report["timings"];
@@ -155,7 +190,7 @@ pub fn emit(text: &str, path: Option<&Path>) -> Result<(), String> {
 
 pub fn utility_table(report: &dpincon_engine::experiment::UtilityReport) -> String {
     let mut out = format!(
-        "{}\nε = {} per measure, {} seeded runs per row\n\n{:<4} {:<18} {:>10} {:>10} {:>10} {:>10}\n",
+        "{}\nε = {} per measure, {} seeded runs per row\n\n{:<4} {:<22} {:>10} {:>10} {:>10} {:>10}\n",
         report.label,
         report.epsilon,
         report.runs,
@@ -168,15 +203,28 @@ pub fn utility_table(report: &dpincon_engine::experiment::UtilityReport) -> Stri
     );
     for row in &report.rows {
         let theta = row.mean_theta.map_or("-".to_string(), |t| format!("{t:.1}"));
+
         let _ = writeln!(
             out,
-            "{:<4} {:<18} {:>10} {:>10.3} {:>10.3} {:>10}",
+            "{:<4} {:<22} {:>10} {:>10.3} {:>10.3} {:>10}",
             row.measure,
             row.strategy,
             row.exact,
             row.mean_relative_error,
             row.median_relative_error,
             theta
+        );
+    }
+    if let Some(r) = &report.repair {
+        let min = match (r.min_cover, r.min_cover_bounds) {
+            (Some(v), _) => v.to_string(),
+            (_, Some([lo, hi])) => format!("not computed (too slow), in [{lo}, {hi}]"),
+            _ => "not computed".into(),
+        };
+        let _ = writeln!(
+            out,
+            "\nI_R: minimum cover {min}; LP relaxation {}; greedy cover {}",
+            r.lp_relaxation, r.greedy_cover
         );
     }
     out

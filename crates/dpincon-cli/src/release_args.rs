@@ -10,14 +10,20 @@ pub struct ReleaseArgs {
     /// Measures to release (default mi,p,r).
     #[arg(long, value_delimiter = ',')]
     pub measures: Option<Vec<String>>,
-    /// How θ* is chosen for I_MI and I_P: ub-hem (default), hem, em,
-    /// baseline-nmax, baseline-truemax (non-private, experiments only).
+    /// How θ* is chosen for I_MI and I_P: ub-direct (default), gem, ub-gem,
+    /// ub-hem, hem, em, baseline-nmax, baseline-truemax (non-private,
+    /// experiments only).
     #[arg(long)]
     pub strategy: Option<String>,
-    /// Selection mechanism: em (default) or permute-and-flip.
+    /// Selection mechanism: permute-and-flip (default) or em.
     #[arg(long)]
     pub selector: Option<String>,
-    /// Shares of ε for choosing θ and for the release, e.g. 0.4,0.6 (default).
+    /// How I_R is released: combined (default: LP relaxation and greedy
+    /// cover, ε split 3:1), lp, or greedy (the only one under --memory-limit).
+    #[arg(long)]
+    pub ir_method: Option<String>,
+    /// Shares of ε spent before the release and on it, e.g. 0.4,0.6
+    /// (default: 0.1/√ε within [0.1, 0.3] for ub-direct, 0.4 otherwise).
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     epsilon_split: Option<Vec<f64>>,
     /// Candidate degree bounds θ (default 1,2,5,10,20,50,... up to n_max).

@@ -125,6 +125,7 @@ impl ClientJobArgs {
         set("strategy", r.strategy.as_ref().map(|s| json!(s)));
         set("selector", r.selector.as_ref().map(|s| json!(s)));
         set("candidates", r.candidates.as_ref().map(|c| json!(c)));
+        set("ir-method", r.ir_method.as_ref().map(|m| json!(m)));
         set("epsilon-split", r.epsilon_split()?.map(|s| json!(s)));
         set("seed", self.seed.map(|s| json!(s)));
         set("non-private", self.non_private.then_some(json!(true)));

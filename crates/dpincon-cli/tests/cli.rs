@@ -82,6 +82,10 @@ fn exact_measures_as_json() {
     assert_eq!(np["problematic"], 6);
     assert_eq!(np["max_degree"], 2);
     assert_eq!(np["greedy_cover"], 4);
+    // The conflict graph is two paths 0-2-1 and 3-4-5: the minimum cover is
+    // {2, 4}; bipartite, so the LP relaxation is tight.
+    assert_eq!(np["repair"]["min_cover"], 2);
+    assert_eq!(np["repair"]["lp_relaxation"], 2.0);
     assert_eq!(np["drastic"], 1);
     assert!(np["label"].as_str().unwrap().starts_with("NON-PRIVATE"));
     assert_eq!(report["detection"]["plans"][0]["driver"], "complement");
@@ -101,17 +105,51 @@ fn dp_release_by_default_hides_exact_values() {
     assert_eq!(report["seeded"], false);
     assert_eq!(report["budget"]["per_measure"], 1.0);
     assert_eq!(report["budget"]["total"], 3.0);
-    for m in ["mi", "p", "r"] {
+    for m in ["mi", "p"] {
         let r = &report["measures"][m];
         for key in ["value", "epsilon", "sensitivity", "noise_scale", "ci95"] {
             assert!(r.get(key).is_some(), "measures.{m}.{key} missing: {r}");
         }
     }
+    // I_R: a point estimate and an interval for I_R itself, from two parts.
+    let r = &report["measures"]["r"];
+    for key in ["value", "epsilon", "sensitivity", "ci95", "coverage", "method", "parts"] {
+        assert!(r.get(key).is_some(), "measures.r.{key} missing: {r}");
+    }
+    assert_eq!(r["method"], "combined");
+    let parts: Vec<&str> =
+        r["parts"].as_array().unwrap().iter().map(|p| p["statistic"].as_str().unwrap()).collect();
+    assert_eq!(parts, ["twice-lp", "greedy-cover"]);
+    let spent: f64 =
+        r["parts"].as_array().unwrap().iter().map(|p| p["epsilon"].as_f64().unwrap()).sum();
+    assert!(spent <= 1.0 && spent > 0.999, "the parts sum to the measure's ε: {spent}");
     assert_eq!(report["measures"]["mi"]["strategy"], "ub-direct");
     assert_eq!(report["measures"]["mi"]["selector"], "permute-and-flip");
     assert!(report["measures"]["p"]["theta"].as_u64().unwrap() >= 1);
     assert_eq!(report["measures"]["r"]["sensitivity"], 2);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("NON-PRIVATE"));
+}
+
+#[test]
+fn the_lp_methods_are_refused_up_front_under_a_memory_limit() {
+    let dir = Dir::new();
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
+    // The table does not exist: the refusal comes before any data is read.
+    let missing = dir.path("absent.csv");
+    let base = ["run", "--data", s(&missing), "--constraints", s(&dcs), "--epsilon", "1"];
+    let stderr = |extra: &[&str]| {
+        let out = cli(&[&base[..], extra].concat());
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for method in [&[][..], &["--ir-method", "lp"], &["--ir-method", "combined"]] {
+        let err = stderr(&[&["--memory-limit", "1GiB"][..], method].concat());
+        assert!(err.contains("--ir-method greedy") && err.contains("--memory-limit"), "{err}");
+    }
+    assert!(stderr(&["--ir-method", "exact"]).contains("use greedy, lp or combined"));
+    // The greedy cover keeps to the limit: the job goes on (to the missing file).
+    let err = stderr(&["--memory-limit", "1GiB", "--ir-method", "greedy"]);
+    assert!(err.contains("absent.csv"), "{err}");
 }
 
 #[test]
@@ -347,12 +385,29 @@ fn utility_experiment_is_gated_and_scores_every_strategy() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = report["rows"].as_array().unwrap();
-    // Every strategy for mi and p, plus the cover.
+    // Every strategy for mi and p, plus each I_R method against the exact
+    // minimum cover and against the paper's 2·LP.
     let strategies = dpincon_release::Strategy::ALL.len();
-    assert_eq!(rows.len(), 2 * strategies + 1);
+    assert_eq!(rows.len(), 2 * strategies + 6);
     assert!(rows.iter().all(|r| r["mean_relative_error"].as_f64().unwrap() >= 0.0));
-    assert_eq!(rows[2 * strategies]["measure"], "r");
-    assert_eq!(rows[2 * strategies]["exact"], 4);
+    let r: Vec<(&str, u64)> = rows[2 * strategies..]
+        .iter()
+        .map(|r| (r["strategy"].as_str().unwrap(), r["exact"].as_u64().unwrap()))
+        .collect();
+    // Conflicts: paths 0-2-1 and 3-4-5, so I_R = 2 = LP, 2·LP = 4.
+    assert_eq!(
+        r,
+        [
+            ("greedy", 2),
+            ("greedy vs 2lp", 4),
+            ("lp", 2),
+            ("lp vs 2lp", 4),
+            ("combined", 2),
+            ("combined vs 2lp", 4)
+        ]
+    );
+    assert!(rows[2 * strategies..].iter().all(|r| r["measure"] == "r"));
+    assert_eq!(report["repair"]["min_cover"], 2);
 }
 
 #[test]
@@ -377,8 +432,9 @@ FD: Zip -> State
     let out = cli(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let csv = std::fs::read_to_string(out_dir.join("sweep.csv")).unwrap();
-    // 2 ε × (2 strategies + oracle) × {mi, p} + 2 ε × r, plus the header.
-    assert_eq!(csv.lines().count(), 1 + 2 * 3 * 2 + 2, "{csv}");
+    // 2 ε × (2 strategies + oracle) × {mi, p} + 2 ε × 3 I_R methods × 2
+    // yardsticks, plus the header.
+    assert_eq!(csv.lines().count(), 1 + 2 * 3 * 2 + 2 * 6, "{csv}");
     assert!(csv.lines().any(|l| l.starts_with("0.5,mi,oracle,")), "{csv}");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())

@@ -105,6 +105,8 @@ struct ClientJob {
     #[serde(default)]
     candidates: Option<Vec<u32>>,
     #[serde(default)]
+    ir_method: Option<String>,
+    #[serde(default)]
     seed: Option<u64>,
     #[serde(default)]
     non_private: bool,
@@ -154,6 +156,7 @@ impl Accepted {
         c.selector = j.selector.clone();
         c.epsilon_split = j.epsilon_split;
         c.candidates = j.candidates.clone();
+        c.ir_method = j.ir_method.clone();
         c.seed = j.seed;
         c.non_private = j.non_private;
         c.brute_force = j.brute_force;

@@ -54,6 +54,9 @@ pub struct JobConfig {
     /// The public upper bound n_max on the row count.
     #[serde(default)]
     pub max_rows: Option<u64>,
+    /// How I_R is released: `greedy`, `lp` or `combined` (default).
+    #[serde(default)]
+    pub ir_method: Option<String>,
     /// Seed the noise: test and experiment mode only; the report says so.
     #[serde(default)]
     pub seed: Option<u64>,
@@ -89,6 +92,7 @@ impl JobConfig {
             epsilon_split: None,
             candidates: None,
             max_rows: None,
+            ir_method: None,
             seed: None,
             ledger: None,
             budget_cap: None,

@@ -223,7 +223,7 @@ pub async fn run_job_with(
     let measures_s = measure_start.elapsed().as_secs_f64();
     progress.finish(Phase::Measure, measures_s);
 
-    let non_private = config.non_private.then_some(NonPrivateReport {
+    let non_private = config.non_private.then(|| NonPrivateReport {
         label: NON_PRIVATE_LABEL,
         rows: exact.rows,
         edges: exact.edges,
@@ -231,6 +231,11 @@ pub async fn run_job_with(
         max_degree: exact.max_degree,
         greedy_cover: cover.cover,
         min_cover_lower_bound: cover.lower_bound,
+        // The LP and the exact cover need the whole adjacency, which a
+        // memory budget cannot promise (8 bytes per edge).
+        repair: config.memory_limit.is_none().then(|| {
+            crate::repair::exact_repair(&loaded.graph, cover.cover, crate::repair::EXACT_COVER_WORK)
+        }),
         drastic: exact.drastic,
     });
     let budget = privacy.as_ref().map(|p| BudgetReport {

@@ -16,6 +16,7 @@ pub mod experiment;
 mod job;
 pub mod ledger;
 mod privacy;
+pub mod repair;
 mod report;
 
 pub use config::JobConfig;

@@ -4,10 +4,12 @@
 use std::collections::BTreeSet;
 
 use dpincon_graph::ConflictGraph;
-use dpincon_measures::{CoverSize, ExactCounts, PassCounts, measure_pass};
+use dpincon_measures::{
+    Adjacency, CoverSize, ExactCounts, PassCounts, fractional_cover, measure_pass,
+};
 use dpincon_release::{
-    Budget, NoiseRng, ProjectedMeasure, ProjectedSpec, ProjectionTable, Selector, Strategy,
-    TableFacts, prepare, release_cover, release_projected,
+    Budget, NoiseRng, ProjectedMeasure, ProjectedSpec, ProjectionTable, RepairMethod, RepairValues,
+    Selector, Strategy, TableFacts, prepare, release_projected, release_repair,
 };
 
 use crate::report::MeasuresReport;
@@ -19,6 +21,8 @@ pub(crate) struct PrivacyPlan {
     pub epsilon: Budget,
     pub projected: Vec<ProjectedSpec>,
     pub cover: bool,
+    /// How I_R is released (public).
+    pub repair: RepairMethod,
 }
 
 impl PrivacyPlan {
@@ -118,6 +122,7 @@ pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineErro
             return Err(invalid("--budget-cap needs --ledger (where the spending is recorded)"));
         }
     }
+    let repair = repair_method(config)?;
     let projected = [ProjectedMeasure::Mi, ProjectedMeasure::P]
         .into_iter()
         .filter(|m| wanted.contains(m.name()))
@@ -130,7 +135,29 @@ pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineErro
             ..ProjectedSpec::new(measure, epsilon)
         })
         .collect();
-    Ok(Some(PrivacyPlan { epsilon, projected, cover: wanted.contains("r") }))
+    Ok(Some(PrivacyPlan { epsilon, projected, cover: wanted.contains("r"), repair }))
+}
+
+/// `--ir-method`, checked against the job's public memory budget: the LP
+/// needs the whole adjacency in memory (8 bytes per edge, on top of the
+/// graph), and no public input bounds the edge count, so a job that
+/// declares `--memory-limit` cannot promise it. Refused here, before any
+/// data is read, never a silent fallback to the greedy cover.
+fn repair_method(config: &JobConfig) -> Result<RepairMethod, EngineError> {
+    let method: RepairMethod = match &config.ir_method {
+        Some(m) => m.parse().map_err(|e: dpincon_release::ReleaseError| invalid(e.to_string()))?,
+        None => RepairMethod::default(),
+    };
+    let releases_r = config.measures.iter().any(|m| m == "r");
+    if let (true, true, Some(limit)) = (method.needs_lp(), releases_r, &config.memory_limit) {
+        return Err(invalid(format!(
+            "--ir-method {method} computes the LP relaxation of I_R, which needs the whole \
+             conflict graph's adjacency in memory (8 bytes per edge, no public bound), so it \
+             cannot keep to --memory-limit {limit}: use --ir-method greedy (one pass, 1 bit \
+             per row), or drop --memory-limit"
+        )));
+    }
+    Ok(method)
 }
 
 /// What the single pass over the edge stream produces.
@@ -171,11 +198,18 @@ pub(crate) fn measure_and_release(
                 }
             }
             if plan.cover {
-                report.r = Some(release_cover(cover.cover, plan.epsilon, rng)?);
+                let twice_lp = plan.repair.needs_lp().then(|| twice_lp(graph));
+                let values = RepairValues { greedy_cover: cover.cover, twice_lp };
+                report.r = Some(release_repair(plan.repair, plan.epsilon, values, rng)?);
             }
             Some(report)
         }
         None => None,
     };
     Ok(PassResult { exact, cover, releases })
+}
+
+/// 2·LP(G), the doubled minimum fractional vertex cover (exact).
+fn twice_lp(graph: &ConflictGraph) -> u64 {
+    fractional_cover(&Adjacency::from_graph(graph)).twice_value()
 }

@@ -1,4 +1,4 @@
-use dpincon_release::{CoverRelease, ProjectedRelease};
+use dpincon_release::{ProjectedRelease, RepairRelease};
 use serde::Serialize;
 
 use crate::ledger::LedgerState;
@@ -87,7 +87,7 @@ pub fn peak_rss_mib() -> Option<f64> {
 }
 
 /// Exact measures of the conflict graph: NOT differentially private.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NonPrivateReport {
     /// Always [`NON_PRIVATE_LABEL`].
     pub label: &'static str,
@@ -103,6 +103,10 @@ pub struct NonPrivateReport {
     pub greedy_cover: u64,
     /// c / 2 ≤ I_R ≤ c: the lower bound.
     pub min_cover_lower_bound: u64,
+    /// I_R: the greedy cover, the LP relaxation and the minimum cover.
+    /// Absent under `--memory-limit`: both need the whole adjacency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repair: Option<crate::repair::RepairFacts>,
     /// I_D.
     pub drastic: u8,
 }
@@ -130,7 +134,7 @@ pub struct MeasuresReport {
     /// I_P.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p: Option<ProjectedRelease>,
-    /// I_R.
+    /// I_R: a point estimate, an interval and the releases behind them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub r: Option<CoverRelease>,
+    pub r: Option<RepairRelease>,
 }

@@ -1,16 +1,25 @@
-//! Inconsistency measures computed in one pass over the stable edge stream.
+//! Inconsistency measures of the conflict graph: one-pass visitors over the
+//! stable edge stream, and the vertex covers behind I_R.
 //!
-//! Each algorithm is an [`EdgeVisitor`]: it sees the edges of Λ (SPEC §2) one
-//! at a time and never needs the edge list in memory. [`walk`] drives any set
-//! of visitors over one [`dpincon_graph::EdgeStream`], so the exact measures,
-//! the greedy cover and the projections for every degree bound θ share a
-//! single pass.
+//! Most algorithms are an [`EdgeVisitor`]: they see the edges of Λ (SPEC §2)
+//! one at a time and never need the edge list in memory. [`walk`] drives
+//! any set of visitors over one [`dpincon_graph::EdgeStream`], so the exact
+//! measures, the greedy cover and the projections for every degree bound θ
+//! share a single pass.
 //!
 //! - [`DegreeCounts`]: |E| (I_MI), nodes of positive degree (I_P), maximum
 //!   degree, and the drastic measure I_D.
 //! - [`GreedyCover`]: the stable-order greedy vertex cover of SPEC §5 (the
 //!   paper's Algorithm 5 without its noise).
 //! - [`EdgeAddition`]: the projection π_θ of SPEC §4 for many θ at once.
+//!
+//! I_R's LP relaxation and exact value are not one-pass: they need the full
+//! [`Adjacency`] (8 bytes per edge) built from the stream.
+//!
+//! - [`fractional_cover`]: the minimum fractional vertex cover, exactly
+//!   (Hopcroft–Karp on the bipartite double cover); node sensitivity 1.
+//! - [`minimum_cover`]: the minimum vertex cover I_R (kernel, components,
+//!   branch and bound) under a work limit, for experiments.
 //!
 //! Nothing here is differentially private: these are the exact values the
 //! mechanisms of `dpincon-release` add calibrated noise to.
@@ -20,7 +29,10 @@ mod degree;
 mod pass;
 mod projection;
 
-pub use cover::{CoverSize, GreedyCover};
+pub use cover::{
+    Adjacency, CoverSize, FractionalCover, GreedyCover, MinimumCover, fractional_cover,
+    minimum_cover,
+};
 pub use degree::{DegreeCounts, ExactCounts};
 pub use pass::{PassCounts, measure_pass};
 pub use projection::{DegreeBound, EdgeAddition, ProjectedCounts};

@@ -160,19 +160,25 @@ impl DiscreteLaplace {
     /// interval for the noise, a function of the public scale only.
     /// Saturates at `u64::MAX` for absurdly large scales.
     pub fn ci95_halfwidth(&self) -> u64 {
+        self.halfwidth(0.05)
+    }
+
+    /// The smallest `h` with P(|X| > h) ≤ `miss` (0 < miss < 1): the
+    /// half-width of a (1 − miss) interval for the noise. Public scale only.
+    pub fn halfwidth(&self, miss: f64) -> u64 {
         let b = self.scale_f64();
         let (r, _) = self.ratio();
-        // tail(h) ≤ 0.05 ⇔ h + 1 ≥ b·ln(40 / (1 + r)).
-        let start = (b * (40.0 / (1.0 + r)).ln()).ceil() - 1.0;
+        // tail(h) ≤ miss ⇔ h + 1 ≥ b·ln(2 / (miss·(1 + r))).
+        let start = (b * (2.0 / (miss * (1.0 + r))).ln()).ceil() - 1.0;
         let mut h = if start <= 0.0 { 0 } else { start as u64 };
         // Guard against the closed form being off by a rounding error.
         for _ in 0..4 {
-            if h > 0 && self.tail(h - 1) <= 0.05 {
+            if h > 0 && self.tail(h - 1) <= miss {
                 h -= 1;
             }
         }
         for _ in 0..4 {
-            if self.tail(h) > 0.05 {
+            if self.tail(h) > miss {
                 h = h.saturating_add(1);
             }
         }

@@ -9,28 +9,34 @@
 //!   chooses θ when no such bound exists. The paper's `em`, `hem` and
 //!   `ub-hem` (its Algorithm 4 with SPEC §6's corrected sensitivities) stay
 //!   selectable for comparison.
-//! - I_R: the stable-order greedy cover size plus DLap(2/ε) (Algorithm 5
-//!   with the scale the paper misprints).
+//! - I_R ([`repair`]): the LP relaxation (exact, node sensitivity 1) and
+//!   the stable-order greedy cover (Algorithm 5 with the scale the paper
+//!   misprints), each with discrete Laplace noise, and a point estimate and
+//!   an interval for I_R post-processed from them; `--ir-method` chooses.
 //!
 //! A release runs in two steps around the single pass over the edge stream:
 //! [`prepare`] spends the budget that does not need the graph (the noisy row
 //! bound ñ, the noisy degree bound d̃) and fixes every θ the pass must
 //! evaluate; [`release_projected`] then selects θ* from the pass's
-//! [`ProjectionTable`] and adds the final noise. [`release_cover`] is one
+//! [`ProjectionTable`] and adds the final noise. [`release_repair`] is one
 //! step. All randomness comes from a [`NoiseRng`]; no float touches a secret.
 
 pub mod gem;
 mod measure;
 mod prepare;
 mod projected;
+pub mod repair;
 mod selection;
 mod table;
 
 pub use measure::{COVER_SENSITIVITY, ProjectedMeasure};
 pub use prepare::{Prepared, default_candidates, halving_candidates, prepare};
 pub use projected::{
-    BudgetUse, CoverRelease, MaxRows, NoisyDegreeBound, ProjectedRelease, ProjectedSpec,
-    SelectionStep, TableFacts, release_cover, release_projected,
+    BudgetUse, MaxRows, NoisyDegreeBound, ProjectedRelease, ProjectedSpec, SelectionStep,
+    TableFacts, release_projected,
+};
+pub use repair::{
+    CoverRelease, RepairMethod, RepairRelease, RepairValues, release_cover, release_repair,
 };
 pub use selection::{Strategy, quality_scores};
 pub use table::ProjectionTable;

@@ -1,5 +1,5 @@
 //! The second half of a projected release: choosing θ* from the pass's
-//! projection table and adding the final noise (SPEC §4, §4.1, §5, §8).
+//! projection table and adding the final noise (SPEC §4, §4.1, §8).
 
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng, Selector};
 use serde::Serialize;
@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::gem;
 use crate::prepare::{Choice, Prepared};
 use crate::selection::{Strategy, quality_scores};
-use crate::{COVER_SENSITIVITY, ProjectedMeasure, ProjectionTable, ReleaseError};
+use crate::{ProjectedMeasure, ProjectionTable, ReleaseError};
 
 /// What to release for one projected measure, and how.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,21 +147,6 @@ pub struct ProjectedRelease {
     pub budget: BudgetUse,
 }
 
-/// The released greedy-cover size (I_R).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CoverRelease {
-    /// c + DLap(2/ε), clamped at 0.
-    pub value: i64,
-    /// ε.
-    pub epsilon: f64,
-    /// 2 (SPEC §5).
-    pub sensitivity: u64,
-    /// 2/ε, rounded up.
-    pub noise_scale: f64,
-    /// 95% interval of the noise.
-    pub ci95: [i64; 2],
-}
-
 /// Chooses θ* and releases f(G_θ*) + DLap(Δ(θ*)/ε2).
 pub fn release_projected(
     prepared: &Prepared,
@@ -280,28 +265,9 @@ fn hierarchical(
     Ok(chosen)
 }
 
-/// Releases the greedy cover size c with DLap(2/ε) (SPEC §5; the paper's
-/// Algorithm 5 misprints the scale as ε/2, SPEC §6.3).
-pub fn release_cover(
-    cover: u64,
-    epsilon: Budget,
-    rng: &mut NoiseRng,
-) -> Result<CoverRelease, ReleaseError> {
-    let noise = DiscreteLaplace::new(COVER_SENSITIVITY, epsilon.value())?;
-    let noisy = noise.release(cover as i64, rng);
-    let (value, ci95) = clamp_with_interval(noisy, noise.ci95_halfwidth());
-    Ok(CoverRelease {
-        value,
-        epsilon: epsilon.value(),
-        sensitivity: COVER_SENSITIVITY,
-        noise_scale: noise.scale_f64(),
-        ci95,
-    })
-}
-
 /// Counts are never negative: clamping at 0 is post-processing and costs no
 /// privacy. The interval is the noise's, clamped the same way.
-fn clamp_with_interval(noisy: i64, halfwidth: u64) -> (i64, [i64; 2]) {
+pub(crate) fn clamp_with_interval(noisy: i64, halfwidth: u64) -> (i64, [i64; 2]) {
     let h = halfwidth.min(i64::MAX as u64) as i64;
     let lo = noisy.saturating_sub(h).max(0);
     let hi = noisy.saturating_add(h).max(0);

@@ -7,6 +7,9 @@
 //! θ, but no pair f(G_θj) − f(G_θi) exceeded θi + θj here. The release
 //! still needs θ + 1, which the value check above pins.)
 
+mod common;
+
+use common::{NODE_ADDITION_PAIRS, node_additions};
 use dpincon_graph::{ConflictGraph, Edge};
 use dpincon_measures::{DegreeBound, EdgeAddition, GreedyCover, ProjectedCounts, walk};
 use dpincon_release::{COVER_SENSITIVITY, ProjectedMeasure, gem};
@@ -69,56 +72,33 @@ fn gem_change(
 fn sensitivities_bound_every_neighbour_up_to_six_nodes() {
     let mut worst = Worst::default();
     let measures = [ProjectedMeasure::Mi, ProjectedMeasure::P];
-    let mut pairs = 0u64;
-    for k in 0..=5u32 {
-        let slots: Vec<(u32, u32)> = (0..k).flat_map(|u| (u + 1..k).map(move |v| (u, v))).collect();
-        for mask in 0u32..(1 << slots.len()) {
-            let edges: Vec<(u32, u32)> = slots
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| mask >> i & 1 == 1)
-                .map(|(_, &e)| e)
-                .collect();
-            let base: Vec<Edge> = edges.iter().map(|&(u, v)| Edge::new(u, v)).collect();
-            let g = profile(k, &base);
-            for position in 0..=k {
-                let shift = |x: u32| if x >= position { x + 1 } else { x };
-                let moved: Vec<Edge> =
-                    edges.iter().map(|&(u, v)| Edge::new(shift(u), shift(v))).collect();
-                for neighbours in 0u32..(1 << k) {
-                    let mut with = moved.clone();
-                    with.extend(
-                        (0..k)
-                            .filter(|i| neighbours >> i & 1 == 1)
-                            .map(|i| Edge::new(position, shift(i))),
-                    );
-                    let h = profile(k + 1, &with);
-                    pairs += 1;
-                    worst.cover = worst.cover.max(g.cover.abs_diff(h.cover));
-                    for (m, measure) in measures.iter().enumerate() {
-                        let change =
-                            gem_change(&g, &h, |c| measure.value(c), |t| measure.sensitivity(t));
-                        worst.gem[m] = worst.gem[m].max(change);
-                    }
-                    let paper = gem_change(&g, &h, |c| c.problematic, u64::from);
-                    worst.gem[2] = worst.gem[2].max(paper);
-                    for (m, measure) in measures.iter().enumerate() {
-                        let f = |p: &Profile, t: usize| measure.value(&p.counts[t]);
-                        for t in 0..6 {
-                            worst.value[m][t] = worst.value[m][t].max(f(&g, t).abs_diff(f(&h, t)));
-                            for top in t..6 {
-                                let dg = f(&g, top) as i64 - f(&g, t) as i64;
-                                let dh = f(&h, top) as i64 - f(&h, t) as i64;
-                                worst.quality[m][top] = worst.quality[m][top].max(dg.abs_diff(dh));
-                            }
-                        }
+    let mut pairs = 0;
+    for (k, base, extended) in node_additions() {
+        let g = profile(k, &base);
+        for with in extended {
+            let h = profile(k + 1, &with);
+            pairs += 1;
+            worst.cover = worst.cover.max(g.cover.abs_diff(h.cover));
+            for (m, measure) in measures.iter().enumerate() {
+                let change = gem_change(&g, &h, |c| measure.value(c), |t| measure.sensitivity(t));
+                worst.gem[m] = worst.gem[m].max(change);
+            }
+            let paper = gem_change(&g, &h, |c| c.problematic, u64::from);
+            worst.gem[2] = worst.gem[2].max(paper);
+            for (m, measure) in measures.iter().enumerate() {
+                let f = |p: &Profile, t: usize| measure.value(&p.counts[t]);
+                for t in 0..6 {
+                    worst.value[m][t] = worst.value[m][t].max(f(&g, t).abs_diff(f(&h, t)));
+                    for top in t..6 {
+                        let dg = f(&g, top) as i64 - f(&g, t) as i64;
+                        let dh = f(&h, top) as i64 - f(&h, t) as i64;
+                        worst.quality[m][top] = worst.quality[m][top].max(dg.abs_diff(dh));
                     }
                 }
             }
         }
     }
-    // Σ_k 2^(k(k-1)/2) graphs × (k+1) positions × 2^k neighbour sets.
-    assert_eq!(pairs, 1 + 2 * 2 + 2 * 3 * 4 + 8 * 4 * 8 + 64 * 5 * 16 + 1024 * 6 * 32);
+    assert_eq!(pairs, NODE_ADDITION_PAIRS);
     assert!(worst.cover <= COVER_SENSITIVITY, "cover changed by {}", worst.cover);
     // gem's scores move by at most 1 (plus the flooring's one grid unit),
     // and the bound is used: some score moves by more than half of it.

@@ -1,8 +1,11 @@
 //! Every strategy end to end over a real pass, the budget accounting, and
 //! an empirical privacy check on the SPEC §6.1 counterexample.
 
+mod common;
+
 use std::collections::HashMap;
 
+use common::empirical_loss;
 use dpincon_graph::{ConflictGraph, Edge};
 use dpincon_measures::{DegreeCounts, EdgeAddition, walk};
 use dpincon_release::{
@@ -262,16 +265,6 @@ fn invalid_specs_are_refused_before_any_noise() {
     }
     assert!("ub-hem".parse::<Strategy>().is_ok());
     assert!("paper".parse::<Strategy>().unwrap_err().to_string().contains("baseline-nmax"));
-}
-
-/// Largest |ln(P[M(G)=k] / P[M(G')=k])| over outputs k both sample often.
-fn empirical_loss(a: &HashMap<i64, u32>, b: &HashMap<i64, u32>) -> f64 {
-    a.iter()
-        .filter_map(|(k, &ca)| {
-            let cb = *b.get(k)?;
-            (ca >= 2_000 && cb >= 2_000).then(|| (ca as f64 / cb as f64).ln().abs())
-        })
-        .fold(0.0, f64::max)
 }
 
 /// SPEC §6.1's counterexample: G is one isolated node; G' adds a node

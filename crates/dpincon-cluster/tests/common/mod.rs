@@ -257,6 +257,7 @@ pub fn embedded_job(data: &Path, constraints: &Path, client: &serde_json::Value)
     job.seed = client["seed"].as_u64();
     job.non_private = client["non-private"].as_bool().unwrap_or(false);
     job.brute_force = client["brute-force"].as_bool().unwrap_or(false);
+    job.ir_method = client["ir-method"].as_str().map(String::from);
     if let Some(m) = client["measures"].as_array() {
         job.measures = m.iter().map(|m| m.as_str().unwrap().to_string()).collect();
     }
@@ -364,6 +365,10 @@ pub fn comparable(report: &serde_json::Value) -> serde_json::Value {
     out.insert("plans".into(), report["detection"]["plans"].clone());
     if let Some(b) = out.get_mut("budget").and_then(|b| b.as_object_mut()) {
         b.remove("ledger");
+    }
+    // The exact I_R needs the whole adjacency: skipped under --memory-limit.
+    if let Some(np) = out.get_mut("non_private").and_then(|n| n.as_object_mut()) {
+        np.remove("repair");
     }
     serde_json::Value::Object(out)
 }

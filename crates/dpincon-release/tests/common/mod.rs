@@ -1,0 +1,57 @@
+//! Helpers shared by the integration tests (each test crate uses a part,
+//! hence the allowance).
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use dpincon_graph::Edge;
+
+/// Every graph on k ≤ 5 nodes (edges as a list), each with every graph
+/// that adds a (k+1)-th node at any position of the stable order, joined to
+/// any subset of the others: all node-neighbouring pairs up to six nodes.
+pub fn node_additions() -> impl Iterator<Item = (u32, Vec<Edge>, Vec<Vec<Edge>>)> {
+    (0..=5u32).flat_map(|k| {
+        let slots: Vec<(u32, u32)> = (0..k).flat_map(|u| (u + 1..k).map(move |v| (u, v))).collect();
+        (0u32..(1 << slots.len())).map(move |mask| {
+            let edges: Vec<(u32, u32)> = slots
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask >> i & 1 == 1)
+                .map(|(_, &e)| e)
+                .collect();
+            let base = edges.iter().map(|&(u, v)| Edge::new(u, v)).collect();
+            let mut extended = Vec::new();
+            for position in 0..=k {
+                let shift = |x: u32| if x >= position { x + 1 } else { x };
+                let moved: Vec<Edge> =
+                    edges.iter().map(|&(u, v)| Edge::new(shift(u), shift(v))).collect();
+                for neighbours in 0u32..(1 << k) {
+                    let mut with = moved.clone();
+                    with.extend(
+                        (0..k)
+                            .filter(|i| neighbours >> i & 1 == 1)
+                            .map(|i| Edge::new(position, shift(i))),
+                    );
+                    extended.push(with);
+                }
+            }
+            (k, base, extended)
+        })
+    })
+}
+
+/// Σ_k 2^(k(k-1)/2) graphs × (k+1) positions × 2^k neighbour sets.
+pub const NODE_ADDITION_PAIRS: usize =
+    1 + 2 * 2 + 2 * 3 * 4 + 8 * 4 * 8 + 64 * 5 * 16 + 1024 * 6 * 32;
+
+/// Largest |ln(P[M(G)=k] / P[M(G')=k])| over outputs k both sample at
+/// least 2,000 times.
+pub fn empirical_loss<K: Hash + Eq>(a: &HashMap<K, u32>, b: &HashMap<K, u32>) -> f64 {
+    a.iter()
+        .filter_map(|(k, &ca)| {
+            let cb = *b.get(k)?;
+            (ca >= 2_000 && cb >= 2_000).then(|| (ca as f64 / cb as f64).ln().abs())
+        })
+        .fold(0.0, f64::max)
+}
