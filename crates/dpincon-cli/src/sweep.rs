@@ -51,7 +51,7 @@ pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
         dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
     let curve = projection_curve(&loaded, 2000);
     let bar = ProgressBar::with_draw_target(
-        Some((args.epsilons.len() * strategies.len()) as u64),
+        Some(args.epsilons.len() as u64),
         ProgressDrawTarget::stderr(),
     );
     bar.set_style(

@@ -45,8 +45,8 @@ pub struct SweepReport {
     pub rows: Vec<SweepRow>,
 }
 
-/// Runs every strategy `runs` times at every ε, calling `tick` after each
-/// (ε, strategy), and adds the oracle of [`oracle`] for I_MI and I_P.
+/// Runs every strategy `runs` times at every ε, calling `tick` after each ε,
+/// and adds the oracle of [`oracle`] for I_MI and I_P.
 pub fn sweep(
     config: &JobConfig,
     loaded: &LoadedJob,
@@ -57,18 +57,9 @@ pub fn sweep(
     let mut rows = Vec::new();
     for &epsilon in &options.epsilons {
         let job = JobConfig { epsilon: Some(epsilon), ..config.clone() };
-        for (k, &strategy) in options.strategies.iter().enumerate() {
-            let report = utility(&job, loaded, &[strategy], options.runs, options.seed)?;
-            // I_R does not depend on the strategy: keep it once per ε.
-            rows.extend(
-                report
-                    .rows
-                    .into_iter()
-                    .filter(|r| k == 0 || r.measure != "r")
-                    .map(|row| SweepRow { epsilon, row }),
-            );
-            tick();
-        }
+        let report = utility(&job, loaded, &options.strategies, options.runs, options.seed)?;
+        rows.extend(report.rows.into_iter().map(|row| SweepRow { epsilon, row }));
+        tick();
         for measure in [ProjectedMeasure::Mi, ProjectedMeasure::P] {
             if !config.measures.iter().any(|m| m == measure.name()) {
                 continue;

@@ -72,11 +72,16 @@ pub fn utility(
         return Err(EngineError::Config("an experiment needs at least one run".into()));
     }
     let mut rows = Vec::new();
-    let mut releases_r = false;
+    // The strategy runs release I_MI and I_P only: I_R does not depend on the
+    // strategy, and its LP would otherwise be solved again in every run.
+    let projected: Vec<String> =
+        config.measures.iter().filter(|m| m.as_str() != "r").cloned().collect();
+    let strategies = if projected.is_empty() { &[][..] } else { strategies };
     for &strategy in strategies {
         let job = JobConfig {
             strategy: Some(strategy.name().to_string()),
             non_private: true,
+            measures: projected.clone(),
             ..config.clone()
         };
         let privacy = plan(&job)?
@@ -90,7 +95,6 @@ pub fn utility(
             let pass = measure_and_release(&loaded.graph, release, &loaded.facts, loaded.threads)?;
             exact = [pass.exact.edges, pass.exact.problematic];
             let measures = pass.releases.expect("a plan releases");
-            releases_r = measures.r.is_some();
             for (i, release) in [&measures.mi, &measures.p].into_iter().enumerate() {
                 if let Some(r) = release {
                     values[i].push(r.value);
@@ -116,8 +120,11 @@ pub fn utility(
         }
     }
     // I_R does not depend on the strategy: scored once per method.
-    let repair =
-        if releases_r { Some(repair_rows(config, loaded, runs, seed, &mut rows)?) } else { None };
+    let repair = if config.measures.iter().any(|m| m == "r") {
+        Some(repair_rows(config, loaded, runs, seed, &mut rows)?)
+    } else {
+        None
+    };
     Ok(UtilityReport {
         label: NON_PRIVATE_LABEL,
         epsilon: config.epsilon.unwrap_or_default(),
