@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dpincon_detect::{
-    DetectOptions, Detection, DetectionPlan, DriverKind, KeyConstraint, PartitionTask, Relation,
-    describe_plans, plan_partitions, task_relation,
+    DetectOptions, Detection, DetectionPlan, KeyConstraint, PartitionTask, Relation,
+    brute_force_plans, describe_plans, plan_partitions, task_relation,
 };
 use dpincon_engine::{ConflictDetector, EngineError};
 use dpincon_graph::{
@@ -300,15 +300,7 @@ impl GrpcDetector {
         options: DetectOptions,
     ) -> Result<Detection, String> {
         let plans: Vec<DetectionPlan> = if options.brute_force {
-            constraints
-                .iter()
-                .map(|c| DetectionPlan {
-                    constraint: c.id,
-                    display: c.display.clone(),
-                    partition_attributes: 0,
-                    driver: DriverKind::BruteForce,
-                })
-                .collect()
+            brute_force_plans(constraints)
         } else {
             describe_plans(constraints)
         };

@@ -9,7 +9,7 @@ use dpincon_graph::{ConflictGraph, EdgeSink, GraphBuilder, SpillConfig};
 use crate::DetectError;
 use crate::algorithms::{Group, Part, partition, run_group, sides};
 use crate::compile::{KeyConstraint, KeyOperand};
-use crate::plan::{DetectionPlan, DriverKind, Plan};
+use crate::plan::{DetectionPlan, Plan, brute_force_plans};
 use crate::relation::Relation;
 
 /// How to run detection.
@@ -89,16 +89,7 @@ pub fn detect(
         for c in constraints {
             brute_force(relation, c, &mut builder);
         }
-        let plans = constraints
-            .iter()
-            .map(|c| DetectionPlan {
-                constraint: c.id,
-                display: c.display.clone(),
-                partition_attributes: 0,
-                driver: DriverKind::BruteForce,
-            })
-            .collect();
-        return Ok(Detection { graph: builder.finish(), plans });
+        return Ok(Detection { graph: builder.finish(), plans: brute_force_plans(constraints) });
     }
     let plans: Vec<Plan> = constraints.iter().map(Plan::new).collect();
     // Rows of each role, sorted into partitions.

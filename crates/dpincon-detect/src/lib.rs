@@ -29,7 +29,7 @@ pub use compile::{
 };
 pub use exec::{DetectOptions, Detection, brute_force, detect};
 pub use partition::{PartitionTask, detect_partition, plan_partitions, task_relation};
-pub use plan::{DetectionPlan, DriverKind, describe_plans};
+pub use plan::{DetectionPlan, DriverKind, brute_force_plans, describe_plans};
 pub use relation::{KeyColumn, Relation, float_key, int_key};
 
 /// The crate's one error type.

@@ -200,6 +200,20 @@ pub fn describe_plans(constraints: &[KeyConstraint]) -> Vec<DetectionPlan> {
     constraints.iter().map(|c| Plan::new(c).describe(c)).collect()
 }
 
+/// The plans of a brute-force run (`--brute-force`): every pair of rows
+/// tested, whatever the constraint.
+pub fn brute_force_plans(constraints: &[KeyConstraint]) -> Vec<DetectionPlan> {
+    constraints
+        .iter()
+        .map(|c| DetectionPlan {
+            constraint: c.id,
+            display: c.display.clone(),
+            partition_attributes: 0,
+            driver: DriverKind::BruteForce,
+        })
+        .collect()
+}
+
 pub(crate) fn index(t: TupleVar) -> usize {
     match t {
         TupleVar::T1 => 0,
