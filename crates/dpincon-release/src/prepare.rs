@@ -208,14 +208,8 @@ pub fn prepare(
         .selection_share
         .unwrap_or_else(|| strategy.default_selection_share(facts.unbounded, spec.epsilon.value()));
     let mut budget = BudgetUse { total: spec.epsilon.value(), ..BudgetUse::default() };
-    let mut prepared = Prepared {
-        spec: spec.clone(),
-        max_rows: None,
-        degree_bound: None,
-        choice: Choice::TrueMax,
-        release: spec.epsilon,
-        budget,
-    };
+    let mut max_rows = None;
+    let mut degree_bound = None;
     // A public bound caps every θ: no degree exceeds n − 1.
     let declared_cap = spec.max_rows.map_or(u32::MAX, clamp_theta);
     // The minimal-set bound d̃ serves `ub-direct` and `ub-gem` when every
@@ -223,15 +217,12 @@ pub fn prepare(
     let minimal_bound = matches!(strategy, Strategy::UbDirect | Strategy::UbGem)
         && !facts.unbounded
         && !facts.minimal_max_frequencies.is_empty();
+    // The baselines spend nothing on selection; the others split ε.
     let (selection, release) = match strategy {
-        Strategy::BaselineTruemax => {
-            prepared.budget.release = spec.epsilon.value();
-            return Ok(prepared);
-        }
+        Strategy::BaselineTruemax => (None, spec.epsilon),
         Strategy::BaselineNmax => {
-            let (max_rows, release) = row_bound(spec, facts, spec.epsilon, &mut budget, rng)?;
-            prepared.max_rows = Some(max_rows);
-            prepared.choice = Choice::Fixed(clamp_theta(max_rows.value));
+            let (bound, release) = row_bound(spec, facts, spec.epsilon, &mut budget, rng)?;
+            max_rows = Some(bound);
             (None, release)
         }
         _ => {
@@ -240,7 +231,10 @@ pub fn prepare(
         }
     };
     let choice = match (strategy, selection) {
-        (_, None) => prepared.choice.clone(),
+        (Strategy::BaselineTruemax, _) => Choice::TrueMax,
+        (Strategy::BaselineNmax, _) => {
+            Choice::Fixed(clamp_theta(max_rows.expect("n_max was set above").value))
+        }
         (Strategy::UbDirect | Strategy::UbGem, Some(selection)) if minimal_bound => {
             let (eps0, rest) = if strategy == Strategy::UbDirect {
                 (selection, None)
@@ -255,7 +249,7 @@ pub fn prepare(
                 DEGREE_BOUND_MARGIN_SD,
                 rng,
             )?;
-            prepared.degree_bound = Some(bound);
+            degree_bound = Some(bound);
             let top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64)
                 .min(declared_cap);
             match rest {
@@ -272,16 +266,16 @@ pub fn prepare(
             }
         }
         (Strategy::Gem | Strategy::UbGem | Strategy::UbDirect, Some(selection)) => {
-            let (max_rows, epsilon) = row_bound(spec, facts, selection, &mut budget, rng)?;
-            prepared.max_rows = Some(max_rows);
-            let candidates = candidates_or(spec, clamp_theta(max_rows.value), halving_candidates);
+            let (bound, epsilon) = row_bound(spec, facts, selection, &mut budget, rng)?;
+            max_rows = Some(bound);
+            let candidates = candidates_or(spec, clamp_theta(bound.value), halving_candidates);
             let penalty = gem::penalty(candidates.len(), epsilon.value());
             Choice::Generalized { candidates, epsilon, penalty }
         }
         (Strategy::Em | Strategy::Hem | Strategy::UbHem, Some(selection)) => {
-            let (max_rows, selection) = row_bound(spec, facts, selection, &mut budget, rng)?;
-            prepared.max_rows = Some(max_rows);
-            let n_max = clamp_theta(max_rows.value);
+            let (bound, selection) = row_bound(spec, facts, selection, &mut budget, rng)?;
+            max_rows = Some(bound);
+            let n_max = clamp_theta(bound.value);
             let grid = candidates_or(spec, n_max, |top| default_candidates(top.into()));
             let first_theta_max = *grid.last().expect("candidates are non-empty");
             match strategy {
@@ -296,7 +290,7 @@ pub fn prepare(
                     budget.degree_bound = eps0.value();
                     // The paper's d̃ sums every distinct set, with no margin.
                     let bound = noisy_degree_bound(&facts.max_frequencies, eps0, 0.0, rng)?;
-                    prepared.degree_bound = Some(bound);
+                    degree_bound = Some(bound);
                     let top = clamp_theta(bound.value.max(1) as u64).min(n_max);
                     let mut candidates: Vec<u32> =
                         grid.iter().copied().filter(|&t| t <= top).collect();
@@ -325,9 +319,7 @@ pub fn prepare(
                 },
             }
         }
-        (Strategy::BaselineNmax | Strategy::BaselineTruemax, Some(_)) => {
-            unreachable!("baselines spend nothing on selection")
-        }
+        (_, None) => unreachable!("only the baselines spend nothing on selection"),
     };
     budget.selection = match &choice {
         Choice::Hierarchical { steps, .. } => steps.iter().map(Budget::value).sum(),
@@ -335,10 +327,7 @@ pub fn prepare(
         Choice::Fixed(_) | Choice::TrueMax => 0.0,
     };
     budget.release = release.value();
-    prepared.choice = choice;
-    prepared.release = release;
-    prepared.budget = budget;
-    Ok(prepared)
+    Ok(Prepared { spec: spec.clone(), max_rows, degree_bound, choice, release, budget })
 }
 
 #[cfg(test)]
