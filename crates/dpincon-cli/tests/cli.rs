@@ -451,3 +451,40 @@ FD: Zip -> State
         }
     }
 }
+
+#[test]
+fn sweep_and_curve_refuse_bad_input_and_write_nothing() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
+    let out_dir = dir.0.path().join("sweep");
+    let base =
+        ["experiment", "sweep", "--data", s(&data), "--constraints", s(&dcs), "--non-private"];
+    for (flags, message) in [
+        (["--epsilons", "0,1"], "--epsilons: every ε must be a finite number > 0, got 0"),
+        (["--epsilons", "1,inf"], "--epsilons: every ε must be a finite number > 0, got inf"),
+        (["--runs", "0"], "--runs must be at least 1"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(flags);
+        args.extend(["--out", s(&out_dir)]);
+        let out = cli(&args);
+        assert_eq!(out.status.code(), Some(1), "{flags:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(message), "{flags:?}");
+        assert!(out.stdout.is_empty() && !out_dir.exists(), "{flags:?} wrote something");
+    }
+    let curve = dir.0.path().join("curve.csv");
+    let out = cli(&[
+        "experiment",
+        "curve",
+        "--data",
+        s(&data),
+        "--constraints",
+        s(&dcs),
+        "--out",
+        s(&curve),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NON-PRIVATE"));
+    assert!(!curve.exists(), "the exact curve must not be written without --non-private");
+}
