@@ -7,7 +7,7 @@ use dpincon_measures::DegreeBound;
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 
 use crate::projected::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
-use crate::{ReleaseError, Strategy, gem};
+use crate::{ProjectedMeasure, ReleaseError, Strategy, gem};
 
 /// Share of ε1 spent on ñ when the job declares no row bound (SPEC §4).
 const MAX_ROWS_SHARE: f64 = 0.05;
@@ -18,6 +18,14 @@ const DEGREE_BOUND_SHARE: f64 = 0.25;
 /// only adds noise: half a standard deviation had the lowest mean error on
 /// the training tables (README of this crate).
 const DEGREE_BOUND_MARGIN_SD: f64 = 0.5;
+/// `ub-direct` keeps I_P's noise scale (θ + 1)/ε2 at most this share of the
+/// row count ñ: I_P ≤ n, so noise beyond a tenth of n buys nothing, and a
+/// smaller θ trades it for a truncation bias that is often near zero
+/// (minimax choice over the public tables, README of this crate).
+const PROBLEMATIC_NOISE_SHARE: f64 = 0.1;
+/// Share of the release budget `gem` selects with when `ub-direct`'s noisy
+/// look sends an unbounded I_MI to it.
+const FALLBACK_SELECTION_SHARE: f64 = 0.4;
 
 /// How θ* will be chosen once the pass has run.
 #[derive(Debug, Clone)]
@@ -36,6 +44,11 @@ pub(crate) enum Choice {
     },
     /// One GEM step over `candidates` with penalty `t`.
     Generalized { candidates: Vec<u32>, epsilon: Budget, penalty: f64 },
+    /// `ub-direct` without a degree bound (I_MI): a noisy look at
+    /// f(G_top) with `test`; θ* = `top` when it stands clear of the noise
+    /// (the rest of ε is the release's), else `gem` over `candidates` with
+    /// `selection` and releases with `release`.
+    Tested { top: u32, test: Budget, candidates: Vec<u32>, selection: Budget, release: Budget },
 }
 
 /// The state between [`prepare`] and [`crate::release_projected`]: only
@@ -56,9 +69,9 @@ impl Prepared {
         let mut thetas = match &self.choice {
             Choice::Fixed(theta) => vec![*theta],
             Choice::TrueMax => vec![],
-            Choice::Hierarchical { candidates, .. } | Choice::Generalized { candidates, .. } => {
-                candidates.clone()
-            }
+            Choice::Hierarchical { candidates, .. }
+            | Choice::Generalized { candidates, .. }
+            | Choice::Tested { candidates, .. } => candidates.clone(),
         };
         thetas.sort_unstable();
         thetas.dedup();
@@ -157,23 +170,53 @@ fn candidates_or(spec: &ProjectedSpec, top: u32, default: fn(u32) -> Vec<u32>) -
     }
 }
 
-/// Releases ñ = n + DLap(1/ε_n) and returns n_max = ñ + ⌈ln 20 / ε_n⌉ with
-/// the budget left of `source`, or the declared bound (SPEC §4).
+/// Releases ñ = n + DLap(1/ε_n) with `share` of `source` and returns
+/// n_max = ñ + ⌈ln 20 / ε_n⌉, ñ itself (at least 1) and the budget left of
+/// `source`; or the declared bound twice and all of `source` (SPEC §4).
 fn row_bound(
+    spec: &ProjectedSpec,
+    facts: &TableFacts,
+    source: Budget,
+    share: f64,
+    budget: &mut BudgetUse,
+    rng: &mut NoiseRng,
+) -> Result<(MaxRows, u64, Option<Budget>), ReleaseError> {
+    if let Some(value) = spec.max_rows {
+        return Ok((MaxRows { value, estimated: false }, value, Some(source)));
+    }
+    let (eps_n, rest) = if share < 1.0 {
+        let (a, b) = split2(source, share)?;
+        (a, Some(b))
+    } else {
+        (source, None)
+    };
+    budget.max_rows = eps_n.value();
+    let noisy = DiscreteLaplace::new(1, eps_n.value())?.release(facts.rows as i64, rng);
+    let margin = (20f64.ln() / eps_n.value()).ceil() as i64;
+    let bound = MaxRows { value: noisy.saturating_add(margin).max(1) as u64, estimated: true };
+    Ok((bound, noisy.max(1) as u64, rest))
+}
+
+/// [`row_bound`] with [`MAX_ROWS_SHARE`] of `source`: the rest is returned.
+fn row_bound_share(
     spec: &ProjectedSpec,
     facts: &TableFacts,
     source: Budget,
     budget: &mut BudgetUse,
     rng: &mut NoiseRng,
-) -> Result<(MaxRows, Budget), ReleaseError> {
-    if let Some(value) = spec.max_rows {
-        return Ok((MaxRows { value, estimated: false }, source));
+) -> Result<(MaxRows, u64, Budget), ReleaseError> {
+    let (bound, rows, rest) = row_bound(spec, facts, source, MAX_ROWS_SHARE, budget, rng)?;
+    Ok((bound, rows, rest.expect("a share below 1 leaves a rest")))
+}
+
+/// I_P's θ* under `ub-direct`: `top`, lowered until the noise scale
+/// (θ + 1)/ε2 is at most [`PROBLEMATIC_NOISE_SHARE`] of ñ. I_MI keeps `top`.
+fn problematic_cap(measure: ProjectedMeasure, top: u32, rows: u64, release: Budget) -> u32 {
+    if measure != ProjectedMeasure::P {
+        return top;
     }
-    let (eps_n, rest) = split2(source, MAX_ROWS_SHARE)?;
-    budget.max_rows = eps_n.value();
-    let noisy = DiscreteLaplace::new(1, eps_n.value())?.release(facts.rows as i64, rng);
-    let margin = (20f64.ln() / eps_n.value()).ceil() as i64;
-    Ok((MaxRows { value: noisy.saturating_add(margin).max(1) as u64, estimated: true }, rest))
+    let cap = (PROBLEMATIC_NOISE_SHARE * release.value() * rows as f64).floor() - 1.0;
+    top.min(clamp_theta(cap.max(1.0) as u64))
 }
 
 /// d̃ = Σ_X (maxfreq_X − 1 + DLap(k/ε0)) over `frequencies` (k sets): each
@@ -213,17 +256,25 @@ pub fn prepare(
     // A public bound caps every θ: no degree exceeds n − 1.
     let declared_cap = spec.max_rows.map_or(u32::MAX, clamp_theta);
     // The minimal-set bound d̃ serves `ub-direct` and `ub-gem` when every
-    // constraint has an equality (else it bounds nothing: use `gem`).
+    // constraint has an equality (else it bounds nothing).
     let minimal_bound = matches!(strategy, Strategy::UbDirect | Strategy::UbGem)
         && !facts.unbounded
         && !facts.minimal_max_frequencies.is_empty();
+    // `ub-direct`'s I_P without a degree bound needs only ñ.
+    let rows_only =
+        strategy == Strategy::UbDirect && !minimal_bound && spec.measure == ProjectedMeasure::P;
     // The baselines spend nothing on selection; the others split ε.
     let (selection, release) = match strategy {
         Strategy::BaselineTruemax => (None, spec.epsilon),
         Strategy::BaselineNmax => {
-            let (bound, release) = row_bound(spec, facts, spec.epsilon, &mut budget, rng)?;
+            let (bound, _, release) = row_bound_share(spec, facts, spec.epsilon, &mut budget, rng)?;
             max_rows = Some(bound);
             (None, release)
+        }
+        _ if rows_only && spec.max_rows.is_some() => (None, spec.epsilon),
+        _ if rows_only => {
+            let (s, r) = split2(spec.epsilon, share * MAX_ROWS_SHARE)?;
+            (Some(s), r)
         }
         _ => {
             let (s, r) = split2(spec.epsilon, share)?;
@@ -235,13 +286,44 @@ pub fn prepare(
         (Strategy::BaselineNmax, _) => {
             Choice::Fixed(clamp_theta(max_rows.expect("n_max was set above").value))
         }
-        (Strategy::UbDirect | Strategy::UbGem, Some(selection)) if minimal_bound => {
-            let (eps0, rest) = if strategy == Strategy::UbDirect {
-                (selection, None)
-            } else {
-                let (a, b) = split2(selection, DEGREE_BOUND_SHARE)?;
-                (a, Some(b))
+        (Strategy::UbDirect, selection) if rows_only => {
+            // θ = n_max truncates nothing; ñ caps I_P's noise.
+            let (bound, rows, _) = match selection {
+                Some(eps_n) => row_bound(spec, facts, eps_n, 1.0, &mut budget, rng)?,
+                None => row_bound(spec, facts, release, 1.0, &mut budget, rng)?,
             };
+            max_rows = Some(bound);
+            Choice::Fixed(problematic_cap(spec.measure, clamp_theta(bound.value), rows, release))
+        }
+        (Strategy::UbDirect, Some(selection)) if minimal_bound => {
+            // ñ, then θ* = min(d̃ + margin, n_max): no degree exceeds n − 1.
+            let (bound_rows, rows, eps0) =
+                row_bound_share(spec, facts, selection, &mut budget, rng)?;
+            max_rows = Some(bound_rows);
+            budget.degree_bound = eps0.value();
+            let bound = noisy_degree_bound(
+                &facts.minimal_max_frequencies,
+                eps0,
+                DEGREE_BOUND_MARGIN_SD,
+                rng,
+            )?;
+            degree_bound = Some(bound);
+            let top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64)
+                .min(clamp_theta(bound_rows.value));
+            Choice::Fixed(problematic_cap(spec.measure, top, rows, release))
+        }
+        (Strategy::UbDirect, Some(selection)) => {
+            // I_MI with no degree bound: n_max is the only one. A noisy look
+            // (sensitivity n_max) decides between releasing there and gem.
+            let (bound, _, test) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
+            max_rows = Some(bound);
+            let top = clamp_theta(bound.value);
+            let (gem_selection, gem_release) = split2(release, FALLBACK_SELECTION_SHARE)?;
+            let candidates = candidates_or(spec, top, halving_candidates);
+            Choice::Tested { top, test, candidates, selection: gem_selection, release: gem_release }
+        }
+        (Strategy::UbGem, Some(selection)) if minimal_bound => {
+            let (eps0, epsilon) = split2(selection, DEGREE_BOUND_SHARE)?;
             budget.degree_bound = eps0.value();
             let bound = noisy_degree_bound(
                 &facts.minimal_max_frequencies,
@@ -252,28 +334,23 @@ pub fn prepare(
             degree_bound = Some(bound);
             let top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64)
                 .min(declared_cap);
-            match rest {
-                None => Choice::Fixed(top),
-                Some(epsilon) => {
-                    let mut candidates = candidates_or(spec, top, halving_candidates);
-                    candidates.retain(|&t| t <= top);
-                    if candidates.last() != Some(&top) {
-                        candidates.push(top);
-                    }
-                    let penalty = gem::penalty(candidates.len(), epsilon.value());
-                    Choice::Generalized { candidates, epsilon, penalty }
-                }
+            let mut candidates = candidates_or(spec, top, halving_candidates);
+            candidates.retain(|&t| t <= top);
+            if candidates.last() != Some(&top) {
+                candidates.push(top);
             }
+            let penalty = gem::penalty(candidates.len(), epsilon.value());
+            Choice::Generalized { candidates, epsilon, penalty }
         }
-        (Strategy::Gem | Strategy::UbGem | Strategy::UbDirect, Some(selection)) => {
-            let (bound, epsilon) = row_bound(spec, facts, selection, &mut budget, rng)?;
+        (Strategy::Gem | Strategy::UbGem, Some(selection)) => {
+            let (bound, _, epsilon) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
             max_rows = Some(bound);
             let candidates = candidates_or(spec, clamp_theta(bound.value), halving_candidates);
             let penalty = gem::penalty(candidates.len(), epsilon.value());
             Choice::Generalized { candidates, epsilon, penalty }
         }
         (Strategy::Em | Strategy::Hem | Strategy::UbHem, Some(selection)) => {
-            let (bound, selection) = row_bound(spec, facts, selection, &mut budget, rng)?;
+            let (bound, _, selection) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
             max_rows = Some(bound);
             let n_max = clamp_theta(bound.value);
             let grid = candidates_or(spec, n_max, |top| default_candidates(top.into()));
@@ -324,6 +401,8 @@ pub fn prepare(
     budget.selection = match &choice {
         Choice::Hierarchical { steps, .. } => steps.iter().map(Budget::value).sum(),
         Choice::Generalized { epsilon, .. } => epsilon.value(),
+        // The look; `release_projected` adds gem's step if it runs.
+        Choice::Tested { test, .. } => test.value(),
         Choice::Fixed(_) | Choice::TrueMax => 0.0,
     };
     budget.release = release.value();

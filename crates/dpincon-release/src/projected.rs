@@ -86,7 +86,7 @@ pub struct BudgetUse {
     pub max_rows: f64,
     /// ε0 for d̃ (ub-hem only).
     pub degree_bound: f64,
-    /// The EM steps choosing θ*.
+    /// The steps choosing θ* (EM, GEM, ub-direct's look).
     pub selection: f64,
     /// ε2 of the final noise.
     pub release: f64,
@@ -99,7 +99,8 @@ pub struct BudgetUse {
 pub struct SelectionStep {
     /// Candidates θ.
     pub candidates: Vec<u32>,
-    /// `em` (one step of em/hem/ub-hem) or `gem`.
+    /// `em` (one step of em/hem/ub-hem), `gem`, or `look` (ub-direct's noisy
+    /// f(G_{n_max}) deciding between n_max and gem).
     pub mechanism: &'static str,
     /// θmax the quality sensitivity is based on (the largest candidate).
     pub theta_max: u32,
@@ -147,6 +148,11 @@ pub struct ProjectedRelease {
     pub budget: BudgetUse,
 }
 
+/// `ub-direct`'s look releases at n_max only when the noisy f(G_{n_max})
+/// exceeds this many noise scales of the look (ε_t ≈ ε/10), where the
+/// release's own noise (≈ ε·0.9) is then under ~4% of the value.
+const DIRECT_LOOK_SCALES: f64 = 3.0;
+
 /// Chooses θ* and releases f(G_θ*) + DLap(Δ(θ*)/ε2).
 pub fn release_projected(
     prepared: &Prepared,
@@ -155,7 +161,8 @@ pub fn release_projected(
 ) -> Result<ProjectedRelease, ReleaseError> {
     let spec = &prepared.spec;
     let measure = spec.measure;
-    let eps2 = prepared.release.value();
+    let mut release = prepared.release;
+    let mut budget = prepared.budget;
     let mut steps = Vec::new();
     let theta = match &prepared.choice {
         Choice::Fixed(theta) => *theta,
@@ -173,31 +180,36 @@ pub fn release_projected(
             )?
         }
         Choice::Generalized { candidates, epsilon, penalty } => {
-            let values = candidates
-                .iter()
-                .map(|&t| table.get(t).map(|c| measure.value(&c)))
-                .collect::<Result<Vec<_>, _>>()?;
-            let deltas: Vec<u64> = candidates.iter().map(|&t| measure.sensitivity(t)).collect();
-            let per_unit = gem::NOISE_STD_PER_SCALE / eps2 + penalty;
-            let scores = gem::normalised_scores(&values, &deltas, per_unit);
-            let index = spec.selector.select(
-                epsilon.value(),
-                gem::SENSITIVITY,
-                &gem::qualities(&scores),
-                rng,
-            )?;
-            let chosen = candidates[index];
+            generalized(prepared, table, candidates, *epsilon, *penalty, release, &mut steps, rng)?
+        }
+        Choice::Tested { top, test, candidates, selection, release: fallback } => {
+            // f(G_top) + DLap(Δ(top)/ε_t), compared with a public multiple of
+            // its own scale: the choice is post-processing of that release.
+            let look = DiscreteLaplace::new(measure.sensitivity(*top), test.value())?;
+            let noisy = look.release(measure.value(&table.get(*top)?) as i64, rng);
+            let clear = noisy as f64 > DIRECT_LOOK_SCALES * look.scale_f64();
             steps.push(SelectionStep {
-                candidates: candidates.clone(),
-                mechanism: "gem",
-                theta_max: *candidates.last().unwrap_or(&chosen),
-                sensitivity: gem::SENSITIVITY,
-                epsilon: epsilon.value(),
-                chosen,
+                candidates: vec![*top],
+                mechanism: "look",
+                theta_max: *top,
+                sensitivity: measure.sensitivity(*top),
+                epsilon: test.value(),
+                chosen: *top,
             });
-            chosen
+            if clear {
+                *top
+            } else {
+                release = *fallback;
+                budget.selection += selection.value();
+                budget.release = fallback.value();
+                let penalty = gem::penalty(candidates.len(), selection.value());
+                generalized(
+                    prepared, table, candidates, *selection, penalty, release, &mut steps, rng,
+                )?
+            }
         }
     };
+    let eps2 = release.value();
     let counts = table.get(theta)?;
     let sensitivity = measure.sensitivity(theta);
     let noise = DiscreteLaplace::new(sensitivity, eps2)?;
@@ -217,8 +229,43 @@ pub fn release_projected(
         max_rows: prepared.max_rows,
         degree_bound: prepared.degree_bound,
         selection: steps,
-        budget: prepared.budget,
+        budget,
     })
+}
+
+/// One GEM step over `candidates` (SPEC §4.1), for a release at `release`.
+#[allow(clippy::too_many_arguments)]
+fn generalized(
+    prepared: &Prepared,
+    table: &ProjectionTable,
+    candidates: &[u32],
+    epsilon: Budget,
+    penalty: f64,
+    release: Budget,
+    steps: &mut Vec<SelectionStep>,
+    rng: &mut NoiseRng,
+) -> Result<u32, ReleaseError> {
+    let spec = &prepared.spec;
+    let measure = spec.measure;
+    let values = candidates
+        .iter()
+        .map(|&t| table.get(t).map(|c| measure.value(&c)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let deltas: Vec<u64> = candidates.iter().map(|&t| measure.sensitivity(t)).collect();
+    let per_unit = gem::NOISE_STD_PER_SCALE / release.value() + penalty;
+    let scores = gem::normalised_scores(&values, &deltas, per_unit);
+    let index =
+        spec.selector.select(epsilon.value(), gem::SENSITIVITY, &gem::qualities(&scores), rng)?;
+    let chosen = candidates[index];
+    steps.push(SelectionStep {
+        candidates: candidates.to_vec(),
+        mechanism: "gem",
+        theta_max: *candidates.last().unwrap_or(&chosen),
+        sensitivity: gem::SENSITIVITY,
+        epsilon: epsilon.value(),
+        chosen,
+    });
+    Ok(chosen)
 }
 
 /// em / hem / ub-hem: one or two EM steps; step 2 keeps θ ≤ θ*1 and bases

@@ -79,6 +79,9 @@ impl Strategy {
     pub fn default_selection_share(self, unbounded: bool, epsilon: f64) -> f64 {
         match self {
             Strategy::UbDirect if !unbounded => (0.1 / epsilon.sqrt()).clamp(0.1, 0.3),
+            // ñ and the noisy look at f(G_{n_max}); gem, if it runs, takes
+            // its share from the release's.
+            Strategy::UbDirect => 0.1,
             _ => 0.4,
         }
     }

@@ -143,26 +143,141 @@ fn ub_hem_prunes_with_the_noisy_degree_bound() {
 
 #[test]
 fn ub_direct_releases_at_the_minimal_set_bound_plus_its_margin() {
-    let graph = fd_graph(20, 30); // max degree 24, maxfreq 30
+    let graph = fd_graph(20, 30); // max degree 24, maxfreq 30, 600 rows
     let spec = ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1e6).unwrap());
     let (prepared, r) =
         run(&graph, &spec, &facts(&graph, 30, false), &mut NoiseRng::seeded(1)).unwrap();
     let bound = r.degree_bound.unwrap();
     assert_eq!((bound.value, bound.sets), (29, 1), "a huge ε releases maxfreq − 1 exactly");
     assert_eq!(r.theta, (bound.value + bound.margin) as u32);
-    assert!(r.selection.is_empty() && r.max_rows.is_none(), "no selection, no row bound");
+    assert!(r.selection.is_empty(), "no selection step");
+    assert!(r.max_rows.unwrap().estimated, "ñ caps θ* when no row bound is declared");
     assert_eq!(prepared.thetas().len(), 1);
-    // θ* ≥ the max degree truncates nothing; the budget is 10% d̃, 90% release.
-    assert!((r.budget.degree_bound - 1e5).abs() < 1.0 && (r.budget.release - 9e5).abs() < 1.0);
-    // A declared row bound caps θ*.
+    // θ* ≥ the max degree truncates nothing; 10% before the release (5% of
+    // it on ñ, the rest on d̃), 90% on the release.
+    let u = r.budget;
+    assert!((u.max_rows - 5e3).abs() < 1.0 && (u.degree_bound - 9.5e4).abs() < 1.0);
+    assert!((u.release - 9e5).abs() < 1.0);
+    // A declared row bound caps θ* and spends nothing on ñ.
     let capped = ProjectedSpec { max_rows: Some(12), ..spec.clone() };
     let (_, r) = run(&graph, &capped, &facts(&graph, 30, false), &mut NoiseRng::seeded(1)).unwrap();
-    assert_eq!(r.theta, 12);
-    // A DC without equality: d̃ bounds nothing, so it falls back to gem.
+    assert_eq!((r.theta, r.budget.max_rows), (12, 0.0));
+    // So does an estimated one, below d̃: no degree exceeds n − 1.
+    let small = TableFacts { rows: 20, ..facts(&graph, 30, false) };
+    let (_, r) = run(&graph, &spec, &small, &mut NoiseRng::seeded(1)).unwrap();
+    assert_eq!(u64::from(r.theta), r.max_rows.unwrap().value);
+    assert!(r.theta < 29);
+}
+
+/// I_P's noise scale is kept at a tenth of ñ: θ* = min(d̃ + margin,
+/// ⌊0.1·ε2·ñ⌋ − 1). I_MI is not capped that way.
+#[test]
+fn ub_direct_caps_problematic_noise_at_a_tenth_of_the_rows() {
+    let graph = fd_graph(20, 30);
+    for seed in 0..20 {
+        let spec = ProjectedSpec {
+            max_rows: Some(200),
+            ..ProjectedSpec::new(ProjectedMeasure::P, Budget::new(1.0).unwrap())
+        };
+        let (_, r) =
+            run(&graph, &spec, &facts(&graph, 30, false), &mut NoiseRng::seeded(seed)).unwrap();
+        let bound = r.degree_bound.unwrap();
+        let top = (bound.value + bound.margin).clamp(1, 200) as u32;
+        // ε2 = 0.9: ⌊0.1 · 0.9 · 200⌋ − 1 = 17.
+        assert_eq!(r.theta, top.min(17), "seed {seed}, d̃ {bound:?}");
+        assert!(r.noise_scale <= 0.1 * 200.0 + 1e-9);
+        let mi = ProjectedSpec { measure: ProjectedMeasure::Mi, ..spec };
+        let (_, r) =
+            run(&graph, &mi, &facts(&graph, 30, false), &mut NoiseRng::seeded(seed)).unwrap();
+        let bound = r.degree_bound.unwrap();
+        assert_eq!(r.theta, (bound.value + bound.margin).clamp(1, 200) as u32);
+    }
+    // No degree bound (a DC without equality): I_P is released at the cap
+    // straight away, I_MI looks first.
+    let spec = ProjectedSpec::new(ProjectedMeasure::P, Budget::new(1.0).unwrap());
+    let (_, r) = run(&graph, &spec, &facts(&graph, 30, true), &mut NoiseRng::seeded(3)).unwrap();
+    assert!(r.selection.is_empty() && r.degree_bound.is_none());
+    assert!(r.budget.max_rows > 0.0 && (r.budget.max_rows + r.budget.release - 1.0).abs() < 1e-9);
+    assert!(r.noise_scale <= 0.1 * r.max_rows.unwrap().value as f64);
+}
+
+/// Without a degree bound `ub-direct`'s I_MI looks at f(G_{n_max}) with
+/// noise: far above its noise, θ* = n_max with the rest of ε; else gem.
+#[test]
+fn ub_direct_looks_before_releasing_at_the_row_bound() {
+    let graph = fd_graph(20, 30); // 1,920 edges on 600 rows
+    let spec = ProjectedSpec {
+        max_rows: Some(600),
+        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(50.0).unwrap())
+    };
     let (_, r) = run(&graph, &spec, &facts(&graph, 30, true), &mut NoiseRng::seeded(1)).unwrap();
+    // ε_t = 5: the look's scale is 120, far below 1,920.
     assert_eq!(r.selection.len(), 1);
-    assert_eq!(r.selection[0].mechanism, "gem");
-    assert!(r.degree_bound.is_none() && r.max_rows.unwrap().estimated);
+    assert_eq!((r.selection[0].mechanism, r.selection[0].sensitivity), ("look", 600));
+    assert_eq!(r.theta, 600);
+    assert!((r.budget.selection - 5.0).abs() < 1e-9 && (r.budget.release - 45.0).abs() < 1e-9);
+    // At ε = 1 the look's scale is 6,000: the count is not clear of it.
+    let low = ProjectedSpec { epsilon: Budget::new(1.0).unwrap(), ..spec };
+    let (_, r) = run(&graph, &low, &facts(&graph, 30, true), &mut NoiseRng::seeded(1)).unwrap();
+    assert_eq!(r.selection.iter().map(|s| s.mechanism).collect::<Vec<_>>(), ["look", "gem"]);
+    let u = r.budget;
+    assert!((u.selection - (0.1 + 0.36)).abs() < 1e-9 && (u.release - 0.54).abs() < 1e-9);
+}
+
+/// The look's decision is a post-processed DLap(n_max/ε_t) release: on a
+/// neighbour that adds a row adjacent to every other, its privacy loss stays
+/// within ε_t; the same decision with half the noise exceeds it.
+#[test]
+fn ub_direct_look_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
+    let n = 40u32;
+    // D: a 40-row star graph has 39 edges; D' adds a row adjacent to all 40.
+    let star: Vec<Edge> = (1..n).map(|v| Edge::new(0, v)).collect();
+    let graph = ConflictGraph::from_edges(n, star.clone());
+    let mut more = star;
+    more.extend((0..n).map(|v| Edge::new(v, n)));
+    let neighbour = ConflictGraph::from_edges(n + 1, more);
+    // ε = 10: ε_t = 1 on the look, whose scale is n_max = 41.
+    let spec = ProjectedSpec {
+        max_rows: Some(41),
+        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(10.0).unwrap())
+    };
+    let samples = 60_000u32;
+    let mut rng = NoiseRng::seeded(17);
+    let mut decisions = |g: &ConflictGraph| {
+        let facts = TableFacts {
+            rows: u64::from(g.nodes()),
+            max_frequencies: vec![],
+            minimal_max_frequencies: vec![],
+            unbounded: true,
+        };
+        let prepared = prepare(&spec, &facts, &mut rng).unwrap();
+        let mut degrees = DegreeCounts::new(g.nodes());
+        let mut projection = EdgeAddition::new(g.nodes(), &prepared.thetas());
+        walk(g.edges(), &mut [&mut degrees, &mut projection]);
+        let table = ProjectionTable::new(degrees.counts(), projection.counts());
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            let r = release_projected(&prepared, &table, &mut rng).unwrap();
+            *counts.entry(i64::from(r.selection.len() == 1)).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    let (on_d, on_neighbour) = (decisions(&graph), decisions(&neighbour));
+    let loss = empirical_loss(&on_d, &on_neighbour);
+    assert!(loss < 1.0 + 0.1, "privacy loss {loss} exceeds ε_t = 1");
+    assert!(loss > 0.6, "the test must see the loss it bounds, got {loss}");
+    // The mutant: the look with half the noise (and 3 of its scales).
+    let half = dpincon_mechanisms::DiscreteLaplace::new(41, 2.0).unwrap();
+    let mut sample = |count: i64| {
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            let clear = half.release(count, &mut rng) as f64 > 3.0 * half.scale_f64();
+            *counts.entry(i64::from(clear)).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    let loss = empirical_loss(&sample(39), &sample(79));
+    assert!(loss > 1.3, "half the noise should show a loss above ε_t, got {loss}");
 }
 
 #[test]
@@ -189,6 +304,8 @@ fn ub_gem_selects_on_the_halving_grid_below_the_bound() {
 fn noisy_degree_bound_privacy_loss_is_epsilon0_and_half_noise_is_caught() {
     let spec = ProjectedSpec {
         selection_share: Some(0.5),
+        // Declared: nothing of ε0 goes to ñ.
+        max_rows: Some(1_000),
         ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(2.0).unwrap())
     };
     let facts_of = |base: u64| TableFacts {
