@@ -4,14 +4,15 @@
 # `dpincon-cli experiment sweep` over ε with every strategy and the oracle.
 # NON-PRIVATE (it scores releases against exact values).
 #
-#   benches/accuracy.sh [OUT_DIR] [RUNS]        (default /tmp/dpincon-accuracy, 20)
+#   benches/accuracy.sh [OUT_DIR] [RUNS]        (default /tmp/dpincon-accuracy, 100;
+#   100 runs take about half an hour on 2 cores, 20 runs scatter by ±0.04)
 #
 # Adult and Flight ship consistent; like the paper, they get RNoise at 1%
 # (seed 1) first. Needs a release build: cargo build --release -p dpincon-cli
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-/tmp/dpincon-accuracy}"
-runs="${2:-20}"
+runs="${2:-100}"
 data="${DPINCON_DATA:-../shared/data}"
 bin="${CARGO_TARGET_DIR:-target}/release/dpincon-cli"
 [ -x "$bin" ] || { echo "build first: cargo build --release -p dpincon-cli" >&2; exit 1; }
