@@ -93,6 +93,7 @@ pub async fn load_with(
     progress.start(Phase::Read);
     let read_start = Instant::now();
     let table = read_table(&config.data, &read_options).await?;
+    refuse_degenerate(&table, &parsed)?;
     let bound = dpincon_constraints::bind(&parsed, &table.schema())
         .map_err(|source| EngineError::Constraint { path: config.constraints.clone(), source })?;
     let relation = encode(&table, &bound)?;
@@ -271,6 +272,34 @@ pub(crate) fn noise_rng(seed: Option<u64>) -> Result<NoiseRng, EngineError> {
         Some(seed) => Ok(NoiseRng::seeded(seed)),
         None => NoiseRng::from_os().map_err(|e| EngineError::Config(e.to_string())),
     }
+}
+
+/// An empty table, or a compared column with no value in any row, would
+/// otherwise surface as a misleading type error from the binder: say what
+/// happened instead (before any charge).
+fn refuse_degenerate(
+    table: &dpincon_source::TableData,
+    parsed: &[dpincon_constraints::DenialConstraint],
+) -> Result<(), EngineError> {
+    use dpincon_constraints::Operand;
+    use dpincon_source::SourceError;
+    if table.rows == 0 {
+        return Err(SourceError::Empty { path: table.path.clone() }.into());
+    }
+    let null = table.null_columns();
+    for dc in parsed {
+        for p in &dc.predicates {
+            for side in [&p.left, &p.right] {
+                if let Operand::Attr { column, .. } = side
+                    && null.contains(&column.as_str())
+                {
+                    let (path, line) = (table.path.clone(), dc.origin.line);
+                    return Err(SourceError::AllNull { path, column: column.clone(), line }.into());
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn read_constraints(
