@@ -42,7 +42,7 @@ impl Case {
             (self.path("report.json"), self.path("ledger"), self.path("fd.txt"));
         let mut args = vec!["run", "--data", s(data), "--constraints", s(&dcs)];
         args.extend(["--seed", "1", "--non-private", "--output", s(&out), "--ledger", s(&ledger)]);
-        if !extra.iter().any(|a| *a == "--epsilon") {
+        if !extra.contains(&"--epsilon") {
             args.extend(["--epsilon", "1"]);
         }
         args.extend(extra);
