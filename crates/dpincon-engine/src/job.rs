@@ -11,7 +11,7 @@ use crate::privacy::{PassResult, measure_and_release, plan};
 use crate::report::{
     BudgetReport, DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
 };
-use crate::{EngineError, JobConfig, ledger};
+use crate::{EngineError, JobConfig, failpoint, ledger};
 
 /// The phases of a job, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,8 +203,10 @@ pub async fn run_job_with(
     if let (Some(path), Some(p)) = (&config.ledger, &privacy) {
         ledger::check(path, &config.data, config.budget_cap, p.total())?;
     }
+    failpoint::hit("after-check");
     let id = job_id()?;
     let loaded = load_with(config, progress, detector).await?;
+    failpoint::hit("after-load");
 
     // Charge before any noise: a job that dies from here on over-counts.
     let ledger_state = match (&config.ledger, &privacy) {
@@ -215,6 +217,7 @@ pub async fn run_job_with(
         }
         _ => None,
     };
+    failpoint::hit("after-charge");
     let mut rng = privacy.as_ref().map(|_| noise_rng(config.seed)).transpose()?;
     progress.start(Phase::Measure);
     let measure_start = Instant::now();
@@ -222,6 +225,7 @@ pub async fn run_job_with(
     let PassResult { exact, cover, releases } =
         measure_and_release(&loaded.graph, release, &loaded.facts, loaded.threads)?;
     let measures_s = measure_start.elapsed().as_secs_f64();
+    failpoint::hit("after-release");
     progress.finish(Phase::Measure, measures_s);
 
     let non_private = config.non_private.then(|| NonPrivateReport {

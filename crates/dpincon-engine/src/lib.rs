@@ -13,6 +13,7 @@
 mod config;
 mod detector;
 pub mod experiment;
+pub mod failpoint;
 mod job;
 pub mod ledger;
 mod privacy;
