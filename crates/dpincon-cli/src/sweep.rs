@@ -39,8 +39,9 @@ pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
     if args.runs == 0 {
         return Err("--runs must be at least 1".into());
     }
-    if let Some(bad) = args.epsilons.iter().find(|e| !(e.is_finite() && **e > 0.0)) {
-        return Err(format!("--epsilons: every ε must be a finite number > 0, got {bad}"));
+    for &epsilon in &args.epsilons {
+        dpincon_engine::validate::check_epsilon("--epsilons: every ε", epsilon)
+            .map_err(|e| e.to_string())?;
     }
     let strategies = crate::parse_strategies(args.strategies.as_deref())?;
     std::fs::create_dir_all(&args.out)

@@ -461,8 +461,9 @@ fn sweep_and_curve_refuse_bad_input_and_write_nothing() {
     let base =
         ["experiment", "sweep", "--data", s(&data), "--constraints", s(&dcs), "--non-private"];
     for (flags, message) in [
-        (["--epsilons", "0,1"], "--epsilons: every ε must be a finite number > 0, got 0"),
-        (["--epsilons", "1,inf"], "--epsilons: every ε must be a finite number > 0, got inf"),
+        (["--epsilons", "0,1"], "--epsilons: every ε must be a number from 0.00001 to 10000"),
+        (["--epsilons", "1,inf"], "(ε per measure), got inf"),
+        (["--epsilons", "1,1e-300"], "(ε per measure), got 1e-300"),
         (["--runs", "0"], "--runs must be at least 1"),
     ] {
         let mut args = base.to_vec();

@@ -236,13 +236,18 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
     }
     check_constraints(&job.constraints, &dataset.schema, rules.limits)?;
     let total_epsilon = check_budget(&job, dataset)?;
-    Ok(Accepted {
+    let accepted = Accepted {
         dataset: dataset.clone(),
         request: value.to_string(),
         total_epsilon,
         non_private: job.non_private,
         job,
-    })
+    };
+    // The engine's one validation step (ε limits, strategy, selector,
+    // split, candidates), on public options only: refused before queueing.
+    dpincon_engine::validate(&accepted.job_config(Path::new("inline")))
+        .map_err(|e| Refusal::new(InvalidJob, e.to_string()))?;
+    Ok(accepted)
 }
 
 fn check_constraints(

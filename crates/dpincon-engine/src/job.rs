@@ -11,7 +11,7 @@ use crate::privacy::{PassResult, measure_and_release, plan};
 use crate::report::{
     BudgetReport, DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
 };
-use crate::{EngineError, JobConfig, ledger};
+use crate::{EngineError, JobConfig, failpoint, ledger};
 
 /// The phases of a job, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +93,7 @@ pub async fn load_with(
     progress.start(Phase::Read);
     let read_start = Instant::now();
     let table = read_table(&config.data, &read_options).await?;
+    refuse_degenerate(&table, &parsed)?;
     let bound = dpincon_constraints::bind(&parsed, &table.schema())
         .map_err(|source| EngineError::Constraint { path: config.constraints.clone(), source })?;
     let relation = encode(&table, &bound)?;
@@ -202,8 +203,10 @@ pub async fn run_job_with(
     if let (Some(path), Some(p)) = (&config.ledger, &privacy) {
         ledger::check(path, &config.data, config.budget_cap, p.total())?;
     }
+    failpoint::hit("after-check");
     let id = job_id()?;
     let loaded = load_with(config, progress, detector).await?;
+    failpoint::hit("after-load");
 
     // Charge before any noise: a job that dies from here on over-counts.
     let ledger_state = match (&config.ledger, &privacy) {
@@ -214,6 +217,7 @@ pub async fn run_job_with(
         }
         _ => None,
     };
+    failpoint::hit("after-charge");
     let mut rng = privacy.as_ref().map(|_| noise_rng(config.seed)).transpose()?;
     progress.start(Phase::Measure);
     let measure_start = Instant::now();
@@ -221,6 +225,7 @@ pub async fn run_job_with(
     let PassResult { exact, cover, releases } =
         measure_and_release(&loaded.graph, release, &loaded.facts, loaded.threads)?;
     let measures_s = measure_start.elapsed().as_secs_f64();
+    failpoint::hit("after-release");
     progress.finish(Phase::Measure, measures_s);
 
     let non_private = config.non_private.then(|| NonPrivateReport {
@@ -271,6 +276,34 @@ pub(crate) fn noise_rng(seed: Option<u64>) -> Result<NoiseRng, EngineError> {
         Some(seed) => Ok(NoiseRng::seeded(seed)),
         None => NoiseRng::from_os().map_err(|e| EngineError::Config(e.to_string())),
     }
+}
+
+/// An empty table, or a compared column with no value in any row, would
+/// otherwise surface as a misleading type error from the binder: say what
+/// happened instead (before any charge).
+fn refuse_degenerate(
+    table: &dpincon_source::TableData,
+    parsed: &[dpincon_constraints::DenialConstraint],
+) -> Result<(), EngineError> {
+    use dpincon_constraints::Operand;
+    use dpincon_source::SourceError;
+    if table.rows == 0 {
+        return Err(SourceError::Empty { path: table.path.clone() }.into());
+    }
+    let null = table.null_columns();
+    for dc in parsed {
+        for p in &dc.predicates {
+            for side in [&p.left, &p.right] {
+                if let Operand::Attr { column, .. } = side
+                    && null.contains(&column.as_str())
+                {
+                    let (path, line) = (table.path.clone(), dc.origin.line);
+                    return Err(SourceError::AllNull { path, column: column.clone(), line }.into());
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn read_constraints(

@@ -11,13 +11,13 @@
 //! directories, so two processes never charge one ledger directory.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::EngineError;
+use crate::{EngineError, failpoint};
 
 /// Caps compare with this relative slack so that, e.g., three jobs of 0.1
 /// fit a cap of 0.3 despite floating-point sums.
@@ -47,30 +47,66 @@ fn ledger_error(path: &Path, message: impl std::fmt::Display) -> EngineError {
     EngineError::Ledger { path: path.to_path_buf(), message: message.to_string() }
 }
 
+#[derive(Debug, Clone, PartialEq)]
 struct Contents {
     dataset: Option<String>,
     cap: Option<f64>,
     spent: f64,
+    /// What to do before appending after a crash mid-write.
+    tail: Tail,
+}
+
+/// The end of the file as a crash may have left it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Tail {
+    /// Empty, or ends with a newline.
+    Clean,
+    /// The last record is whole but its newline is missing: add one.
+    NoNewline,
+    /// A record cut short from this byte offset on (its `charge` died
+    /// before its fsync, so it never returned and no noise was drawn for
+    /// it): ignored when counting, cut off before the next append.
+    Torn(u64),
 }
 
 fn read(path: &Path, file: &File) -> Result<Contents, EngineError> {
-    let mut contents = Contents { dataset: None, cap: None, spent: 0.0 };
-    for (i, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| ledger_error(path, e))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Line>(&line) {
-            Ok(Line::Header { dataset, cap, .. }) if i == 0 => {
+    let mut bytes = Vec::new();
+    BufReader::new(file).read_to_end(&mut bytes).map_err(|e| ledger_error(path, e))?;
+    parse(&bytes).map_err(|message| ledger_error(path, message))
+}
+
+/// The ledger's contents from its bytes. Every complete line must be a
+/// record (else the error names the line); a last line without its
+/// newline that is not a record is a torn write (see [`Tail::Torn`]).
+fn parse(bytes: &[u8]) -> Result<Contents, String> {
+    let mut contents = Contents { dataset: None, cap: None, spent: 0.0, tail: Tail::Clean };
+    let mut offset = 0usize;
+    for (i, raw) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
+        let start = offset;
+        offset += raw.len();
+        let whole = raw.ends_with(b"\n");
+        let record = std::str::from_utf8(raw).ok().map(str::trim);
+        let line = match record {
+            Some("") => continue,
+            Some(text) => serde_json::from_str::<Line>(text).ok(),
+            None => None,
+        };
+        match line {
+            Some(Line::Header { dataset, cap, .. }) if i == 0 => {
                 contents.dataset = Some(dataset);
                 contents.cap = cap;
             }
-            Ok(Line::Release { epsilon, .. }) if epsilon.is_finite() && epsilon >= 0.0 => {
+            Some(Line::Release { epsilon, .. }) if epsilon.is_finite() && epsilon >= 0.0 => {
                 contents.spent += epsilon;
             }
-            _ => {
-                return Err(ledger_error(path, format!("line {} is not a ledger record", i + 1)));
+            _ if !whole => {
+                contents.tail = Tail::Torn(start as u64);
+                return Ok(contents);
             }
+            _ => return Err(format!("line {} is not a ledger record", i + 1)),
+        }
+        if !whole {
+            contents.tail = Tail::NoNewline;
         }
     }
     Ok(contents)
@@ -211,7 +247,13 @@ pub fn charge(
     let cap = effective_cap(path, contents.cap, cap)?;
     let total: f64 = releases.iter().map(|r| r.1).sum();
     refuse_over_cap(path, cap, contents.spent, total)?;
+    failpoint::hit("charge-locked");
     let mut text = String::new();
+    match contents.tail {
+        Tail::Clean => {}
+        Tail::NoNewline => text.push('\n'),
+        Tail::Torn(at) => file.set_len(at).map_err(|e| ledger_error(path, e))?,
+    }
     if contents.dataset.is_none() {
         let header = Line::Header { dataset: dataset_name(dataset), cap, created_unix: now() };
         text += &(serde_json::to_string(&header).expect("serialisable") + "\n");
@@ -225,9 +267,15 @@ pub fn charge(
         };
         text += &(serde_json::to_string(&record).expect("serialisable") + "\n");
     }
-    file.write_all(text.as_bytes())
-        .and_then(|_| file.sync_all())
-        .map_err(|e| ledger_error(path, e))?;
+    if failpoint::armed("charge-torn") {
+        // A crash in the middle of the write, made durable.
+        let half = &text.as_bytes()[..text.len() / 2];
+        file.write_all(half).and_then(|_| file.sync_all()).map_err(|e| ledger_error(path, e))?;
+        failpoint::hit("charge-torn");
+    }
+    file.write_all(text.as_bytes()).map_err(|e| ledger_error(path, e))?;
+    failpoint::hit("charge-written");
+    file.sync_all().map_err(|e| ledger_error(path, e))?;
     Ok(LedgerState {
         path: path.display().to_string(),
         cap,
@@ -259,6 +307,38 @@ mod tests {
         // The cap cannot be raised by a job; lowering applies.
         let err = check(&ledger, &data, Some(10.0), 0.0).unwrap_err().to_string();
         assert!(err.contains("cannot raise"), "{err}");
+    }
+
+    #[test]
+    fn a_torn_last_record_is_ignored_then_cut_and_the_ledger_stays_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("l");
+        let data = dir.path().join("t.csv");
+        std::fs::write(&data, "a\n").unwrap();
+        charge(&ledger, &data, None, "j1", &[("mi", 1.0), ("p", 1.0)]).unwrap();
+        let whole = std::fs::read(&ledger).unwrap();
+        // A crash mid-write: half of a record, no newline.
+        let mut torn = whole.clone();
+        torn.extend_from_slice(b"{\"job\":\"j2\",\"measure\":\"mi\",\"eps");
+        std::fs::write(&ledger, &torn).unwrap();
+        assert!(check(&ledger, &data, Some(3.0), 1.0).is_ok());
+        let s = charge(&ledger, &data, None, "j3", &[("r", 0.5)]).unwrap();
+        assert_eq!((s.spent_before, s.spent_after), (2.0, 2.5));
+        let text = std::fs::read_to_string(&ledger).unwrap();
+        assert!(!text.contains("\"j2\""), "the torn record is cut: {text}");
+        assert_eq!(parse(text.as_bytes()).unwrap().tail, Tail::Clean);
+        // A whole record missing only its newline counts and gets one.
+        let mut no_newline = text.into_bytes();
+        no_newline.pop();
+        std::fs::write(&ledger, &no_newline).unwrap();
+        let s = charge(&ledger, &data, None, "j4", &[("r", 0.5)]).unwrap();
+        assert_eq!(s.spent_before, 2.5);
+        let text = std::fs::read_to_string(&ledger).unwrap();
+        assert_eq!(parse(text.as_bytes()).unwrap().spent, 3.0);
+        // A bad line that is not the last one is still an error.
+        std::fs::write(&ledger, format!("garbage\n{text}")).unwrap();
+        let err = check(&ledger, &data, None, 1.0).unwrap_err().to_string();
+        assert!(err.contains("line 1 is not a ledger record"), "{err}");
     }
 
     #[test]

@@ -13,15 +13,18 @@
 mod config;
 mod detector;
 pub mod experiment;
+pub mod failpoint;
 mod job;
 pub mod ledger;
 mod privacy;
 pub mod repair;
 mod report;
+pub mod validate;
 
 pub use config::JobConfig;
 pub use detector::{ConflictDetector, LocalDetector};
 pub use job::{LoadedJob, NoProgress, Phase, Progress, load, load_with, run_job, run_job_with};
+pub use privacy::validate;
 pub use report::{
     DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
 };

@@ -13,6 +13,7 @@ use dpincon_release::{
 };
 
 use crate::report::MeasuresReport;
+use crate::validate::{check_cap, check_epsilon, check_split};
 use crate::{EngineError, JobConfig};
 
 /// The validated DP part of a job.
@@ -46,6 +47,17 @@ fn invalid(message: impl Into<String>) -> EngineError {
     EngineError::Config(message.into())
 }
 
+/// The one validation step of a job's public options (ε within
+/// [`crate::validate`]'s limits, measures, strategy, split, candidates,
+/// cap): reads no data and touches no ledger. `run`, the experiments and
+/// the coordinator call it before any work or charge.
+///
+/// # Errors
+/// [`EngineError::Config`] naming the option at fault.
+pub fn validate(config: &JobConfig) -> Result<(), EngineError> {
+    plan(config).map(drop)
+}
+
 /// Validates the DP options. `None` when the job releases nothing (only
 /// `--non-private`).
 pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineError> {
@@ -58,7 +70,7 @@ pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineErro
              (or --non-private for exact values only)",
         ));
     };
-    let epsilon = Budget::new(epsilon).map_err(|e| invalid(format!("--epsilon: {e}")))?;
+    let epsilon = check_epsilon("--epsilon", epsilon)?;
     let mut wanted = BTreeSet::new();
     for m in &config.measures {
         match m.as_str() {
@@ -93,19 +105,7 @@ pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineErro
         Some(s) => s.parse().map_err(|e| invalid(format!("--selector: {e}")))?,
         None => Selector::default(),
     };
-    let selection_share = match config.epsilon_split {
-        None => None,
-        Some([e1, e2]) => {
-            let valid = e1.is_finite() && e2.is_finite() && e1 > 0.0 && e2 > 0.0;
-            if !valid || (e1 + e2 - 1.0).abs() > 1e-9 {
-                return Err(invalid(format!(
-                    "--epsilon-split gives the shares of ε for choosing θ and for the release: \
-                     two numbers > 0 with ε1 + ε2 = 1, got {e1} + {e2}"
-                )));
-            }
-            Some(e1)
-        }
-    };
+    let selection_share = config.epsilon_split.map(check_split).transpose()?;
     if let Some(c) = &config.candidates
         && (c.is_empty() || c.contains(&0))
     {
@@ -115,9 +115,7 @@ pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineErro
         return Err(invalid("--max-rows must be ≥ 1"));
     }
     if let Some(cap) = config.budget_cap {
-        if !(cap.is_finite() && cap > 0.0) {
-            return Err(invalid(format!("--budget-cap must be a finite number > 0, got {cap}")));
-        }
+        check_cap(cap)?;
         if config.ledger.is_none() {
             return Err(invalid("--budget-cap needs --ledger (where the spending is recorded)"));
         }

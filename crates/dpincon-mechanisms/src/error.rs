@@ -8,16 +8,36 @@
 
 use thiserror::Error;
 
+/// A number for a message: as Rust prints it when that is short
+/// (`0.5`, `NaN`, `1e-7`), else in scientific notation with four
+/// significant digits, never a 300-digit decimal (`1e-300` printed with
+/// `{}` is one).
+pub fn short(x: f64) -> String {
+    let plain = x.to_string();
+    if plain.len() <= 12 {
+        return plain;
+    }
+    let sci = format!("{x:.3e}");
+    // Drop trailing zeros of the mantissa: 1.000e-300 → 1e-300.
+    match sci.split_once('e') {
+        Some((mantissa, exponent)) if mantissa.contains('.') => {
+            let m = mantissa.trim_end_matches('0').trim_end_matches('.');
+            format!("{m}e{exponent}")
+        }
+        _ => sci,
+    }
+}
+
 /// Everything that can go wrong when building or running a mechanism.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum MechanismError {
     /// ε was NaN, infinite, zero or negative.
-    #[error("epsilon must be a finite number > 0, got {0}")]
+    #[error("epsilon must be a finite number > 0, got {}", short(*.0))]
     InvalidEpsilon(f64),
 
     /// ε is positive but below what the exact samplers can represent after
     /// rounding it down to a rational with a fixed power-of-two denominator.
-    #[error("epsilon {epsilon} is too small: the smallest supported value is {min:e}")]
+    #[error("epsilon {} is too small: the smallest supported value is {}", short(*.epsilon), short(*.min))]
     EpsilonTooSmall {
         /// The ε that was asked for.
         epsilon: f64,
@@ -110,4 +130,28 @@ pub enum MechanismError {
     /// The operating system could not provide a seed for the noise RNG.
     #[error("could not seed the noise generator from the operating system: {0}")]
     OsRng(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_in_messages_stay_short() {
+        assert_eq!(short(0.5), "0.5");
+        assert_eq!(short(f64::NAN), "NaN");
+        assert_eq!(short(-1.0), "-1");
+        assert_eq!(short(1e-300), "1e-300");
+        assert_eq!(short(1e308), "1e308");
+        assert_eq!(short(f64::INFINITY), "inf");
+        assert_eq!(short(1.0 / 3.0), "3.333e-1");
+        assert_eq!(short(2f64.powi(-48)), "3.553e-15");
+        for x in [1e-300, -1e308, f64::MIN_POSITIVE, 123_456_789_012.5] {
+            assert!(short(x).len() <= 12, "{x}: {}", short(x));
+        }
+        assert_eq!(
+            MechanismError::InvalidEpsilon(-1e308).to_string(),
+            "epsilon must be a finite number > 0, got -1e308"
+        );
+    }
 }

@@ -22,6 +22,11 @@ use crate::wide::U256;
 /// while `Δ · 2^48` still fits in 128 bits for every `u64` sensitivity.
 const EPSILON_DENOM_BITS: u32 = 48;
 
+/// The smallest ε [`DiscreteLaplace::new`] accepts: 2^-48 (ε is rounded
+/// down to a multiple of it, and must not round to zero). Callers that
+/// validate ε up front (the engine) read this, never a copy of the number.
+pub const MIN_EPSILON: f64 = 1.0 / (1u64 << EPSILON_DENOM_BITS) as f64;
+
 /// Checks that ε is a finite number > 0 (shared by every mechanism).
 pub(crate) fn check_epsilon(epsilon: f64) -> Result<(), MechanismError> {
     if epsilon.is_finite() && epsilon > 0.0 {

@@ -37,7 +37,7 @@ mod wide;
 
 pub use bernoulli::{bernoulli, bernoulli_exp_neg};
 pub use budget::{Budget, total};
-pub use error::MechanismError;
+pub use error::{MechanismError, short};
 pub use laplace::DiscreteLaplace;
 pub use rational::Rational;
 pub use rng::NoiseRng;

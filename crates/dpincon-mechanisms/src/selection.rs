@@ -48,6 +48,11 @@ use crate::wide::U256;
 
 /// Public parts and ε' are multiples of 2^-32.
 const DENOM_BITS: u32 = 32;
+/// The smallest ε a selection step accepts: 2^-32 (ε is rounded down to a
+/// multiple of it, and must not round to zero).
+pub const MIN_EPSILON: f64 = 1.0 / (1u64 << DENOM_BITS) as f64;
+/// The largest |public part| of a score: 2^62 (see [`Score`]).
+pub const MAX_PUBLIC_SCORE: f64 = MAX_PUBLIC;
 /// Largest supported sensitivity: keeps `2Δ · 2^64` below 2^128.
 const MAX_SENSITIVITY: u64 = 1 << 62;
 /// Largest supported |public part|: keeps every quality below 2^96 / 2^32.

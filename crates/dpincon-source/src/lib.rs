@@ -47,6 +47,32 @@ pub enum SourceError {
         /// Rows read so far.
         rows: u64,
     },
+    /// A header and no rows: every column's type is unknown and there is
+    /// nothing to measure.
+    #[error(
+        "data file '{path}' has a header and no rows: there is nothing to measure \
+         (nothing was released or charged)"
+    )]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A compared column with no value in any row: its type cannot be
+    /// inferred from the file.
+    #[error(
+        "data file '{path}', column '{column}': every row is empty (NULL), so the column's \
+         type cannot be inferred, and constraint line {line} compares it; declare it with \
+         --schema {column}:int (or float, string). A NULL never violates a constraint \
+         (SPEC §1), so such a constraint finds no conflict"
+    )]
+    AllNull {
+        /// The file.
+        path: PathBuf,
+        /// The column.
+        column: String,
+        /// 1-based line of the first constraint that compares it.
+        line: usize,
+    },
     /// A schema override is malformed or names an unknown column.
     #[error("schema: {0}")]
     Schema(String),

@@ -115,6 +115,13 @@ pub struct TableData {
 }
 
 impl TableData {
+    /// Columns whose type inference found no value (Arrow `Null`: every
+    /// cell empty, or no row at all).
+    pub fn null_columns(&self) -> Vec<&str> {
+        let fields = self.arrow_schema.fields().iter();
+        fields.filter(|f| f.data_type() == &DataType::Null).map(|f| f.name().as_str()).collect()
+    }
+
     /// The columns as the constraint binder sees them.
     pub fn schema(&self) -> TableSchema {
         TableSchema {
@@ -225,11 +232,26 @@ fn clean_message(message: &str) -> String {
         .filter(|l| !l.is_empty() && *l != "caused by")
         .collect::<Vec<_>>()
         .join(": ");
+    // The caller names the file; DataFusion's copy of the path loses its
+    // leading slash, and the layers repeat themselves.
+    let mut rest = joined.as_str();
+    if let Some(after) = rest.strip_prefix("Error when processing CSV file ") {
+        rest = after.split_once(": ").map_or(after, |(_, tail)| tail);
+    }
+    for layer in ["Arrow error: ", "Csv error: ", "Parquet error: ", "External error: "] {
+        while let Some(after) = rest.strip_prefix(layer) {
+            rest = after;
+        }
+    }
+    let mut message = rest.to_string();
+    if ["Corrupt footer", "EOF", "at least 8 bytes"].iter().any(|m| message.contains(m)) {
+        message += " (the file is truncated or not Parquet)";
+    }
     // Arrow quotes the whole offending row; the line number is enough, and
     // a private row has no business in an error message.
-    match joined.find(" Row data: ") {
-        Some(i) => joined[..i].trim_end_matches('.').to_string() + ".",
-        None => joined,
+    match message.find(" Row data: ") {
+        Some(i) => message[..i].trim_end_matches('.').to_string() + ".",
+        None => message,
     }
 }
 
@@ -244,5 +266,18 @@ mod tests {
         let clean = clean_message(raw);
         assert!(clean.contains("line 7") && clean.contains("column 2"), "{clean}");
         assert!(!clean.contains("Ann") && !clean.contains("Row data"), "{clean}");
+        let raw = "Error when processing CSV file tmp/x.csv: Arrow error: Csv error: \
+                   Encountered unequal lengths between records on CSV file. Expected 2 \
+                   records, found 1 records at line 3";
+        assert_eq!(
+            clean_message(raw),
+            "Encountered unequal lengths between records on CSV file. Expected 2 records, \
+             found 1 records at line 3"
+        );
+        let raw = "Parquet error: Parquet error: Invalid Parquet file. Corrupt footer";
+        assert_eq!(
+            clean_message(raw),
+            "Invalid Parquet file. Corrupt footer (the file is truncated or not Parquet)"
+        );
     }
 }
