@@ -20,5 +20,5 @@ mod stream;
 #[cfg(test)]
 mod tests;
 
-pub use exec::{DetectExec, DetectSpec, KeyDomain, output_schema};
+pub use exec::{DetectExec, DetectSpec, KeyDomain, output_schema, set_task_delay};
 pub use stream::detect_rows;
