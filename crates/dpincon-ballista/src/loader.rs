@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use ballista_core::extension::SessionConfigExt;
-use datafusion::arrow::array::{Array, AsArray};
-use datafusion::arrow::datatypes::{Field, Schema, SchemaRef, UInt32Type, UInt64Type};
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use datafusion::physical_plan::ExecutionPlan;
@@ -23,6 +23,7 @@ use dpincon_release::TableFacts;
 use dpincon_source::DataFormat;
 use futures::TryStreamExt;
 
+use crate::detect::wire::Reader;
 use crate::merge::{DEFAULT_RUN_EDGES, EdgeRuns};
 use crate::plan::{JobPlan, PlanRequest, build_plan};
 use crate::scan::ScanFormat;
@@ -216,35 +217,27 @@ impl BallistaLoader {
         let mut stream = submit(&self.scheduler, plan.plan.clone()).await.map_err(remote)?;
         let mut runs = EdgeRuns::new(self.work_dir.clone(), self.run_edges);
         let mut groups = vec![GroupTotals::default(); plan.groups()];
+        let mut reader = Reader::default();
         while let Some(batch) = stream.try_next().await.map_err(remote)? {
-            // Ballista may concatenate a partition's edge batches with its
-            // summary row: read row by row where a batch has both.
-            let u = batch.column(0).as_primitive::<UInt32Type>();
-            let v = batch.column(1).as_primitive::<UInt32Type>();
-            let group = batch.column(2).as_primitive::<UInt32Type>();
-            let rows = batch.column(3).as_primitive::<UInt64Type>();
-            let max = batch.column(4).as_primitive::<UInt64Type>();
-            for i in 0..batch.num_rows() {
-                if u.is_valid(i) {
-                    let (u, v) = (u.value(i), v.value(i));
-                    if u >= v {
-                        return Err(remote(format!("malformed edge ({u}, {v})")));
-                    }
-                    runs.push(u, v).map_err(remote)?;
-                    continue;
-                }
-                let g = group
-                    .is_valid(i)
-                    .then(|| groups.get_mut(group.value(i) as usize))
-                    .flatten()
-                    .ok_or_else(|| remote("a summary of an unknown group"))?;
-                g.rows += rows.value(i);
-                g.partitions += 1;
-                if max.is_valid(i) {
-                    g.max_frequency = g.max_frequency.max(max.value(i));
-                }
-            }
+            reader
+                .read(
+                    &batch,
+                    |u, v| runs.push(u, v).map_err(|e| DataFusionError::External(Box::new(e))),
+                    |s| {
+                        let g = groups.get_mut(s.group as usize).ok_or_else(|| {
+                            DataFusionError::Execution("a summary of an unknown group".into())
+                        })?;
+                        g.rows += u64::from(s.rows);
+                        g.partitions += 1;
+                        if let Some(max) = s.max_frequency {
+                            g.max_frequency = g.max_frequency.max(u64::from(max));
+                        }
+                        Ok(())
+                    },
+                )
+                .map_err(remote)?;
         }
+        reader.finish().map_err(remote)?;
         // Every group saw every row once: a lost or doubled partition
         // shows here rather than as a wrong graph.
         let rows = groups[0].rows;

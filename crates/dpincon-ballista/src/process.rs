@@ -18,6 +18,28 @@ use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
 
 use crate::{BallistaError, DpinconCodec};
 
+/// Ballista's log lines (the `log` crate) at `level` and above, on
+/// standard error: the processes' only log (lost executors, retried
+/// stages, failed tasks).
+pub fn log_to_stderr(level: log::LevelFilter) {
+    struct Stderr;
+    impl log::Log for Stderr {
+        fn enabled(&self, metadata: &log::Metadata) -> bool {
+            metadata.level() <= log::max_level()
+        }
+        fn log(&self, record: &log::Record) {
+            if self.enabled(record.metadata()) {
+                eprintln!("{} {}: {}", record.level(), record.target(), record.args());
+            }
+        }
+        fn flush(&self) {}
+    }
+    static LOGGER: Stderr = Stderr;
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(level);
+    }
+}
+
 /// gRPC messages up to this size each way (a shuffle or result batch).
 pub const MAX_MESSAGE_BYTES: u32 = 256 << 20;
 

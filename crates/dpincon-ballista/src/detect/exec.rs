@@ -3,22 +3,23 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::expressions::{Column, TryCastExpr};
 use datafusion::physical_expr::{Distribution, EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::stream::RecordBatchReceiverStream;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
     PlanProperties,
 };
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
 
 use super::stream::detect_rows;
+use super::wire::output_schema;
 
 /// Milliseconds each detection task waits before detecting (0: none).
 static TASK_DELAY_MS: AtomicU64 = AtomicU64::new(0);
@@ -58,18 +59,6 @@ pub struct DetectSpec {
     pub keys: Vec<(String, KeyDomain)>,
     /// Test every pair (the reference oracle; non-private test jobs).
     pub brute_force: bool,
-}
-
-/// The output: edge rows `(u, v)`, then one summary row per partition
-/// (`u`, `v` null; `group`, `rows`, `max_frequency` set).
-pub fn output_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
-        Field::new("u", DataType::UInt32, true),
-        Field::new("v", DataType::UInt32, true),
-        Field::new("group", DataType::UInt32, true),
-        Field::new("rows", DataType::UInt64, true),
-        Field::new("max_frequency", DataType::UInt64, true),
-    ]))
 }
 
 /// Detects one constraint group per input partition (see the module docs).
@@ -192,20 +181,23 @@ impl ExecutionPlan for DetectExec {
         let input = self.input.execute(partition, context)?;
         let spec = self.spec.clone();
         let table = self.table.clone();
-        let out = futures::stream::once(async move {
+        // A small channel: the partition's edges stream out as they are
+        // read off its graph, never all held as batches at once.
+        let mut builder = RecordBatchReceiverStream::builder(output_schema(), 2);
+        let tx = builder.tx();
+        builder.spawn(async move {
             let batches: Vec<_> = input.try_collect().await?;
             let delay = TASK_DELAY_MS.load(Ordering::Relaxed);
             if delay > 0 {
                 tokio::time::sleep(Duration::from_millis(delay)).await;
             }
             // Detection is CPU-bound: off the async workers.
-            let edges = tokio::task::spawn_blocking(move || detect_rows(&spec, &table, batches))
-                .await
-                .map_err(|e| DataFusionError::External(Box::new(e)))??;
-            Ok::<_, DataFusionError>(futures::stream::iter(edges.into_iter().map(Ok)))
-        })
-        .try_flatten()
-        .boxed();
-        Ok(Box::pin(RecordBatchStreamAdapter::new(output_schema(), out)))
+            tokio::task::spawn_blocking(move || {
+                detect_rows(&spec, &table, batches, |b| tx.blocking_send(Ok(b)).is_ok())
+            })
+            .await
+            .map_err(|e| DataFusionError::External(Box::new(e)))?
+        });
+        Ok(builder.build())
     }
 }

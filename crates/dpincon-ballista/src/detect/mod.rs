@@ -10,15 +10,16 @@
 //! unbounded group, detected over the whole table in one partition.
 //!
 //! Each partition emits its edges as sorted, deduplicated `(u, v)` batches
-//! of global row ids (one run of the coordinator's merge), then one
-//! summary row: its row count and the maximum frequency of X among its
-//! rows (an X value lives in one partition, so the maximum over
+//! of global row ids (one run of the coordinator's merge), then its
+//! summary ([`wire`]): its row count and the maximum frequency of X among
+//! its rows (an X value lives in one partition, so the maximum over
 //! partitions is maxfreq_X(D), SPEC §4's `ub-hem` fact).
 
 mod exec;
 mod stream;
 #[cfg(test)]
 mod tests;
+pub mod wire;
 
-pub use exec::{DetectExec, DetectSpec, KeyDomain, output_schema, set_task_delay};
+pub use exec::{DetectExec, DetectSpec, KeyDomain, set_task_delay};
 pub use stream::detect_rows;

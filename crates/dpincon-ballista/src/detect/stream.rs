@@ -1,18 +1,18 @@
 //! One partition's detection: rows in, sorted edge batches and the
-//! partition's summary out.
+//! partition's summary out (the format of [`super::wire`]).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, AsArray, UInt32Array, UInt64Array, new_null_array};
+use datafusion::arrow::array::{ArrayRef, AsArray, new_null_array};
 use datafusion::arrow::compute::{concat_batches, sort_to_indices, take_record_batch};
-use datafusion::arrow::datatypes::{DataType, SchemaRef, UInt32Type};
+use datafusion::arrow::datatypes::{SchemaRef, UInt32Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::{DataFusionError, Result};
 use dpincon_detect::{DetectOptions, compile, detect, equality_frequencies};
 use dpincon_source::{TableData, encode};
 
-use super::exec::{DetectSpec, output_schema};
+use super::exec::DetectSpec;
+use super::wire::{batch, summary};
 
 /// Edges per output batch.
 const BATCH_EDGES: usize = 1 << 16;
@@ -22,17 +22,19 @@ fn failed(what: impl std::fmt::Display) -> DataFusionError {
 }
 
 /// Detects `spec`'s constraints among the rows of `batches` (a row-id
-/// column first, then some of `table`'s columns) and returns the edges as
-/// sorted `(u, v)` batches of row ids, then the summary row.
+/// column first, then some of `table`'s columns) and hands the edges to
+/// `emit` as sorted `(u, v)` batches of row ids, then the summary; stops
+/// early when `emit` returns false (the consumer is gone).
 pub fn detect_rows(
     spec: &DetectSpec,
     table: &SchemaRef,
     batches: Vec<RecordBatch>,
-) -> Result<Vec<RecordBatch>> {
-    let schema = output_schema();
+    mut emit: impl FnMut(RecordBatch) -> bool,
+) -> Result<()> {
     let Some(first) = batches.first() else {
         let max = (!spec.keys.is_empty()).then_some(0);
-        return Ok(vec![summary(spec.group, 0, max)?]);
+        emit(summary(spec.group, 0, max)?);
+        return Ok(());
     };
     let rows = concat_batches(&first.schema(), &batches)?;
     drop(batches);
@@ -54,11 +56,10 @@ pub fn detect_rows(
             None => new_null_array(f.data_type(), ids.len()),
         })
         .collect();
-    let batch = RecordBatch::try_new(table.clone(), columns)?;
     let data = TableData {
         path: PathBuf::from("partition"),
         arrow_schema: table.clone(),
-        batches: vec![batch],
+        batches: vec![RecordBatch::try_new(table.clone(), columns)?],
         rows: n,
     };
     let parsed = dpincon_constraints::parse_constraints(&spec.constraints).map_err(failed)?;
@@ -77,49 +78,26 @@ pub fn detect_rows(
     } else {
         let f = equality_frequencies(&relation, &compiled);
         match f.max_frequencies.as_slice() {
-            [one] => Some(*one),
+            [one] => Some(u32::try_from(*one).map_err(failed)?),
             _ => return Err(failed("a group has exactly one equality attribute set")),
         }
     };
     drop(relation);
 
-    let mut out = Vec::new();
     let (mut us, mut vs) = (Vec::with_capacity(BATCH_EDGES), Vec::with_capacity(BATCH_EDGES));
-    let mut flush = |us: &mut Vec<u32>, vs: &mut Vec<u32>| -> Result<()> {
-        let len = us.len();
-        let u: ArrayRef = Arc::new(UInt32Array::from(std::mem::take(us)));
-        let v: ArrayRef = Arc::new(UInt32Array::from(std::mem::take(vs)));
-        let mut columns = vec![u, v];
-        for f in schema.fields().iter().skip(2) {
-            columns.push(new_null_array(f.data_type(), len));
-        }
-        out.push(RecordBatch::try_new(schema.clone(), columns)?);
-        Ok(())
-    };
     for e in detection.graph.edges() {
         us.push(ids[e.u as usize]);
         vs.push(ids[e.v as usize]);
         if us.len() == BATCH_EDGES {
-            flush(&mut us, &mut vs)?;
+            let full = (std::mem::take(&mut us), std::mem::take(&mut vs));
+            if !emit(batch(full.0, full.1)?) {
+                return Ok(());
+            }
         }
     }
-    if !us.is_empty() {
-        flush(&mut us, &mut vs)?;
+    if !us.is_empty() && !emit(batch(us, vs)?) {
+        return Ok(());
     }
-    out.push(summary(spec.group, u64::from(n), max_frequency)?);
-    Ok(out)
-}
-
-/// The summary row of a partition.
-fn summary(group: u32, rows: u64, max_frequency: Option<u64>) -> Result<RecordBatch> {
-    Ok(RecordBatch::try_new(
-        output_schema(),
-        vec![
-            new_null_array(&DataType::UInt32, 1),
-            new_null_array(&DataType::UInt32, 1),
-            Arc::new(UInt32Array::from(vec![group])),
-            Arc::new(UInt64Array::from(vec![rows])),
-            Arc::new(UInt64Array::from(vec![max_frequency])),
-        ],
-    )?)
+    emit(summary(spec.group, n, max_frequency)?);
+    Ok(())
 }

@@ -4,12 +4,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, UInt32Type, UInt64Type};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::physical_plan::collect_partitioned;
 use datafusion::prelude::SessionContext;
 use dpincon_graph::{SpillConfig, edge_stream_fingerprint};
 
+use crate::detect::wire::{Reader, Summary};
 use crate::merge::EdgeRuns;
 use crate::plan::{PlanRequest, build_plan};
 use crate::scan::ScanFormat;
@@ -72,26 +72,25 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     let mut runs = EdgeRuns::new(dir.path().to_path_buf(), 3);
     let mut rows = vec![0u64; plan.groups()];
     let mut maxima = vec![0u64; plan.sets.len()];
-    for batch in partitions.iter().flatten() {
-        let (u, v) = (
-            batch.column(0).as_primitive::<UInt32Type>(),
-            batch.column(1).as_primitive::<UInt32Type>(),
-        );
-        let group = batch.column(2).as_primitive::<UInt32Type>();
-        for i in 0..batch.num_rows() {
-            if u.is_null(i) {
-                let g = group.value(i) as usize;
-                rows[g] += batch.column(3).as_primitive::<UInt64Type>().value(i);
-                let max = batch.column(4).as_primitive::<UInt64Type>();
-                if g < maxima.len() {
-                    maxima[g] = maxima[g].max(max.value(i));
-                } else {
-                    assert!(max.is_null(i), "the unbounded group has no frequency");
+    for partition in &partitions {
+        let mut reader = Reader::default();
+        for batch in partition {
+            let edge = |u, v| {
+                runs.push(u, v).unwrap();
+                Ok(())
+            };
+            let summary = |s: Summary| {
+                let g = s.group as usize;
+                rows[g] += u64::from(s.rows);
+                match s.max_frequency {
+                    Some(max) => maxima[g] = maxima[g].max(u64::from(max)),
+                    None => assert_eq!(g, maxima.len(), "only the unbounded group has none"),
                 }
-            } else {
-                runs.push(u.value(i), v.value(i)).unwrap();
-            }
+                Ok(())
+            };
+            reader.read(batch, edge, summary).unwrap();
         }
+        reader.finish().unwrap();
     }
     assert_eq!(rows, vec![7; 4], "every group sees every row once");
     let spill = SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 1 << 20 };

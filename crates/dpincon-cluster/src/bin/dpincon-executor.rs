@@ -39,6 +39,10 @@ struct Args {
     /// TEST CLUSTERS ONLY: wait this long in every detection task.
     #[arg(long, default_value_t = 0, hide = true)]
     task_delay_ms: u64,
+    /// Ballista's log level on standard error (error, warn, info, debug).
+    #[arg(long, default_value = "warn",
+          value_parser = ["off", "error", "warn", "info", "debug", "trace"])]
+    log_level: String,
 }
 
 fn config_error(what: impl std::fmt::Display) -> ClusterError {
@@ -75,6 +79,8 @@ fn resolve_listen(listen: &str) -> Result<SocketAddr, ClusterError> {
 }
 
 async fn run(args: Args) -> Result<(), ClusterError> {
+    let level = args.log_level.parse().unwrap_or(log::LevelFilter::Warn);
+    dpincon_ballista::process::log_to_stderr(level);
     dpincon_ballista::detect::set_task_delay(Duration::from_millis(args.task_delay_ms));
     let listen = resolve_listen(&args.listen)?;
     let options = ExecutorOptions {

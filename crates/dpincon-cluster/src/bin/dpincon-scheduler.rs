@@ -26,9 +26,15 @@ struct Args {
     /// work (shuffle output included) is run again elsewhere.
     #[arg(long, default_value_t = 30)]
     executor_timeout_secs: u64,
+    /// Ballista's log level on standard error (error, warn, info, debug).
+    #[arg(long, default_value = "warn",
+          value_parser = ["off", "error", "warn", "info", "debug", "trace"])]
+    log_level: String,
 }
 
 async fn run(args: Args) -> Result<(), ClusterError> {
+    let level = args.log_level.parse().unwrap_or(log::LevelFilter::Warn);
+    dpincon_ballista::process::log_to_stderr(level);
     let (listener, addr) = bind_announced(&args.listen).await?;
     let host = args.external_host.unwrap_or_else(|| addr.ip().to_string());
     let liveness = Liveness {
