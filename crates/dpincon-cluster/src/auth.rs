@@ -1,10 +1,8 @@
 //! Bearer tokens: every RPC carries `authorization: Bearer <token>`.
 //!
-//! Two separate credentials: clients present one of the coordinator's
-//! client tokens ([`ClientTokens`], a file with one named entry per line,
-//! so one client can be revoked by deleting its line), and the coordinator
-//! presents the worker token ([`Token`]) to workers. Neither opens the
-//! other's door (the coordinator refuses to start if they coincide).
+//! Clients present one of the coordinator's client tokens
+//! ([`ClientTokens`], a file with one named entry per line, so one client
+//! can be revoked by deleting its line).
 //!
 //! Tokens come from files or environment variables, never from a
 //! command-line argument (those show in `ps` and shell history). Servers
@@ -24,10 +22,6 @@ use crate::ClusterError;
 
 /// The environment variable holding a client's token when no file is given.
 pub const TOKEN_ENV: &str = "DPINCON_TOKEN";
-
-/// The environment variable holding the coordinator↔worker token when no
-/// file is given (coordinator and workers).
-pub const WORKER_TOKEN_ENV: &str = "DPINCON_WORKER_TOKEN";
 
 /// A shared secret. `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
@@ -194,30 +188,6 @@ impl Interceptor for RequireClient {
     }
 }
 
-/// Server side: refuses every call without the right token.
-#[derive(Debug, Clone)]
-pub struct RequireToken {
-    expected: Arc<[u8]>,
-}
-
-impl RequireToken {
-    /// Accepts calls bearing `token`.
-    pub fn new(token: &Token) -> Self {
-        RequireToken { expected: token.header().into_bytes().into() }
-    }
-}
-
-impl Interceptor for RequireToken {
-    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
-        let given = request.metadata().get("authorization").map(|v| v.as_bytes());
-        match given {
-            Some(given) if constant_time_eq(given, &self.expected) => Ok(request),
-            Some(_) => Err(Status::unauthenticated("wrong token")),
-            None => Err(Status::unauthenticated("missing bearer token")),
-        }
-    }
-}
-
 /// Client side: adds the token to every call.
 #[derive(Debug, Clone)]
 pub struct AddToken {
@@ -243,15 +213,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_right_token_passes_and_others_do_not() {
+    fn tokens_are_printable_and_never_shown() {
         let token = Token::new("s3cret\n").unwrap();
-        let mut server = RequireToken::new(&token);
-        let mut client = AddToken::new(&token);
-        let ok = client.call(Request::new(())).unwrap();
-        assert!(server.call(ok).is_ok());
-        let wrong = AddToken::new(&Token::new("s3cres").unwrap()).call(Request::new(())).unwrap();
-        assert_eq!(server.call(wrong).unwrap_err().code(), tonic::Code::Unauthenticated);
-        assert_eq!(server.call(Request::new(())).unwrap_err().code(), tonic::Code::Unauthenticated);
+        let sent = AddToken::new(&token).call(Request::new(())).unwrap();
+        assert_eq!(sent.metadata().get("authorization").unwrap(), "Bearer s3cret");
+        let tokens = ClientTokens::parse("alice aaaaaaaaaaaaaaaaaaaa\n", "tokens").unwrap();
+        let anonymous = RequireClient::new(tokens).call(Request::new(())).unwrap_err();
+        assert_eq!(anonymous.code(), tonic::Code::Unauthenticated);
         assert!(Token::new("  ").is_err());
         assert!(Token::new("a b").is_err());
         assert_eq!(format!("{token:?}"), "Token(<redacted>)");

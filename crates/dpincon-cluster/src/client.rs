@@ -136,20 +136,12 @@ pub struct StatusView {
     pub reason: Option<&'static str>,
     /// Jobs ahead in the queue.
     pub queue_position: u32,
-    /// Workers used.
-    pub workers: u32,
-    /// Partition tasks done.
+    /// Detection tasks done (set when detection ends).
     pub tasks_done: u32,
-    /// Partition tasks in all.
+    /// Detection tasks in all.
     pub tasks_total: u32,
-    /// Attempts retried on another worker.
-    pub task_retries: u32,
     /// Seconds per finished phase, in order.
     pub phases: Vec<(String, f64)>,
-    /// Protobuf bytes sent to workers.
-    pub bytes_sent: u64,
-    /// Protobuf bytes received from workers.
-    pub bytes_received: u64,
     /// Edges of the conflict graph (after detection).
     pub edges: u64,
     /// Fingerprint of the stable edge stream.
@@ -178,13 +170,9 @@ impl From<&JobStatus> for StatusView {
             error: s.error.clone(),
             reason: reason_name(s.reason),
             queue_position: s.queue_position,
-            workers: s.workers,
             tasks_done: s.tasks_done,
             tasks_total: s.tasks_total,
-            task_retries: s.task_retries,
             phases: s.phases.iter().map(|p| (p.phase.clone(), p.seconds)).collect(),
-            bytes_sent: s.bytes_sent,
-            bytes_received: s.bytes_received,
             edges: s.edges,
             edge_fingerprint: s.edge_fingerprint.clone(),
         }
@@ -207,7 +195,7 @@ pub fn reason_name(reason: i32) -> Option<&'static str> {
     })
 }
 
-/// One line of progress for people, e.g. `running: detect 12/36 tasks`.
+/// One line of progress for people, e.g. `running: detect`.
 pub fn progress_line(s: &JobStatus) -> String {
     let mut line = state_name(s.state).to_string();
     if s.state == JobState::Queued as i32 && s.queue_position > 0 {
@@ -215,12 +203,6 @@ pub fn progress_line(s: &JobStatus) -> String {
     }
     if !s.phase.is_empty() {
         line += &format!(": {}", s.phase);
-        if s.phase == "detect" && s.tasks_total > 0 {
-            line += &format!(" {}/{} tasks on {} workers", s.tasks_done, s.tasks_total, s.workers);
-            if s.task_retries > 0 {
-                line += &format!(", {} retried", s.task_retries);
-            }
-        }
     }
     if !s.error.is_empty() {
         line += &format!(" ({})", s.error);

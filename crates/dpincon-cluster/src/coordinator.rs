@@ -1,6 +1,6 @@
 //! The coordinator's job layer: the Coordinator gRPC service in front of
-//! `dpincon_engine::run_job_with`, with detection on gRPC workers
-//! ([`crate::dispatch`]).
+//! `dpincon_engine::run_job_with`, with the table loaded on Ballista
+//! executors (`dpincon_ballista::BallistaLoader`).
 //!
 //! The operator registers datasets ([`crate::datasets`]); a client submits
 //! a job naming one, which is checked ([`crate::submission`]), admitted
@@ -42,7 +42,6 @@ use tonic::{Request, Response, Status};
 use crate::ClusterError;
 use crate::auth::{ClientName, ClientTokens, RequireClient};
 use crate::datasets::CoordinatorConfig;
-use crate::dispatch::DispatchOptions;
 use crate::runner::{Active, run_queue};
 use crate::store::{Ending, JobStore, StoredJob};
 use crate::submission::{self, Refusal, Rules, reason_text};
@@ -53,13 +52,34 @@ use crate::tls::ServerTls;
 pub struct CoordinatorOptions {
     /// The operator's datasets, limits and state directory.
     pub config: CoordinatorConfig,
-    /// How detection reaches the workers.
-    pub dispatch: DispatchOptions,
+    /// How jobs reach the Ballista cluster.
+    pub ballista: BallistaOptions,
     /// The clients' tokens.
     pub clients: ClientTokens,
     /// A test cluster: accept `seed`, `non-private`, `brute-force` and the
     /// non-private strategy, and show their jobs' progress detail.
     pub allow_non_private: bool,
+}
+
+/// How jobs reach the Ballista cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BallistaOptions {
+    /// The scheduler, `http://host:port`.
+    pub scheduler: String,
+    /// Hash partitions per constraint group (and Parquet scan partitions):
+    /// more than the executors' slots balances load and makes a lost
+    /// task cheaper to rerun.
+    pub partitions: usize,
+    /// Graph memory before it spills, when the dataset sets no
+    /// `memory-limit` (bytes).
+    pub graph_memory: u64,
+}
+
+impl BallistaOptions {
+    /// Options with the defaults of the `dpincon-coordinator` command.
+    pub fn new(scheduler: impl Into<String>) -> Self {
+        BallistaOptions { scheduler: scheduler.into(), partitions: 8, graph_memory: 256 << 20 }
+    }
 }
 
 /// Jobs listed by `ListJobs` at most (the latest).
@@ -82,6 +102,12 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// Where a running job's inline constraints are written for the engine.
+    /// Where jobs' edge runs and graph spill files go (anonymous files,
+    /// gone with the process).
+    pub fn work_dir(&self) -> PathBuf {
+        self.options.config.state_dir.join("work")
+    }
+
     pub fn constraint_path(&self, id: &str) -> PathBuf {
         self.options.config.state_dir.join("constraints").join(format!("{id}.dcs"))
     }
@@ -285,14 +311,11 @@ impl CoordinatorService {
     /// store, fails the jobs a previous process left running, queues the
     /// ones it left queued, and starts the job runner.
     pub async fn start(options: CoordinatorOptions) -> Result<Self, ClusterError> {
-        if options.clients.contains(&options.dispatch.token) {
-            return Err(ClusterError::Config(
-                "the worker token is also a client token: clients could call workers".into(),
-            ));
-        }
         let config = &options.config;
-        std::fs::create_dir_all(config.state_dir.join("constraints"))
-            .map_err(|source| ClusterError::Io { path: config.state_dir.clone(), source })?;
+        for dir in ["constraints", "work"] {
+            std::fs::create_dir_all(config.state_dir.join(dir))
+                .map_err(|source| ClusterError::Io { path: config.state_dir.clone(), source })?;
+        }
         let locks = config
             .owned_dirs()
             .iter()

@@ -1,25 +1,22 @@
 //! dpincon's distributed mode: the same job as `dpincon_engine::run_job`,
-//! with conflict detection spread over gRPC workers.
+//! with the table read and its conflicts detected on Apache DataFusion
+//! Ballista executors (`dpincon-ballista`).
 //!
 //! - [`coordinator`]: the job layer. Clients name datasets the operator
 //!   registered ([`datasets`]); submissions are checked without the data
 //!   ([`submission`]), admitted against the queue limit and the dataset's
 //!   budget, kept in a durable store ([`store`]) and run one at a time
-//!   ([`runner`]) through `dpincon_engine::run_job_with`. Private jobs'
-//!   clients see states and public failure reasons only.
-//! - [`dispatch`]: a [`GrpcDetector`](dispatch::GrpcDetector) that splits
-//!   detection into partition tasks, dispatches them to workers with
-//!   per-task timeouts and retries on another worker, and merges the
-//!   returned adjacency shards into one graph. Reading, the edge stream,
-//!   measures, releases, seeds and the budget ledger are the embedded code,
-//!   so results are identical.
-//! - [`worker`]: stateless; runs `dpincon_detect::detect_partition` on the
-//!   rows it receives (Arrow IPC) and streams the edges back as roaring
-//!   shards; a semaphore bounds concurrent tasks and so memory.
-//! - [`auth`]: client tokens (several, named, revocable) for the
-//!   coordinator, a separate worker token; constant-time compare.
-//! - [`tls`]: rustls for servers (certificate, key, optionally a client CA
-//!   for mTLS) and clients (CA, optionally a client certificate).
+//!   ([`runner`]) through `dpincon_engine::run_job_with` with a
+//!   `BallistaLoader`: the coordinator submits the detection plan to the
+//!   scheduler, merges the returned edge runs into the stream Λ (spilling)
+//!   and runs the measures and releases centrally. It never reads the
+//!   table. Private jobs' clients see states and public failure reasons
+//!   only.
+//! - Binaries `dpincon-scheduler` and `dpincon-executor`: Ballista's
+//!   processes with our operators' codec registered.
+//! - [`auth`]: client tokens (several, named, revocable); constant-time
+//!   compare.
+//! - [`tls`]: rustls for the coordinator's server and its clients.
 //! - [`client`]: what `dpincon-cli submit/status/result/cancel` call.
 //!
 //! See README.md in this crate for the task flow and the failure model.
@@ -30,13 +27,11 @@ pub mod auth;
 pub mod client;
 pub mod coordinator;
 pub mod datasets;
-pub mod dispatch;
 mod runner;
 pub mod server;
 pub mod store;
 pub mod submission;
 pub mod tls;
-pub mod worker;
 
 use std::time::Duration;
 

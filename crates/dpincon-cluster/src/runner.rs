@@ -1,5 +1,6 @@
 //! Running accepted jobs, one at a time, through
-//! `dpincon_engine::run_job_with`, and recording how each ended.
+//! `dpincon_engine::run_job_with` with a `BallistaLoader` (detection on
+//! the Ballista cluster), and recording how each ended.
 //!
 //! A job is marked running in the store before the engine can charge the
 //! ledger, and its report is stored in the statement that marks it
@@ -16,9 +17,9 @@ use prost::Message;
 use tokio::sync::{mpsc, watch};
 
 use crate::coordinator::Shared;
-use crate::dispatch::GrpcDetector;
 use crate::store::Ending;
 use crate::submission::{Accepted, reason_text};
+use dpincon_ballista::BallistaLoader;
 
 /// A job accepted and not yet ended, in memory. Finished jobs live only in
 /// the store, so memory is bounded by the queue limit.
@@ -146,18 +147,32 @@ async fn run_engine(
         read_started: AtomicBool::new(false),
         charged: &job.charged,
     };
-    let detector = GrpcDetector::new(shared.options.dispatch.clone(), job.status.clone());
+    let options = &shared.options.ballista;
+    let mut loader = BallistaLoader::new(&options.scheduler, shared.work_dir());
+    loader.partitions = options.partitions.max(1);
+    loader.graph_memory = options.graph_memory;
     let mut cancel = job.cancel.subscribe();
-    tokio::select! {
+    let outcome = tokio::select! {
         // A job that finished wins over a late cancel: its budget is spent.
         biased;
-        r = run_job_with(&config, &progress, &detector) => Some(r.map_err(|e| {
+        r = run_job_with(&config, &progress, &loader) => Some(r.map_err(|e| {
             let read_started = progress.read_started.load(Ordering::SeqCst);
-            let message = detector.failure().unwrap_or_else(|| e.to_string());
-            (classify(&e, read_started), message)
+            (classify(&e, read_started), e.to_string())
         })),
+        // Dropping the engine's future drops the result stream: the
+        // Ballista client stops fetching; the scheduler finishes or
+        // abandons the stages (they write only shuffle files).
         _ = cancel.wait_for(|c| *c) => None,
+    };
+    if let Some(stats) = loader.stats() {
+        job.status.send_modify(|s| {
+            s.tasks_total = stats.tasks as u32;
+            s.tasks_done = stats.tasks as u32;
+            s.edges = stats.fingerprint.edges;
+            s.edge_fingerprint = stats.fingerprint.to_string();
+        });
     }
+    outcome
 }
 
 async fn run_one(job: &Active, shared: &Shared) {
@@ -248,15 +263,12 @@ fn log_end(id: &str, s: &JobStatus, error: &str) {
     let phases: Vec<String> =
         s.phases.iter().map(|p| format!("{} {:.3}s", p.phase, p.seconds)).collect();
     eprintln!(
-        "job {id}: {} {}| workers {} tasks {}/{} retries {} | sent {} B received {} B | {}",
+        "job {id}: {} {}| detection tasks {} | edges {} fingerprint {} | {}",
         crate::client::state_name(s.state),
         if error.is_empty() { String::new() } else { format!("({error}) ") },
-        s.workers,
-        s.tasks_done,
         s.tasks_total,
-        s.task_retries,
-        s.bytes_sent,
-        s.bytes_received,
+        s.edges,
+        s.edge_fingerprint,
         phases.join(", ")
     );
 }

@@ -1,4 +1,4 @@
-//! What the coordinator and worker binaries share: the TLS flags, binding
+//! What the coordinator, scheduler and executor binaries share: the TLS flags, binding
 //! with a readiness line, and the exit status.
 
 use std::io::Write as _;
@@ -32,7 +32,10 @@ impl ServerSecurity {
 /// Binds `listen` and prints `listening on ADDR` as the first line of
 /// output: the readiness signal scripts and tests wait for.
 pub async fn bind_announced(listen: &str) -> Result<(TcpListener, SocketAddr), ClusterError> {
-    let (listener, addr) = crate::worker::bind(listen).await?;
+    let listener = TcpListener::bind(listen)
+        .await
+        .map_err(|e| ClusterError::Config(format!("cannot listen on {listen}: {e}")))?;
+    let addr = listener.local_addr().map_err(|e| ClusterError::Config(e.to_string()))?;
     println!("listening on {addr}");
     let _ = std::io::stdout().flush();
     Ok((listener, addr))

@@ -1,4 +1,4 @@
-//! The `dpincon-cli` remote commands against a real coordinator and workers:
+//! The `dpincon-cli` remote commands against a real coordinator and Ballista cluster:
 //! `submit --wait` (with a TOML client job file), `status`, `result`,
 //! `cancel`, in JSON and as tables.
 

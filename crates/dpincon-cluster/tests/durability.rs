@@ -6,7 +6,7 @@ mod common;
 use std::collections::{HashMap, HashSet};
 
 use common::{
-    ALICE, BOB, Cluster, TOKEN, client, config_with, coordinator, job, ledger_charges, ledger_path,
+    ALICE, BOB, Cluster, client, config_with, coordinator, job, ledger_charges, ledger_path,
     within, write_table,
 };
 use dpincon_cluster::ClusterError;
@@ -25,8 +25,7 @@ fn peak_rss_kib(pid: u32) -> Option<u64> {
 async fn a_coordinator_killed_mid_job_resumes_fails_explicitly_and_never_charges_twice() {
     let dir = tempfile::tempdir().unwrap();
     let (_, constraints) = write_table(dir.path(), 1000);
-    let mut cluster =
-        Cluster::start(dir.path(), 1, &["--task-delay-ms", "150", "--max-tasks", "1"], &[]);
+    let mut cluster = Cluster::start(dir.path(), 1, &["--task-delay-ms", "150"], &[]);
     let c = cluster.client();
     let remote = job(&constraints, json!({"epsilon": 0.5}));
     let finished = c.submit(&remote).await.unwrap();
@@ -42,12 +41,11 @@ async fn a_coordinator_killed_mid_job_resumes_fails_explicitly_and_never_charges
 
     // Same configuration, same state: the restarted coordinator.
     let config = dir.path().join("main").join("coordinator.toml");
-    let urls: Vec<String> = cluster.workers.iter().map(|w| w.url()).collect();
+    let scheduler = cluster.ballista.scheduler.url();
     cluster.coordinator = coordinator(
         dir.path(),
-        &["--workers", &urls.join(",")],
+        &["--scheduler", &scheduler],
         &["--config", config.to_str().unwrap()],
-        TOKEN,
     );
     let c = cluster.client();
     // The finished report is still served, unchanged.
@@ -86,8 +84,8 @@ async fn a_hundred_concurrent_submits_from_ten_clients_are_accepted_or_refused_a
         dir.path(),
         &config,
         2,
-        &["--task-delay-ms", "50", "--max-tasks", "2"],
-        &["--partitions-per-worker", "1"],
+        &["--task-delay-ms", "50"],
+        &["--partitions", "2"],
     );
     let remote = job(&constraints, json!({"epsilon": 0.5}));
     let mut submits = tokio::task::JoinSet::new();

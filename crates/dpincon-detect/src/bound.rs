@@ -60,13 +60,25 @@ pub fn equality_frequencies(
     }
     let max_frequencies: Vec<u64> =
         sets.iter().map(|slots| max_frequency(relation, slots)).collect();
-    let minimal_max_frequencies = sets
-        .iter()
-        .zip(&max_frequencies)
-        .filter(|(x, _)| !sets.iter().any(|y| y.len() < x.len() && y.iter().all(|s| x.contains(s))))
-        .map(|(_, &f)| f)
-        .collect();
-    EqualityFrequencies { max_frequencies, minimal_max_frequencies, unbounded }
+    let sets: Vec<Vec<usize>> = sets.into_iter().collect();
+    EqualityFrequencies::from_maxima(&sets, max_frequencies, unbounded)
+}
+
+impl EqualityFrequencies {
+    /// The facts from maxfreq_X(D) of each distinct set X (`sets` sorted
+    /// and distinct, as slot lists), however those maxima were counted
+    /// (here, or per hash partition on a cluster).
+    pub fn from_maxima(sets: &[Vec<usize>], max_frequencies: Vec<u64>, unbounded: bool) -> Self {
+        let minimal_max_frequencies = sets
+            .iter()
+            .zip(&max_frequencies)
+            .filter(|(x, _)| {
+                !sets.iter().any(|y| y.len() < x.len() && y.iter().all(|s| x.contains(s)))
+            })
+            .map(|(_, &f)| f)
+            .collect();
+        EqualityFrequencies { max_frequencies, minimal_max_frequencies, unbounded }
+    }
 }
 
 fn max_frequency(relation: &Relation, slots: &[usize]) -> u64 {

@@ -82,6 +82,47 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
     load_with(config, progress, &LocalDetector).await
 }
 
+/// Where a job's table becomes its conflict graph and facts: read here and
+/// detected by a [`ConflictDetector`] (every `ConflictDetector` is one), or
+/// somewhere else entirely (the coordinator's distributed engine, which
+/// never reads the table itself). The job around it (option checks, the
+/// ledger, the measure pass and the releases) is the same code.
+pub trait JobLoader: Sync {
+    /// Turns the job's table into a [`LoadedJob`]. Draws no noise and
+    /// touches no ledger.
+    fn load(
+        &self,
+        config: &JobConfig,
+        progress: &dyn Progress,
+    ) -> impl std::future::Future<Output = Result<LoadedJob, EngineError>> + Send;
+}
+
+impl<D: ConflictDetector> JobLoader for D {
+    async fn load(
+        &self,
+        config: &JobConfig,
+        progress: &dyn Progress,
+    ) -> Result<LoadedJob, EngineError> {
+        load_with(config, progress, self).await
+    }
+}
+
+/// How each constraint is detected, as reported.
+pub fn plan_reports(
+    bound: &[dpincon_constraints::BoundConstraint],
+    plans: &[dpincon_detect::DetectionPlan],
+) -> Vec<PlanReport> {
+    plans
+        .iter()
+        .map(|p| PlanReport {
+            line: bound[p.constraint].origin.line,
+            constraint: p.display.clone(),
+            partition_attributes: p.partition_attributes,
+            driver: p.driver.to_string(),
+        })
+        .collect()
+}
+
 /// [`load`], with detection done by `detector`.
 pub async fn load_with(
     config: &JobConfig,
@@ -113,16 +154,7 @@ pub async fn load_with(
     let detect_s = detect_start.elapsed().as_secs_f64();
     progress.finish(Phase::Detect, detect_s);
     let frequencies = equality_frequencies(&relation, &compiled);
-    let plans = detection
-        .plans
-        .iter()
-        .map(|p| PlanReport {
-            line: bound[p.constraint].origin.line,
-            constraint: p.display.clone(),
-            partition_attributes: p.partition_attributes,
-            driver: p.driver.to_string(),
-        })
-        .collect();
+    let plans = plan_reports(&bound, &detection.plans);
     Ok(LoadedJob {
         graph: detection.graph,
         facts: TableFacts {
@@ -140,7 +172,7 @@ pub async fn load_with(
 }
 
 /// Parses a size such as `1GiB`, `512MiB`, `800M` or `1073741824`.
-pub(crate) fn parse_bytes(text: &str) -> Result<u64, EngineError> {
+pub fn parse_bytes(text: &str) -> Result<u64, EngineError> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
@@ -160,7 +192,8 @@ pub(crate) fn parse_bytes(text: &str) -> Result<u64, EngineError> {
     }
 }
 
-fn read_options(config: &JobConfig) -> Result<ReadOptions, EngineError> {
+/// How the job's table is read (format, forced column types, inference).
+pub fn read_options(config: &JobConfig) -> Result<ReadOptions, EngineError> {
     Ok(ReadOptions {
         format: match config.format.as_deref() {
             None => None,
@@ -191,12 +224,13 @@ pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Repo
     run_job_with(config, progress, &LocalDetector).await
 }
 
-/// [`run_job`], with detection done by `detector` (the coordinator passes
-/// its gRPC workers here).
+/// [`run_job`], with the table loaded by `loader`: a [`ConflictDetector`]
+/// (detection elsewhere, reading here) or a whole [`JobLoader`] (the
+/// coordinator's distributed engine).
 pub async fn run_job_with(
     config: &JobConfig,
     progress: &dyn Progress,
-    detector: &impl ConflictDetector,
+    loader: &impl JobLoader,
 ) -> Result<Report, EngineError> {
     let total = Instant::now();
     let privacy = plan(config)?;
@@ -205,7 +239,7 @@ pub async fn run_job_with(
     }
     failpoint::hit("after-check");
     let id = job_id()?;
-    let loaded = load_with(config, progress, detector).await?;
+    let loaded = loader.load(config, progress).await?;
     failpoint::hit("after-load");
 
     // Charge before any noise: a job that dies from here on over-counts.
@@ -306,7 +340,8 @@ fn refuse_degenerate(
     Ok(())
 }
 
-fn read_constraints(
+/// Reads and parses the job's constraint file.
+pub fn read_constraints(
     path: &Path,
 ) -> Result<Vec<dpincon_constraints::DenialConstraint>, EngineError> {
     let text = std::fs::read_to_string(path).map_err(|e| EngineError::ConstraintFile {

@@ -23,7 +23,10 @@ pub mod validate;
 
 pub use config::JobConfig;
 pub use detector::{ConflictDetector, LocalDetector};
-pub use job::{LoadedJob, NoProgress, Phase, Progress, load, load_with, run_job, run_job_with};
+pub use job::{
+    JobLoader, LoadedJob, NoProgress, Phase, Progress, load, load_with, parse_bytes, plan_reports,
+    read_constraints, read_options, run_job, run_job_with,
+};
 pub use privacy::validate;
 pub use report::{
     DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
@@ -72,6 +75,10 @@ pub enum EngineError {
     /// A release failed.
     #[error(transparent)]
     Release(#[from] dpincon_release::ReleaseError),
+    /// Loading on remote executors failed (the distributed engine's
+    /// message, which may quote data).
+    #[error("distributed detection failed: {0}")]
+    Remote(String),
 }
 
 impl EngineError {
@@ -81,7 +88,7 @@ impl EngineError {
     pub fn quotes_data(&self) -> bool {
         match self {
             EngineError::Source(e) => !matches!(e, dpincon_source::SourceError::Open { .. }),
-            EngineError::Detect(_) | EngineError::Release(_) => true,
+            EngineError::Detect(_) | EngineError::Release(_) | EngineError::Remote(_) => true,
             EngineError::ConstraintFile { .. }
             | EngineError::Constraint { .. }
             | EngineError::Config(_)

@@ -1,5 +1,5 @@
-//! Test harness: real coordinator and worker processes on 127.0.0.1, a
-//! generated table, and the embedded run to compare with.
+//! Test harness: real coordinator, scheduler and executor processes on
+//! 127.0.0.1, a generated table, and the embedded run to compare with.
 
 #![allow(dead_code)] // Each test file uses part of the harness.
 
@@ -15,8 +15,6 @@ use dpincon_cluster::client::Client;
 use dpincon_engine::{JobConfig, NoProgress};
 use dpincon_graph::edge_stream_fingerprint;
 
-/// The coordinator↔worker token.
-pub const TOKEN: &str = "test-worker-token-4f1c";
 /// Client tokens (`alice` and `bob` in the coordinator's token file).
 pub const ALICE: &str = "alice-token-7d0e9b2a";
 pub const BOB: &str = "bob-token-51c3aa08ff";
@@ -36,17 +34,16 @@ pub struct Proc {
 }
 
 impl Proc {
-    /// Starts `bin` with `args` and the worker token `token`; waits
-    /// (bounded) for the first line of its output, its readiness signal.
-    pub fn start(bin: &str, args: &[&str], token: &str, log: PathBuf) -> Proc {
-        Proc::try_start(bin, args, token, log).unwrap_or_else(|why| panic!("{why}"))
+    /// Starts `bin` with `args`; waits (bounded) for the first line of its
+    /// output, its readiness signal.
+    pub fn start(bin: &str, args: &[&str], log: PathBuf) -> Proc {
+        Proc::try_start(bin, args, log).unwrap_or_else(|why| panic!("{why}"))
     }
 
     /// [`Proc::start`], or why the process did not start (its log).
-    pub fn try_start(bin: &str, args: &[&str], token: &str, log: PathBuf) -> Result<Proc, String> {
+    pub fn try_start(bin: &str, args: &[&str], log: PathBuf) -> Result<Proc, String> {
         let mut child = Command::new(bin)
             .args(args)
-            .env("DPINCON_WORKER_TOKEN", token)
             .env_remove("DPINCON_TOKEN")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -102,48 +99,92 @@ impl Drop for Proc {
 
 /// The binaries under test.
 pub const COORDINATOR: &str = env!("CARGO_BIN_EXE_dpincon-coordinator");
-pub const WORKER: &str = env!("CARGO_BIN_EXE_dpincon-worker");
+pub const SCHEDULER: &str = env!("CARGO_BIN_EXE_dpincon-scheduler");
+pub const EXECUTOR: &str = env!("CARGO_BIN_EXE_dpincon-executor");
 
-/// A coordinator with its workers.
+/// A scheduler and its executors (a Ballista cluster of our binaries).
+pub struct Ballista {
+    pub scheduler: Proc,
+    pub executors: Vec<Proc>,
+}
+
+impl Ballista {
+    /// A scheduler noticing a silent executor within 5 s, and `executors`
+    /// executors of two slots each (heartbeat every second), started with
+    /// `executor_args`; logs in `dir`, named after `tag`.
+    pub fn start(dir: &Path, tag: &str, executors: usize, executor_args: &[&str]) -> Ballista {
+        let args = ["--listen", "127.0.0.1:0", "--executor-timeout-secs", "5"];
+        let scheduler = Proc::start(SCHEDULER, &args, dir.join(format!("{tag}-scheduler.log")));
+        let url = scheduler.url();
+        let executors = (0..executors)
+            .map(|i| {
+                let mut args = vec![
+                    "--scheduler",
+                    url.as_str(),
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--slots",
+                    "2",
+                    "--heartbeat-secs",
+                    "1",
+                ];
+                args.extend_from_slice(executor_args);
+                Proc::start(EXECUTOR, &args, dir.join(format!("{tag}-executor{i}.log")))
+            })
+            .collect();
+        Ballista { scheduler, executors }
+    }
+
+    /// `--scheduler URL` for a coordinator.
+    pub fn coordinator_args(&self) -> [String; 2] {
+        ["--scheduler".into(), self.scheduler.url()]
+    }
+
+    /// Every process's log.
+    pub fn logs(&self) -> String {
+        let mut out = format!("--- scheduler\n{}", self.scheduler.logs());
+        for (i, e) in self.executors.iter().enumerate() {
+            out += &format!("--- executor {i}\n{}", e.logs());
+        }
+        out
+    }
+}
+
+/// A coordinator with its Ballista cluster.
 pub struct Cluster {
-    pub workers: Vec<Proc>,
+    pub ballista: Ballista,
     pub coordinator: Proc,
     pub dir: PathBuf,
 }
 
 impl Cluster {
-    /// `workers` workers started with `worker_args`, then a coordinator
-    /// listing them all, started with `coordinator_args` and the
-    /// configuration [`config`]`(dir, "main")`.
+    /// A scheduler and `executors` executors started with
+    /// `executor_args`, then a coordinator using them, started with
+    /// `coordinator_args` and the configuration [`config`]`(dir, "main")`.
     pub fn start(
         dir: &Path,
-        workers: usize,
-        worker_args: &[&str],
+        executors: usize,
+        executor_args: &[&str],
         coordinator_args: &[&str],
     ) -> Self {
-        Cluster::start_with(dir, &config(dir, "main"), workers, worker_args, coordinator_args)
+        Cluster::start_with(dir, &config(dir, "main"), executors, executor_args, coordinator_args)
     }
 
     /// [`Cluster::start`] with the coordinator configuration `config`.
     pub fn start_with(
         dir: &Path,
         config: &Path,
-        workers: usize,
-        worker_args: &[&str],
+        executors: usize,
+        executor_args: &[&str],
         coordinator_args: &[&str],
     ) -> Self {
-        let workers: Vec<Proc> = (0..workers)
-            .map(|i| {
-                let mut args = vec!["--listen", "127.0.0.1:0"];
-                args.extend_from_slice(worker_args);
-                Proc::start(WORKER, &args, TOKEN, dir.join(format!("worker{i}.log")))
-            })
-            .collect();
-        let urls: Vec<String> = workers.iter().map(Proc::url).collect();
+        let ballista = Ballista::start(dir, "main", executors, executor_args);
         let mut args = vec!["--config", path_str(config)];
         args.extend_from_slice(coordinator_args);
-        let coordinator = coordinator(dir, &["--workers", &urls.join(",")], &args, TOKEN);
-        Cluster { workers, coordinator, dir: dir.to_path_buf() }
+        let scheduler = ballista.coordinator_args();
+        let scheduler: Vec<&str> = scheduler.iter().map(String::as_str).collect();
+        let coordinator = coordinator(dir, &scheduler, &args);
+        Cluster { ballista, coordinator, dir: dir.to_path_buf() }
     }
 
     /// A client of the coordinator: alice.
@@ -153,11 +194,7 @@ impl Cluster {
 
     /// Every process's log, for failure messages.
     pub fn logs(&self) -> String {
-        let mut out = format!("--- coordinator\n{}", self.coordinator.logs());
-        for (i, w) in self.workers.iter().enumerate() {
-            out += &format!("--- worker {i}\n{}", w.logs());
-        }
-        out
+        format!("--- coordinator\n{}{}", self.coordinator.logs(), self.ballista.logs())
     }
 }
 
@@ -211,26 +248,20 @@ pub fn ledger_charges(path: &Path) -> (f64, Vec<serde_json::Value>) {
     (records.iter().map(|r| r["epsilon"].as_f64().unwrap()).sum(), records)
 }
 
-/// A coordinator started with `workers` arguments, `extra` (which must
-/// include `--config`) and the worker token `token`; clients from
-/// [`client_tokens`].
-pub fn coordinator(dir: &Path, workers: &[&str], extra: &[&str], token: &str) -> Proc {
-    try_coordinator(dir, workers, extra, token).unwrap_or_else(|why| panic!("{why}"))
+/// A coordinator started with `scheduler` arguments and `extra` (which
+/// must include `--config`); clients from [`client_tokens`].
+pub fn coordinator(dir: &Path, scheduler: &[&str], extra: &[&str]) -> Proc {
+    try_coordinator(dir, scheduler, extra).unwrap_or_else(|why| panic!("{why}"))
 }
 
 /// [`coordinator`], or why it did not start.
-pub fn try_coordinator(
-    dir: &Path,
-    workers: &[&str],
-    extra: &[&str],
-    token: &str,
-) -> Result<Proc, String> {
+pub fn try_coordinator(dir: &Path, scheduler: &[&str], extra: &[&str]) -> Result<Proc, String> {
     let tokens = client_tokens(dir);
     let mut args = vec!["--listen", "127.0.0.1:0", "--client-tokens", path_str(&tokens)];
-    args.extend_from_slice(workers);
+    args.extend_from_slice(scheduler);
     args.extend_from_slice(extra);
     let n = std::fs::read_dir(dir).map_or(0, |d| d.count());
-    Proc::try_start(COORDINATOR, &args, token, dir.join(format!("coordinator{n}.log")))
+    Proc::try_start(COORDINATOR, &args, dir.join(format!("coordinator{n}.log")))
 }
 
 /// A client job on [`DATASET`] with the constraints of `write_table`

@@ -1,0 +1,203 @@
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::expressions::{Column, TryCastExpr};
+use datafusion::physical_expr::{Distribution, EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::stream::RecordBatchReceiverStream;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
+    PlanProperties,
+};
+use futures::TryStreamExt;
+use serde::{Deserialize, Serialize};
+
+use super::stream::detect_rows;
+use super::wire::output_schema;
+
+/// Milliseconds each detection task waits before detecting (0: none).
+static TASK_DELAY_MS: AtomicU64 = AtomicU64::new(0);
+
+/// TEST CLUSTERS ONLY: makes every detection task in this process wait
+/// `delay` first, so tests can act while a job runs (`dpincon-executor
+/// --task-delay-ms`). Never changes a result.
+pub fn set_task_delay(delay: Duration) {
+    TASK_DELAY_MS.store(delay.as_millis() as u64, Ordering::Relaxed);
+}
+
+/// How a key column of X is compared (the predicate's domain).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KeyDomain {
+    /// Integers, booleans, dates: equal keys are equal raw values.
+    Int,
+    /// Strings: equal keys are equal values.
+    Str,
+    /// Floats: `-0.0 = 0.0` and every NaN is one key, which raw hashing
+    /// would split; the shuffle hashes `TRY_CAST(x AS BIGINT)` instead, a
+    /// function of the value that keeps equal keys together.
+    Float,
+}
+
+/// What a `DetectExec` runs: everything it is rebuilt from on an executor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DetectSpec {
+    /// The group's number (the order of the facts' equality sets).
+    pub group: u32,
+    /// The job's constraint text (parsed and bound on the executor as on
+    /// the coordinator: the same bound list, the same ids).
+    pub constraints: String,
+    /// Ids of the bound constraints this group detects.
+    pub members: Vec<usize>,
+    /// X: the columns the input is hash-partitioned on (empty for the
+    /// unbounded group, read as one partition).
+    pub keys: Vec<(String, KeyDomain)>,
+    /// Test every pair (the reference oracle; non-private test jobs).
+    pub brute_force: bool,
+}
+
+/// Detects one constraint group per input partition (see the module docs).
+#[derive(Debug)]
+pub struct DetectExec {
+    spec: DetectSpec,
+    /// The whole table's schema (the constraints bind against it).
+    table: SchemaRef,
+    input: Arc<dyn ExecutionPlan>,
+    properties: Arc<PlanProperties>,
+}
+
+impl DetectExec {
+    /// The operator over `input` (a table scan, hash-partitioned on
+    /// `spec.keys` when there are any).
+    pub fn try_new(
+        spec: DetectSpec,
+        table: SchemaRef,
+        input: Arc<dyn ExecutionPlan>,
+    ) -> Result<Self> {
+        if spec.keys.is_empty() && input.output_partitioning().partition_count() != 1 {
+            return Err(DataFusionError::Internal(
+                "a group without equality keys is detected in one partition".into(),
+            ));
+        }
+        let schema = output_schema();
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(schema),
+            Partitioning::UnknownPartitioning(input.output_partitioning().partition_count()),
+            EmissionType::Final,
+            Boundedness::Bounded,
+        ));
+        Ok(DetectExec { spec, table, input, properties })
+    }
+
+    /// What it runs.
+    pub fn spec(&self) -> &DetectSpec {
+        &self.spec
+    }
+
+    /// The whole table's schema.
+    pub fn table(&self) -> &SchemaRef {
+        &self.table
+    }
+
+    /// The shuffle keys of `keys` over `input`'s schema.
+    pub fn hash_exprs(
+        keys: &[(String, KeyDomain)],
+        input: &Schema,
+    ) -> Result<Vec<Arc<dyn PhysicalExpr>>> {
+        keys.iter()
+            .map(|(name, domain)| {
+                let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new_with_schema(name, input)?);
+                Ok(match domain {
+                    KeyDomain::Float => Arc::new(TryCastExpr::new(column, DataType::Int64)) as _,
+                    KeyDomain::Int | KeyDomain::Str => column,
+                })
+            })
+            .collect()
+    }
+}
+
+impl DisplayAs for DetectExec {
+    fn fmt_as(&self, _: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "DetectExec: group={} constraints={:?} keys={:?}",
+            self.spec.group, self.spec.members, self.spec.keys
+        )
+    }
+}
+
+impl ExecutionPlan for DetectExec {
+    fn name(&self) -> &str {
+        "DetectExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn required_input_distribution(&self) -> Vec<Distribution> {
+        if self.spec.keys.is_empty() {
+            return vec![Distribution::SinglePartition];
+        }
+        match Self::hash_exprs(&self.spec.keys, &self.input.schema()) {
+            Ok(exprs) => vec![Distribution::KeyPartitioned(exprs)],
+            Err(_) => vec![Distribution::UnspecifiedDistribution],
+        }
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        match (children.pop(), children.is_empty()) {
+            (Some(input), true) => {
+                Ok(Arc::new(DetectExec::try_new(self.spec.clone(), self.table.clone(), input)?))
+            }
+            _ => Err(DataFusionError::Internal("DetectExec has one child".into())),
+        }
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let input = self.input.execute(partition, context)?;
+        let spec = self.spec.clone();
+        let table = self.table.clone();
+        // A small channel: the partition's edges stream out as they are
+        // read off its graph, never all held as batches at once.
+        let mut builder = RecordBatchReceiverStream::builder(output_schema(), 2);
+        let tx = builder.tx();
+        builder.spawn(async move {
+            let batches: Vec<_> = input.try_collect().await?;
+            let delay = TASK_DELAY_MS.load(Ordering::Relaxed);
+            if delay > 0 {
+                tokio::time::sleep(Duration::from_millis(delay)).await;
+            }
+            // Detection is CPU-bound: off the async workers.
+            tokio::task::spawn_blocking(move || {
+                detect_rows(&spec, &table, batches, |b| tx.blocking_send(Ok(b)).is_ok())
+            })
+            .await
+            .map_err(|e| DataFusionError::External(Box::new(e)))?
+        });
+        Ok(builder.build())
+    }
+}

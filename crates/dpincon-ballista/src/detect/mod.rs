@@ -1,0 +1,25 @@
+//! `DetectExec`: the conflict edges of one group of constraints, found per
+//! input partition on the executors.
+//!
+//! A group is the constraints sharing one equality attribute set X_σ (every
+//! FD by its left-hand side; SPEC §2's "hash-partitioning on them first"):
+//! the operator requires its input hash-partitioned on X (Ballista's
+//! shuffle), so every pair that can violate lies inside one partition, and
+//! each partition is detected alone with the embedded detector
+//! (`dpincon_detect::detect`). Constraints without such a set form the
+//! unbounded group, detected over the whole table in one partition.
+//!
+//! Each partition emits its edges as sorted, deduplicated `(u, v)` batches
+//! of global row ids (one run of the coordinator's merge), then its
+//! summary ([`wire`]): its row count and the maximum frequency of X among
+//! its rows (an X value lives in one partition, so the maximum over
+//! partitions is maxfreq_X(D), SPEC §4's `ub-hem` fact).
+
+mod exec;
+mod stream;
+#[cfg(test)]
+mod tests;
+pub mod wire;
+
+pub use exec::{DetectExec, DetectSpec, KeyDomain, set_task_delay};
+pub use stream::detect_rows;

@@ -1,0 +1,103 @@
+//! One partition's detection: rows in, sorted edge batches and the
+//! partition's summary out (the format of [`super::wire`]).
+
+use std::path::PathBuf;
+
+use datafusion::arrow::array::{ArrayRef, AsArray, new_null_array};
+use datafusion::arrow::compute::{concat_batches, sort_to_indices, take_record_batch};
+use datafusion::arrow::datatypes::{SchemaRef, UInt32Type};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::error::{DataFusionError, Result};
+use dpincon_detect::{DetectOptions, compile, detect, equality_frequencies};
+use dpincon_source::{TableData, encode};
+
+use super::exec::DetectSpec;
+use super::wire::{batch, summary};
+
+/// Edges per output batch.
+const BATCH_EDGES: usize = 1 << 16;
+
+fn failed(what: impl std::fmt::Display) -> DataFusionError {
+    DataFusionError::Execution(format!("detection: {what}"))
+}
+
+/// Detects `spec`'s constraints among the rows of `batches` (a row-id
+/// column first, then some of `table`'s columns) and hands the edges to
+/// `emit` as sorted `(u, v)` batches of row ids, then the summary; stops
+/// early when `emit` returns false (the consumer is gone).
+pub fn detect_rows(
+    spec: &DetectSpec,
+    table: &SchemaRef,
+    batches: Vec<RecordBatch>,
+    mut emit: impl FnMut(RecordBatch) -> bool,
+) -> Result<()> {
+    let Some(first) = batches.first() else {
+        let max = (!spec.keys.is_empty()).then_some(0);
+        emit(summary(spec.group, 0, max)?);
+        return Ok(());
+    };
+    let rows = concat_batches(&first.schema(), &batches)?;
+    drop(batches);
+    // Rows in id order: local position order is then global id order, so
+    // the local stream Λ maps to sorted global edges with no sort.
+    let order = sort_to_indices(rows.column(0), None, None)?;
+    let rows = take_record_batch(&rows, &order)?;
+    let ids: Vec<u32> = rows.column(0).as_primitive::<UInt32Type>().values().to_vec();
+    let n = u32::try_from(ids.len()).map_err(|_| failed("more than 2^32 rows"))?;
+
+    // The whole table's width, the columns this group does not compare
+    // left NULL: the constraints bind by name to the same indexes as on
+    // the coordinator.
+    let columns: Vec<ArrayRef> = table
+        .fields()
+        .iter()
+        .map(|f| match rows.column_by_name(f.name()) {
+            Some(c) => c.clone(),
+            None => new_null_array(f.data_type(), ids.len()),
+        })
+        .collect();
+    let data = TableData {
+        path: PathBuf::from("partition"),
+        arrow_schema: table.clone(),
+        batches: vec![RecordBatch::try_new(table.clone(), columns)?],
+        rows: n,
+    };
+    let parsed = dpincon_constraints::parse_constraints(&spec.constraints).map_err(failed)?;
+    let bound = dpincon_constraints::bind(&parsed, &data.schema()).map_err(failed)?;
+    let members: Vec<_> = bound.into_iter().filter(|c| spec.members.contains(&c.id)).collect();
+    if members.len() != spec.members.len() {
+        return Err(failed("the constraints do not match the plan"));
+    }
+    let relation = encode(&data, &members).map_err(failed)?;
+    drop(data);
+    let compiled = compile(&members, &relation).map_err(failed)?;
+    let options = DetectOptions { threads: 1, brute_force: spec.brute_force, memory_limit: None };
+    let detection = detect(&relation, &compiled, options).map_err(failed)?;
+    let max_frequency = if spec.keys.is_empty() {
+        None
+    } else {
+        let f = equality_frequencies(&relation, &compiled);
+        match f.max_frequencies.as_slice() {
+            [one] => Some(u32::try_from(*one).map_err(failed)?),
+            _ => return Err(failed("a group has exactly one equality attribute set")),
+        }
+    };
+    drop(relation);
+
+    let (mut us, mut vs) = (Vec::with_capacity(BATCH_EDGES), Vec::with_capacity(BATCH_EDGES));
+    for e in detection.graph.edges() {
+        us.push(ids[e.u as usize]);
+        vs.push(ids[e.v as usize]);
+        if us.len() == BATCH_EDGES {
+            let full = (std::mem::take(&mut us), std::mem::take(&mut vs));
+            if !emit(batch(full.0, full.1)?) {
+                return Ok(());
+            }
+        }
+    }
+    if !us.is_empty() && !emit(batch(us, vs)?) {
+        return Ok(());
+    }
+    emit(summary(spec.group, n, max_frequency)?);
+    Ok(())
+}

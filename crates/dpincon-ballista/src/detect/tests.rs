@@ -1,0 +1,114 @@
+//! The operators run by plain DataFusion (no cluster): the plan's edges,
+//! merged, are the embedded graph; its facts are the embedded facts.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::physical_plan::collect_partitioned;
+use datafusion::prelude::SessionContext;
+use dpincon_graph::{SpillConfig, edge_stream_fingerprint};
+
+use crate::detect::wire::{Reader, Summary};
+use crate::merge::EdgeRuns;
+use crate::plan::{PlanRequest, build_plan};
+use crate::scan::ScanFormat;
+
+const SCHEMA: &str = "Zip:int,City:string,State:string,Salary:int,Rate:float";
+
+fn table(dir: &Path) -> std::path::PathBuf {
+    // Zip → City broken in zips 1 and 3; State with Salary/Rate order
+    // broken by rows 4 and 6; Rate -0.0 and 0.0 equal (rows 2, 5).
+    let csv = "Zip,City,State,Salary,Rate\n\
+               1,A,NY,10,1.0\n\
+               1,B,NY,20,2.0\n\
+               2,C,CA,30,-0.0\n\
+               3,D,CA,40,4.0\n\
+               3,,CA,50,0.5\n\
+               3,E,TX,60,0.0\n\
+               1,A,NY,70,0.1\n";
+    let path = dir.join("t.csv");
+    std::fs::write(&path, csv).unwrap();
+    path
+}
+
+const DCS: &str = "FD: Zip -> City\n\
+                   not(t1.State=t2.State & t1.Salary>t2.Salary & t1.Rate<t2.Rate)\n\
+                   not(t1.Rate=t2.Rate & t1.Zip!=t2.Zip)\n\
+                   not(t1.Salary<t2.Salary & t1.Zip>t2.Zip)\n";
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("Zip", DataType::Int64, true),
+        Field::new("City", DataType::Utf8, true),
+        Field::new("State", DataType::Utf8, true),
+        Field::new("Salary", DataType::Int64, true),
+        Field::new("Rate", DataType::Float64, true),
+    ]))
+}
+
+#[tokio::test]
+async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = table(dir.path());
+    let dcs = dir.path().join("t.dcs");
+    std::fs::write(&dcs, DCS).unwrap();
+    let request = PlanRequest {
+        path: &data,
+        format: ScanFormat::Csv { schema: Some(SCHEMA.into()), infer_rows: None },
+        table: schema(),
+        constraints: DCS,
+        brute_force: false,
+        partitions: 3,
+    };
+    let plan = build_plan(&request).unwrap();
+    // Groups: {Zip}, {State}, {Rate} by slot order, then the unbounded one.
+    assert_eq!(plan.groups(), 4);
+    assert!(plan.unbounded);
+    let ctx = SessionContext::new();
+    let partitions = collect_partitioned(plan.plan.clone(), ctx.task_ctx()).await.unwrap();
+    assert_eq!(partitions.len(), 3 * 3 + 1);
+
+    let mut runs = EdgeRuns::new(dir.path().to_path_buf(), 3);
+    let mut rows = vec![0u64; plan.groups()];
+    let mut maxima = vec![0u64; plan.sets.len()];
+    for partition in &partitions {
+        let mut reader = Reader::default();
+        for batch in partition {
+            let edge = |u, v| {
+                runs.push(u, v).unwrap();
+                Ok(())
+            };
+            let summary = |s: Summary| {
+                let g = s.group as usize;
+                rows[g] += u64::from(s.rows);
+                match s.max_frequency {
+                    Some(max) => maxima[g] = maxima[g].max(u64::from(max)),
+                    None => assert_eq!(g, maxima.len(), "only the unbounded group has none"),
+                }
+                Ok(())
+            };
+            reader.read(batch, edge, summary).unwrap();
+        }
+        reader.finish().unwrap();
+    }
+    assert_eq!(rows, vec![7; 4], "every group sees every row once");
+    let spill = SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 1 << 20 };
+    let (graph, fingerprint) = runs.finish(7, &spill).unwrap();
+
+    let mut job = dpincon_engine::JobConfig::new(&data, &dcs);
+    job.schema = Some(SCHEMA.into());
+    let want = dpincon_engine::load(&job, &dpincon_engine::NoProgress).await.unwrap();
+    assert_eq!(graph.edges().collect::<Vec<_>>(), want.graph.edges().collect::<Vec<_>>());
+    assert_eq!(fingerprint, edge_stream_fingerprint(want.graph.edges()));
+    let f = plan.frequencies(maxima);
+    assert_eq!(f.max_frequencies, want.facts.max_frequencies);
+    assert_eq!(f.minimal_max_frequencies, want.facts.minimal_max_frequencies);
+    assert_eq!(f.unbounded, want.facts.unbounded);
+    // Hand-derived: zip 1 has rows 0, 1, 6 (City A, B, A): edges 0-1, 1-6;
+    // zip 3 has rows 3, 4 (4's City NULL: no edge), 5 (E): 3-5.
+    // Rate -0.0 = 0.0 across zips 2 and 3: 2-5.
+    for e in [(0, 1), (1, 6), (3, 5), (2, 5)] {
+        assert!(graph.edges().any(|x| (x.u, x.v) == e), "{e:?}");
+    }
+}

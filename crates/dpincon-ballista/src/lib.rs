@@ -1,0 +1,59 @@
+//! dpincon's conflict detection on Apache DataFusion Ballista: our
+//! DataFusion physical operators, their codec, the plan of a job, and the
+//! coordinator's side (submitting the plan, merging the edge stream).
+//!
+//! - [`scan`]: `TableScanExec`, the table read by the executors with row
+//!   ids = row positions (SPEC §1) from the Parquet footer's row counts.
+//! - [`detect`]: `DetectExec`, the embedded detector run per hash
+//!   partition of a constraint group's equality attributes (Ballista's
+//!   shuffle does the partitioning), emitting sorted `(u, v)` runs.
+//! - [`codec`]: `DpinconCodec`, wrapping Ballista's codec; the scheduler,
+//!   the executors and the client all need it.
+//! - [`plan`]: the physical plan of a job, from constraints and schema.
+//! - [`merge`]: sorted runs → one deduplicated stream Λ → spilling graph.
+//! - [`loader`]: `BallistaLoader`, the engine's `JobLoader` seam: the
+//!   coordinator never reads the table, never holds the edge set.
+//! - [`process`]: configurations of our scheduler and executor processes,
+//!   and an in-process cluster for tests.
+//!
+//! The pure crates (detect, graph, measures, release) know nothing of
+//! Ballista; this crate only wires them into DataFusion operators.
+
+#![warn(missing_docs)]
+
+pub mod codec;
+pub mod detect;
+pub mod loader;
+pub mod merge;
+pub mod plan;
+pub mod process;
+pub mod scan;
+
+pub use codec::DpinconCodec;
+pub use loader::{BallistaLoader, DetectStats};
+
+/// The crate's one error type.
+#[derive(Debug, thiserror::Error)]
+pub enum BallistaError {
+    /// A constraint is malformed or does not fit the table.
+    #[error(transparent)]
+    Constraint(#[from] dpincon_constraints::ConstraintError),
+    /// The table's schema or encoding failed.
+    #[error(transparent)]
+    Source(#[from] dpincon_source::SourceError),
+    /// Detection could not be planned.
+    #[error(transparent)]
+    Detect(#[from] dpincon_detect::DetectError),
+    /// The plan could not be built.
+    #[error("plan: {0}")]
+    Plan(String),
+    /// DataFusion or Ballista failed (building, submitting or running).
+    #[error("distributed engine: {0}")]
+    Engine(#[from] datafusion::error::DataFusionError),
+    /// The result could not be merged (disk, or a malformed result).
+    #[error("merging the edge stream: {0}")]
+    Merge(String),
+    /// A process could not start.
+    #[error("{0}")]
+    Process(String),
+}

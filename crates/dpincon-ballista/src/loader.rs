@@ -1,0 +1,266 @@
+//! The coordinator's side of a job: the engine's `JobLoader` seam run on
+//! Ballista. Plan from the constraints and the schema (no row read),
+//! submit, merge the executors' sorted runs into Λ, assemble the facts.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use ballista_core::extension::SessionConfigExt;
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::error::DataFusionError;
+use datafusion::execution::SendableRecordBatchStream;
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::SessionConfig;
+use datafusion_proto::protobuf::PhysicalPlanNode;
+use dpincon_engine::{
+    EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, parse_bytes, plan_reports,
+    read_options,
+};
+use dpincon_graph::{EdgeFingerprint, SpillConfig};
+use dpincon_release::TableFacts;
+use dpincon_source::DataFormat;
+use futures::TryStreamExt;
+
+use crate::detect::wire::Reader;
+use crate::merge::{DEFAULT_RUN_EDGES, EdgeRuns};
+use crate::plan::{JobPlan, PlanRequest, build_plan};
+use crate::scan::ScanFormat;
+use crate::{BallistaError, DpinconCodec};
+
+/// What one job's detection did, for the operator's status and log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetectStats {
+    /// Constraint groups (branches of the plan).
+    pub groups: usize,
+    /// Detection tasks (groups × their partitions).
+    pub tasks: usize,
+    /// Edges received from the executors, repeats included.
+    pub received: u64,
+    /// The graph's stream Λ: edge count and order-sensitive hash.
+    pub fingerprint: EdgeFingerprint,
+}
+
+/// Loads jobs on a Ballista cluster (see the module docs).
+#[derive(Debug)]
+pub struct BallistaLoader {
+    /// The scheduler, `http://host:port`.
+    pub scheduler: String,
+    /// Hash partitions per constraint group (and Parquet scan partitions).
+    pub partitions: usize,
+    /// Where edge runs and the graph's spill file go.
+    pub work_dir: PathBuf,
+    /// Graph memory before spilling, when the job sets no `memory_limit`.
+    pub graph_memory: u64,
+    /// Edges per in-memory run.
+    pub run_edges: usize,
+    stats: Mutex<Option<DetectStats>>,
+}
+
+impl BallistaLoader {
+    /// A loader for the scheduler at `scheduler` (defaults: 8 partitions,
+    /// 256 MiB of graph, runs of 8 Mi edges).
+    pub fn new(scheduler: impl Into<String>, work_dir: impl Into<PathBuf>) -> Self {
+        BallistaLoader {
+            scheduler: scheduler.into(),
+            partitions: 8,
+            work_dir: work_dir.into(),
+            graph_memory: 256 << 20,
+            run_edges: DEFAULT_RUN_EDGES,
+            stats: Mutex::new(None),
+        }
+    }
+
+    /// The last loaded job's figures.
+    pub fn stats(&self) -> Option<DetectStats> {
+        self.stats.lock().expect("stats lock").clone()
+    }
+}
+
+fn remote(e: impl std::fmt::Display) -> EngineError {
+    EngineError::Remote(e.to_string())
+}
+
+fn engine_error(e: BallistaError, constraints: &Path) -> EngineError {
+    match e {
+        BallistaError::Constraint(source) => {
+            EngineError::Constraint { path: constraints.to_path_buf(), source }
+        }
+        BallistaError::Source(e) => EngineError::Source(e),
+        BallistaError::Detect(e) => EngineError::Detect(e),
+        other => remote(other),
+    }
+}
+
+/// The table's Arrow schema and how executors read it, without reading a
+/// row: a Parquet file's footer, or a CSV table's declared types (which
+/// must then name every column, in order).
+pub fn table_schema(config: &JobConfig) -> Result<(SchemaRef, ScanFormat), EngineError> {
+    let options = read_options(config)?;
+    match options.format.unwrap_or_else(|| DataFormat::from_path(&config.data)) {
+        DataFormat::Parquet => {
+            let path = &config.data;
+            let open = |message: String| {
+                EngineError::Source(dpincon_source::SourceError::Open {
+                    path: path.clone(),
+                    message,
+                })
+            };
+            let file = std::fs::File::open(path).map_err(|e| open(e.to_string()))?;
+            let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+                .map_err(|e| open(format!("not a readable Parquet file: {e}")))?;
+            Ok((builder.schema().clone(), ScanFormat::Parquet))
+        }
+        DataFormat::Csv => {
+            if options.schema.is_empty() {
+                return Err(EngineError::Config(
+                    "a CSV table in distributed mode needs its declared column types \
+                     (schema), or convert it to Parquet"
+                        .into(),
+                ));
+            }
+            let fields: Vec<Field> = options
+                .schema
+                .iter()
+                .map(|o| Field::new(&o.column, o.data_type.clone(), true))
+                .collect();
+            let format =
+                ScanFormat::Csv { schema: config.schema.clone(), infer_rows: config.infer_rows };
+            Ok((Arc::new(Schema::new(fields)), format))
+        }
+    }
+}
+
+/// Submits `plan` to the scheduler at `scheduler` and streams its result.
+pub async fn submit(
+    scheduler: &str,
+    plan: Arc<dyn ExecutionPlan>,
+) -> Result<SendableRecordBatchStream, BallistaError> {
+    let codec = DpinconCodec::shared();
+    let session = SessionConfig::new_with_ballista()
+        .with_ballista_physical_extension_codec(codec.clone())
+        .with_ballista_job_name("dpincon detection");
+    let config = session.ballista_config();
+    let session_id = uuid::Uuid::new_v4().to_string();
+    Ok(ballista_core::execution_plans::execute_physical_plan::<PhysicalPlanNode>(
+        scheduler.to_string(),
+        &config,
+        plan,
+        codec.as_ref(),
+        session_id,
+        session,
+    )
+    .await?)
+}
+
+/// Per-group totals from the partitions' summary rows.
+#[derive(Debug, Default, Clone)]
+struct GroupTotals {
+    rows: u64,
+    max_frequency: u64,
+    partitions: usize,
+}
+
+impl JobLoader for BallistaLoader {
+    async fn load(
+        &self,
+        config: &JobConfig,
+        progress: &dyn Progress,
+    ) -> Result<LoadedJob, EngineError> {
+        let text = std::fs::read_to_string(&config.constraints).map_err(|e| {
+            EngineError::ConstraintFile { path: config.constraints.clone(), message: e.to_string() }
+        })?;
+        progress.start(Phase::Read);
+        let read_start = Instant::now();
+        let (table, format) = table_schema(config)?;
+        let request = PlanRequest {
+            path: &config.data,
+            format,
+            table,
+            constraints: &text,
+            brute_force: config.brute_force,
+            partitions: self.partitions,
+        };
+        let plan = build_plan(&request).map_err(|e| engine_error(e, &config.constraints))?;
+        let read_s = read_start.elapsed().as_secs_f64();
+        progress.finish(Phase::Read, read_s);
+
+        progress.start(Phase::Detect);
+        let detect_start = Instant::now();
+        let memory = match &config.memory_limit {
+            Some(limit) => parse_bytes(limit)?,
+            None => self.graph_memory,
+        };
+        let (facts, graph, stats) = self.detect(&plan, memory).await?;
+        let detect_s = detect_start.elapsed().as_secs_f64();
+        progress.finish(Phase::Detect, detect_s);
+        *self.stats.lock().expect("stats lock") = Some(stats);
+        Ok(LoadedJob {
+            graph,
+            facts,
+            plans: plan_reports(&plan.bound, &plan.detection_plans),
+            constraint_count: plan.bound.len(),
+            threads: 1,
+            read_s,
+            detect_s,
+        })
+    }
+}
+
+impl BallistaLoader {
+    async fn detect(
+        &self,
+        plan: &JobPlan,
+        memory: u64,
+    ) -> Result<(TableFacts, dpincon_graph::ConflictGraph, DetectStats), EngineError> {
+        let mut stream = submit(&self.scheduler, plan.plan.clone()).await.map_err(remote)?;
+        let mut runs = EdgeRuns::new(self.work_dir.clone(), self.run_edges);
+        let mut groups = vec![GroupTotals::default(); plan.groups()];
+        let mut reader = Reader::default();
+        while let Some(batch) = stream.try_next().await.map_err(remote)? {
+            reader
+                .read(
+                    &batch,
+                    |u, v| runs.push(u, v).map_err(|e| DataFusionError::External(Box::new(e))),
+                    |s| {
+                        let g = groups.get_mut(s.group as usize).ok_or_else(|| {
+                            DataFusionError::Execution("a summary of an unknown group".into())
+                        })?;
+                        g.rows += u64::from(s.rows);
+                        g.partitions += 1;
+                        if let Some(max) = s.max_frequency {
+                            g.max_frequency = g.max_frequency.max(u64::from(max));
+                        }
+                        Ok(())
+                    },
+                )
+                .map_err(remote)?;
+        }
+        reader.finish().map_err(remote)?;
+        // Every group saw every row once: a lost or doubled partition
+        // shows here rather than as a wrong graph.
+        let rows = groups[0].rows;
+        if groups.iter().any(|g| g.rows != rows || g.partitions == 0) {
+            return Err(remote("the groups' row counts disagree: a partition is missing"));
+        }
+        let nodes = u32::try_from(rows).map_err(|_| remote("more than 2^32 rows"))?;
+        let received = runs.received;
+        let spill = SpillConfig { dir: self.work_dir.clone(), memory_limit: memory };
+        let (graph, fingerprint) = tokio::task::spawn_blocking(move || runs.finish(nodes, &spill))
+            .await
+            .map_err(remote)?
+            .map_err(remote)?;
+        let maxima = groups.iter().take(plan.sets.len()).map(|g| g.max_frequency).collect();
+        let f = plan.frequencies(maxima);
+        let facts = TableFacts {
+            rows,
+            max_frequencies: f.max_frequencies,
+            minimal_max_frequencies: f.minimal_max_frequencies,
+            unbounded: f.unbounded,
+        };
+        let tasks = groups.iter().map(|g| g.partitions).sum();
+        let stats = DetectStats { groups: groups.len(), tasks, received, fingerprint };
+        Ok((facts, graph, stats))
+    }
+}

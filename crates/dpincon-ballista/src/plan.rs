@@ -1,0 +1,178 @@
+//! The physical plan of a job's detection, built on the coordinator from
+//! the constraint text and the table's schema alone (no row is read).
+//!
+//! One branch per constraint group (see [`crate::detect`]):
+//! `TableScanExec → RepartitionExec(hash of X, k) → DetectExec` for each
+//! distinct equality attribute set X, `TableScanExec (1 partition) →
+//! DetectExec` for the constraints without one; a `UnionExec` on top.
+//! Ballista cuts the plan at each `RepartitionExec` into a scan stage and a
+//! shuffle (hash-partitioned files on the executors' disks) read by the
+//! detection stage; retries and lost executors are its business.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::physical_plan::repartition::RepartitionExec;
+use datafusion::physical_plan::union::UnionExec;
+use datafusion::physical_plan::{ExecutionPlan, Partitioning};
+use dpincon_constraints::{BoundConstraint, Domain};
+use dpincon_detect::{
+    DetectionPlan, EqualityFrequencies, brute_force_plans, compile, describe_plans,
+    equality_attributes, required_columns,
+};
+use dpincon_source::{TableData, encode};
+
+use crate::BallistaError;
+use crate::detect::{DetectExec, DetectSpec, KeyDomain};
+use crate::scan::{ScanFormat, ScanSpec, TableScanExec};
+
+/// What the plan is built from.
+#[derive(Debug, Clone)]
+pub struct PlanRequest<'a> {
+    /// The table, at a path every executor can read.
+    pub path: &'a Path,
+    /// How executors read it.
+    pub format: ScanFormat,
+    /// The whole table's Arrow schema (Parquet footer, or declared types).
+    pub table: SchemaRef,
+    /// The job's constraint text.
+    pub constraints: &'a str,
+    /// Test every pair (non-private test jobs).
+    pub brute_force: bool,
+    /// Hash partitions per group, and Parquet scan partitions.
+    pub partitions: usize,
+}
+
+/// A job's plan and what the coordinator needs to read its result.
+#[derive(Debug)]
+pub struct JobPlan {
+    /// The plan to submit.
+    pub plan: Arc<dyn ExecutionPlan>,
+    /// The constraints after FD expansion, bound to the schema.
+    pub bound: Vec<BoundConstraint>,
+    /// How each constraint is detected inside a partition (for reports).
+    pub detection_plans: Vec<DetectionPlan>,
+    /// The equality attribute sets, as slot lists, in group order (group
+    /// `g < sets.len()` is `sets[g]`; group `sets.len()` is the unbounded
+    /// one, if any).
+    pub sets: Vec<Vec<usize>>,
+    /// Some constraint has no equality attribute set.
+    pub unbounded: bool,
+}
+
+impl JobPlan {
+    /// The `ub-hem` facts from each group's maximum frequency (over its
+    /// partitions), in group order.
+    pub fn frequencies(&self, maxima: Vec<u64>) -> EqualityFrequencies {
+        EqualityFrequencies::from_maxima(&self.sets, maxima, self.unbounded)
+    }
+
+    /// Number of groups (branches of the union).
+    pub fn groups(&self) -> usize {
+        self.sets.len() + usize::from(self.unbounded)
+    }
+}
+
+fn key_domain(domain: Domain) -> KeyDomain {
+    match domain {
+        Domain::Int => KeyDomain::Int,
+        Domain::Float => KeyDomain::Float,
+        Domain::Str => KeyDomain::Str,
+    }
+}
+
+/// Builds the plan (see the module docs). Constraint errors name the
+/// constraint; no row is read.
+pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
+    let table = &request.table;
+    let parsed = dpincon_constraints::parse_constraints(request.constraints)?;
+    let empty = TableData {
+        path: request.path.to_path_buf(),
+        arrow_schema: table.clone(),
+        batches: Vec::new(),
+        rows: 0,
+    };
+    let bound = dpincon_constraints::bind(&parsed, &empty.schema())?;
+    if bound.is_empty() {
+        return Err(BallistaError::Plan("the job has no constraint".into()));
+    }
+    // An empty relation has the slots (and the constants' codes) the real
+    // one will have: enough for planning, sets and reports.
+    let relation = encode(&empty, &bound)?;
+    let compiled = compile(&bound, &relation)?;
+    let detection_plans =
+        if request.brute_force { brute_force_plans(&compiled) } else { describe_plans(&compiled) };
+    let column_of: BTreeMap<usize, (usize, Domain)> = required_columns(&bound)
+        .into_iter()
+        .filter_map(|(c, d)| relation.slot(c, d).map(|s| (s, (c, d))))
+        .collect();
+    let mut groups: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
+    let mut unbounded = Vec::new();
+    for c in &compiled {
+        let x = equality_attributes(c);
+        if x.is_empty() {
+            unbounded.push(c.id);
+        } else {
+            groups.entry(x.into_iter().collect()).or_default().push(c.id);
+        }
+    }
+
+    let k = request.partitions.max(1);
+    let scan = |members: &[usize], partitions: usize| {
+        let used: BTreeSet<usize> = required_columns(
+            &bound.iter().filter(|c| members.contains(&c.id)).cloned().collect::<Vec<_>>(),
+        )
+        .into_iter()
+        .map(|(c, _)| c)
+        .collect();
+        let columns = used.into_iter().map(|c| table.field(c).name().clone()).collect();
+        let spec = ScanSpec {
+            path: request.path.to_string_lossy().into_owned(),
+            format: request.format.clone(),
+            columns,
+            partitions,
+        };
+        TableScanExec::try_new(spec, table)
+    };
+    let mut branches: Vec<Arc<dyn ExecutionPlan>> = Vec::new();
+    let mut sets = Vec::new();
+    for (group, (x, members)) in groups.into_iter().enumerate() {
+        let keys: Vec<(String, KeyDomain)> = x
+            .iter()
+            .map(|s| {
+                let (c, d) = column_of[s];
+                (table.field(c).name().clone(), key_domain(d))
+            })
+            .collect();
+        let input: Arc<dyn ExecutionPlan> = Arc::new(scan(&members, k)?);
+        let exprs = DetectExec::hash_exprs(&keys, &input.schema())?;
+        let shuffled = Arc::new(RepartitionExec::try_new(input, Partitioning::Hash(exprs, k))?);
+        let spec = DetectSpec {
+            group: group as u32,
+            constraints: request.constraints.to_string(),
+            members,
+            keys,
+            brute_force: request.brute_force,
+        };
+        branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), shuffled)?));
+        sets.push(x);
+    }
+    let has_unbounded = !unbounded.is_empty();
+    if has_unbounded {
+        // No equality to split on: one task sees every pair (the
+        // embedded IEJoin / range scan inside it).
+        let input = Arc::new(scan(&unbounded, 1)?);
+        let spec = DetectSpec {
+            group: sets.len() as u32,
+            constraints: request.constraints.to_string(),
+            members: unbounded,
+            keys: Vec::new(),
+            brute_force: request.brute_force,
+        };
+        branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), input)?));
+    }
+    let plan = UnionExec::try_new(branches)?;
+    Ok(JobPlan { plan, bound, detection_plans, sets, unbounded: has_unbounded })
+}

@@ -1,0 +1,187 @@
+//! Our Ballista processes: the scheduler and executor configurations with
+//! [`DpinconCodec`](crate::DpinconCodec) registered (a stock Ballista image
+//! cannot decode our operators), and an in-process cluster for tests.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ballista_core::config::TaskSchedulingPolicy;
+use ballista_core::serde::BallistaCodec;
+use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
+use ballista_core::utils::{default_config_producer, default_session_builder};
+use ballista_executor::executor_process::{ExecutorProcessConfig, start_executor_process};
+use ballista_scheduler::cluster::BallistaCluster;
+use ballista_scheduler::config::SchedulerConfig;
+use ballista_scheduler::scheduler_process::{create_scheduler, start_grpc_service_with_listener};
+use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
+
+use crate::{BallistaError, DpinconCodec};
+
+/// Ballista's log lines (the `log` crate) at `level` and above, on
+/// standard error: the processes' only log (lost executors, retried
+/// stages, failed tasks).
+pub fn log_to_stderr(level: log::LevelFilter) {
+    struct Stderr;
+    impl log::Log for Stderr {
+        fn enabled(&self, metadata: &log::Metadata) -> bool {
+            metadata.level() <= log::max_level()
+        }
+        fn log(&self, record: &log::Record) {
+            if self.enabled(record.metadata()) {
+                eprintln!("{} {}: {}", record.level(), record.target(), record.args());
+            }
+        }
+        fn flush(&self) {}
+    }
+    static LOGGER: Stderr = Stderr;
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(level);
+    }
+}
+
+/// gRPC messages up to this size each way (a shuffle or result batch).
+pub const MAX_MESSAGE_BYTES: u32 = 256 << 20;
+
+/// How quickly a lost executor is noticed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Liveness {
+    /// Executors send a heartbeat this often.
+    pub heartbeat: Duration,
+    /// The scheduler drops an executor silent this long and reruns its
+    /// work (lost shuffle output included).
+    pub executor_timeout: Duration,
+}
+
+impl Default for Liveness {
+    fn default() -> Self {
+        Liveness { heartbeat: Duration::from_secs(5), executor_timeout: Duration::from_secs(30) }
+    }
+}
+
+/// The scheduler's configuration: bound to `listen`, advertised as
+/// `external_host`, with our codec.
+pub fn scheduler_config(
+    listen: SocketAddr,
+    external_host: &str,
+    liveness: Liveness,
+) -> SchedulerConfig {
+    let mut config = SchedulerConfig::default()
+        .with_hostname(external_host)
+        .with_port(listen.port())
+        .with_scheduler_policy(TaskSchedulingPolicy::PullStaged)
+        .with_grpc_server_max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .with_grpc_server_max_encoding_message_size(MAX_MESSAGE_BYTES)
+        .with_grpc_client_max_message_size(MAX_MESSAGE_BYTES);
+    config.bind_host = listen.ip().to_string();
+    config.executor_timeout_seconds = liveness.executor_timeout.as_secs().max(1);
+    config.expire_dead_executor_interval_seconds = (liveness.executor_timeout.as_secs() / 3).max(1);
+    config.override_physical_codec = Some(DpinconCodec::shared());
+    config
+}
+
+/// Serves the scheduler on an already bound `listener` until it fails.
+pub async fn serve_scheduler(
+    config: SchedulerConfig,
+    listener: tokio::net::TcpListener,
+) -> Result<(), BallistaError> {
+    let process = |e: ballista_core::error::BallistaError| BallistaError::Process(e.to_string());
+    config.validate().map_err(process)?;
+    let cluster = BallistaCluster::new_from_config(&config).await.map_err(process)?;
+    let scheduler =
+        create_scheduler::<LogicalPlanNode, PhysicalPlanNode>(cluster, Arc::new(config))
+            .await
+            .map_err(process)?;
+    start_grpc_service_with_listener(listener, scheduler).await.map_err(process)
+}
+
+/// Where an executor serves and whom it polls.
+#[derive(Debug, Clone)]
+pub struct ExecutorOptions {
+    /// The Arrow Flight address (shuffle and result fetches); the port must
+    /// be a real one (it is advertised).
+    pub listen: SocketAddr,
+    /// The host other processes reach it by.
+    pub external_host: Option<String>,
+    /// Its gRPC port (push scheduling only; unused by pull scheduling).
+    pub grpc_port: u16,
+    /// The scheduler's host and port.
+    pub scheduler: (String, u16),
+    /// Tasks run at once (0: one per core).
+    pub slots: usize,
+    /// Shuffle files (a temporary directory by default).
+    pub work_dir: Option<String>,
+    /// Heartbeat period.
+    pub liveness: Liveness,
+}
+
+/// The executor's configuration, with our codec.
+pub fn executor_config(options: &ExecutorOptions) -> ExecutorProcessConfig {
+    let slots = if options.slots == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        options.slots
+    };
+    ExecutorProcessConfig {
+        bind_host: options.listen.ip().to_string(),
+        external_host: options.external_host.clone(),
+        port: options.listen.port(),
+        grpc_port: options.grpc_port,
+        scheduler_host: options.scheduler.0.clone(),
+        scheduler_port: options.scheduler.1,
+        // Wait for a scheduler that starts after us (pods start in any order).
+        scheduler_connect_timeout_seconds: 60,
+        vcores: slots,
+        task_scheduling_policy: TaskSchedulingPolicy::PullStaged,
+        work_dir: options.work_dir.clone(),
+        special_mod_log_level: "WARN".into(),
+        print_thread_info: false,
+        grpc_max_decoding_message_size: MAX_MESSAGE_BYTES,
+        grpc_max_encoding_message_size: MAX_MESSAGE_BYTES,
+        executor_heartbeat_interval_seconds: options.liveness.heartbeat.as_secs().max(1),
+        override_physical_codec: Some(DpinconCodec::shared()),
+        ..ExecutorProcessConfig::default()
+    }
+}
+
+/// Runs an executor until it fails.
+pub async fn run_executor(config: ExecutorProcessConfig) -> Result<(), BallistaError> {
+    start_executor_process(Arc::new(config))
+        .await
+        .map_err(|e| BallistaError::Process(e.to_string()))
+}
+
+/// A scheduler and `executors` executors in this process, on loopback
+/// ports (Ballista's standalone mode with our codec); returns the
+/// scheduler's URL. For tests: they live as long as the runtime.
+pub async fn standalone(executors: usize, slots: usize) -> Result<String, BallistaError> {
+    let process = |e: ballista_core::error::BallistaError| BallistaError::Process(e.to_string());
+    let codec: BallistaCodec<LogicalPlanNode, PhysicalPlanNode> = BallistaCodec::new(
+        Arc::new(ballista_core::serde::BallistaLogicalExtensionCodec::default()),
+        DpinconCodec::shared(),
+    );
+    let addr = ballista_scheduler::standalone::new_standalone_scheduler_with_builder(
+        Arc::new(default_session_builder),
+        Arc::new(default_config_producer),
+        codec.clone(),
+    )
+    .await
+    .map_err(process)?;
+    let url = format!("http://127.0.0.1:{}", addr.port());
+    for _ in 0..executors.max(1) {
+        let scheduler = SchedulerGrpcClient::connect(url.clone())
+            .await
+            .map_err(|e| BallistaError::Process(format!("scheduler at {url}: {e}")))?;
+        ballista_executor::new_standalone_executor_from_builder(
+            scheduler,
+            slots.max(1),
+            Arc::new(default_config_producer),
+            Arc::new(|_| Ok(Arc::new(datafusion::execution::runtime_env::RuntimeEnv::default()))),
+            codec.clone(),
+            Default::default(),
+        )
+        .await
+        .map_err(process)?;
+    }
+    Ok(url)
+}

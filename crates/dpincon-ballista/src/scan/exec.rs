@@ -1,0 +1,327 @@
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, AsArray, UInt32Array};
+use datafusion::arrow::compute::{CastOptions, cast_with_options};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt32Type};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::memory::MemorySourceConfig;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::parquet::arrow::ProjectionMask;
+use datafusion::parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::stream::RecordBatchReceiverStream;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
+    PlanProperties,
+};
+use dpincon_source::{DataFormat, ReadOptions, parse_schema_override, read_table};
+use futures::TryStreamExt;
+use serde::{Deserialize, Serialize};
+
+/// The name of the row-id column every scan puts first (UInt32, the row's
+/// 0-based position in the table).
+pub const ROW_ID: &str = "__dpincon_row";
+
+/// The table's format, as the executors read it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ScanFormat {
+    /// Parquet: split by row groups.
+    Parquet,
+    /// CSV with a header row, read whole by one task; `schema` is the
+    /// declared `Name:type,...` list (the embedded reader's `--schema`).
+    Csv {
+        /// Forced column types.
+        schema: Option<String>,
+        /// Rows to infer the other columns' types from (all by default).
+        infer_rows: Option<usize>,
+    },
+}
+
+/// What a scan reads: everything the operator is rebuilt from on an
+/// executor (the codec serialises it with the output schema).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScanSpec {
+    /// A path every executor can read.
+    pub path: String,
+    /// How to read it.
+    pub format: ScanFormat,
+    /// The columns to keep, by name, in output order (after the row id).
+    pub columns: Vec<String>,
+    /// Output partitions (always 1 for CSV).
+    pub partitions: usize,
+}
+
+/// Reads the table on executors, row ids first (see the module docs).
+///
+/// Its input is a tiny in-memory table of *partition tokens*: input
+/// partition `p` holds the number `p`. Ballista's scheduler restricts a
+/// stage's known leaves (an in-memory source among them) to each task's
+/// share of the partitions, but leaves an unknown leaf whole, which would
+/// make every task read every row group. Reading the token tells each task
+/// which of the table's partitions it has, whatever its local numbering.
+#[derive(Debug)]
+pub struct TableScanExec {
+    spec: ScanSpec,
+    schema: SchemaRef,
+    tokens: Arc<dyn ExecutionPlan>,
+    properties: Arc<PlanProperties>,
+}
+
+/// The token column's name.
+const TOKEN: &str = "partition";
+
+/// `partitions` partitions of one row each, holding their own number.
+fn partition_tokens(partitions: usize) -> Result<Arc<dyn ExecutionPlan>> {
+    let schema = Arc::new(Schema::new(vec![Field::new(TOKEN, DataType::UInt32, false)]));
+    let batches = (0..partitions as u32)
+        .map(|p| {
+            let column: ArrayRef = Arc::new(UInt32Array::from(vec![p]));
+            Ok(vec![RecordBatch::try_new(schema.clone(), vec![column])?])
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(MemorySourceConfig::try_new_exec(&batches, schema, None)?)
+}
+
+impl TableScanExec {
+    /// A scan of `spec.columns`, whose types `table` (the whole table's
+    /// Arrow schema: the Parquet footer's, or the declared CSV types) gives.
+    pub fn try_new(mut spec: ScanSpec, table: &Schema) -> Result<Self> {
+        if matches!(spec.format, ScanFormat::Csv { .. }) {
+            spec.partitions = 1;
+        }
+        spec.partitions = spec.partitions.max(1);
+        let mut fields = vec![Field::new(ROW_ID, DataType::UInt32, false)];
+        for name in &spec.columns {
+            let field = table.field_with_name(name)?;
+            fields.push(Field::new(name, field.data_type().clone(), true));
+        }
+        let tokens = partition_tokens(spec.partitions)?;
+        Ok(Self::with_parts(spec, Arc::new(Schema::new(fields)), tokens))
+    }
+
+    /// Rebuilds a scan from its spec, output schema and token input (the
+    /// codec's and the scheduler's path).
+    pub(crate) fn with_parts(
+        spec: ScanSpec,
+        schema: SchemaRef,
+        tokens: Arc<dyn ExecutionPlan>,
+    ) -> Self {
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(schema.clone()),
+            Partitioning::UnknownPartitioning(tokens.output_partitioning().partition_count()),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ));
+        TableScanExec { spec, schema, tokens, properties }
+    }
+
+    /// What it reads.
+    pub fn spec(&self) -> &ScanSpec {
+        &self.spec
+    }
+}
+
+impl DisplayAs for TableScanExec {
+    fn fmt_as(&self, _: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "TableScanExec: {:?} columns={:?} partitions={}",
+            self.spec.format, self.spec.columns, self.spec.partitions
+        )
+    }
+}
+
+impl ExecutionPlan for TableScanExec {
+    fn name(&self) -> &str {
+        "TableScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.tokens]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        match (children.pop(), children.is_empty()) {
+            (Some(tokens), true) => {
+                Ok(Arc::new(Self::with_parts(self.spec.clone(), self.schema.clone(), tokens)))
+            }
+            _ => Err(DataFusionError::Internal("TableScanExec has one input".into())),
+        }
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let tokens = self.tokens.execute(partition, context)?;
+        let mut builder = RecordBatchReceiverStream::builder(self.schema.clone(), 2);
+        let tx = builder.tx();
+        let spec = self.spec.clone();
+        let schema = self.schema.clone();
+        builder.spawn(async move {
+            let tokens: Vec<RecordBatch> = tokens.try_collect().await?;
+            let mut mine: Vec<u32> = Vec::new();
+            for batch in &tokens {
+                mine.extend(batch.column(0).as_primitive::<UInt32Type>().values().iter());
+            }
+            for part in mine {
+                let (spec, schema, tx) = (spec.clone(), schema.clone(), tx.clone());
+                match spec.format {
+                    ScanFormat::Parquet => tokio::task::spawn_blocking(move || {
+                        read_parquet(&spec, &schema, part as usize, |b| {
+                            tx.blocking_send(Ok(b)).is_ok()
+                        })
+                    })
+                    .await
+                    .map_err(|e| DataFusionError::External(Box::new(e)))??,
+                    ScanFormat::Csv { .. } => {
+                        for batch in read_csv(&spec, &schema).await? {
+                            if tx.send(Ok(batch)).await.is_err() {
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(())
+        });
+        Ok(builder.build())
+    }
+}
+
+fn read_error(path: &str, e: impl fmt::Display) -> DataFusionError {
+    DataFusionError::Execution(format!("cannot read '{path}': {e}"))
+}
+
+/// `batch`'s columns (the table's, projected) behind their row ids, cast
+/// to the scan's declared types (a file that no longer matches its plan is
+/// an error, never a silent reinterpretation).
+fn with_row_ids(schema: &SchemaRef, first: u32, columns: Vec<ArrayRef>) -> Result<RecordBatch> {
+    let rows = columns.first().map_or(0, |c| c.len()) as u32;
+    let ids: ArrayRef = Arc::new(UInt32Array::from_iter_values(first..first + rows));
+    let strict = CastOptions { safe: false, ..Default::default() };
+    let mut out = vec![ids];
+    for (column, field) in columns.iter().zip(schema.fields().iter().skip(1)) {
+        out.push(cast_with_options(column, field.data_type(), &strict)?);
+    }
+    Ok(RecordBatch::try_new(schema.clone(), out)?)
+}
+
+/// Reads this partition's row groups (`partition`, `partition + P`, ...),
+/// numbering rows from the footer's row counts.
+fn read_parquet(
+    spec: &ScanSpec,
+    schema: &SchemaRef,
+    partition: usize,
+    mut emit: impl FnMut(RecordBatch) -> bool,
+) -> Result<()> {
+    let path = &spec.path;
+    let file = std::fs::File::open(path).map_err(|e| read_error(path, e))?;
+    let footer = ArrowReaderMetadata::load(&file, ArrowReaderOptions::default())
+        .map_err(|e| read_error(path, e))?;
+    let metadata = footer.metadata().clone();
+    let file_schema = footer.schema().clone();
+    let indices: Vec<usize> = spec
+        .columns
+        .iter()
+        .map(|name| file_schema.index_of(name).map_err(|e| read_error(path, e)))
+        .collect::<Result<_>>()?;
+    let mut offset: u64 = 0;
+    let mut mine = Vec::new();
+    for (i, group) in metadata.row_groups().iter().enumerate() {
+        if i % spec.partitions == partition {
+            mine.push((i, offset));
+        }
+        offset += group.num_rows() as u64;
+    }
+    if offset > u64::from(u32::MAX) {
+        return Err(read_error(path, format!("{offset} rows: ids are u32 (SPEC §1)")));
+    }
+    for (group, first) in mine {
+        // One reader per row group: a reader's batches may span row groups,
+        // and the row ids restart from each group's own offset.
+        let file = file.try_clone().map_err(|e| read_error(path, e))?;
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, footer.clone());
+        let mask = ProjectionMask::roots(builder.parquet_schema(), indices.iter().copied());
+        let reader = builder
+            .with_row_groups(vec![group])
+            .with_projection(mask)
+            .build()
+            .map_err(|e| read_error(path, e))?;
+        let mut next = first as u32;
+        for batch in reader {
+            let batch = batch.map_err(|e| read_error(path, e))?;
+            // The projection keeps file order; put the columns in scan order.
+            let columns = spec
+                .columns
+                .iter()
+                .map(|name| batch.column_by_name(name).cloned())
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| read_error(path, "a projected column is missing"))?;
+            let rows = batch.num_rows() as u32;
+            if !emit(with_row_ids(schema, next, columns)?) {
+                return Ok(());
+            }
+            next += rows;
+        }
+    }
+    Ok(())
+}
+
+/// Reads the whole CSV table with the embedded reader.
+async fn read_csv(spec: &ScanSpec, schema: &SchemaRef) -> Result<Vec<RecordBatch>> {
+    let ScanFormat::Csv { schema: declared, infer_rows } = &spec.format else {
+        unreachable!("read_csv on a Parquet scan")
+    };
+    let path = &spec.path;
+    let options = ReadOptions {
+        format: Some(DataFormat::Csv),
+        schema: declared
+            .as_deref()
+            .map(parse_schema_override)
+            .transpose()
+            .map_err(|e| read_error(path, e))?
+            .unwrap_or_default(),
+        infer_rows: *infer_rows,
+    };
+    let table =
+        read_table(std::path::Path::new(path), &options).await.map_err(|e| read_error(path, e))?;
+    let indices: Vec<usize> = spec
+        .columns
+        .iter()
+        .map(|name| table.arrow_schema.index_of(name).map_err(|e| read_error(path, e)))
+        .collect::<Result<_>>()?;
+    let mut next = 0u32;
+    let mut out = Vec::with_capacity(table.batches.len());
+    for batch in &table.batches {
+        let columns = indices.iter().map(|&i| batch.column(i).clone()).collect();
+        out.push(with_row_ids(schema, next, columns)?);
+        next += batch.num_rows() as u32;
+    }
+    Ok(out)
+}

@@ -1,0 +1,147 @@
+//! `dpincon-executor`: Apache DataFusion Ballista's executor with
+//! dpincon's operators registered. Polls the scheduler for tasks, reads
+//! the table itself, serves its shuffle output over Arrow Flight. Prints
+//! `listening on ADDR` once its Flight port accepts connections.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use dpincon_ballista::process::{ExecutorOptions, Liveness, executor_config, run_executor};
+use dpincon_cluster::ClusterError;
+use dpincon_cluster::server::exit_code;
+
+/// Runs dpincon's detection tasks for a dpincon scheduler.
+#[derive(Debug, Parser)]
+#[command(name = "dpincon-executor", version, about)]
+struct Args {
+    /// The scheduler, `http://host:port`.
+    #[arg(long)]
+    scheduler: String,
+    /// Arrow Flight address (shuffle and result fetches); port 0 picks a
+    /// free port.
+    #[arg(long, default_value = "0.0.0.0:50071")]
+    listen: String,
+    /// The host other processes reach this executor by (default: the
+    /// listening address's IP).
+    #[arg(long)]
+    external_host: Option<String>,
+    /// Tasks run at once (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    slots: usize,
+    /// Directory of shuffle files (default: a temporary directory).
+    #[arg(long)]
+    work_dir: Option<String>,
+    /// Seconds between heartbeats to the scheduler.
+    #[arg(long, default_value_t = 5)]
+    heartbeat_secs: u64,
+    /// TEST CLUSTERS ONLY: wait this long in every detection task.
+    #[arg(long, default_value_t = 0, hide = true)]
+    task_delay_ms: u64,
+    /// Ballista's log level on standard error (error, warn, info, debug).
+    #[arg(long, default_value = "warn",
+          value_parser = ["off", "error", "warn", "info", "debug", "trace"])]
+    log_level: String,
+}
+
+fn config_error(what: impl std::fmt::Display) -> ClusterError {
+    ClusterError::Config(what.to_string())
+}
+
+/// `host:port` of an `http://host:port` URL.
+fn scheduler_address(url: &str) -> Result<(String, u16), ClusterError> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| config_error(format!("--scheduler '{url}': use http://host:port")))?;
+    let (host, port) = rest
+        .trim_end_matches('/')
+        .rsplit_once(':')
+        .ok_or_else(|| config_error(format!("--scheduler '{url}': no port")))?;
+    let port = port.parse().map_err(|_| config_error(format!("--scheduler '{url}': bad port")))?;
+    Ok((host.to_string(), port))
+}
+
+/// `listen` with a free port in place of port 0: the port is advertised
+/// to the scheduler, so it must be the real one.
+fn resolve_listen(listen: &str) -> Result<SocketAddr, ClusterError> {
+    let mut addr = listen
+        .to_socket_addrs()
+        .map_err(|e| config_error(format!("--listen '{listen}': {e}")))?
+        .next()
+        .ok_or_else(|| config_error(format!("--listen '{listen}': no address")))?;
+    if addr.port() == 0 {
+        let probe = std::net::TcpListener::bind(addr)
+            .map_err(|e| config_error(format!("cannot listen on {listen}: {e}")))?;
+        addr.set_port(probe.local_addr().map_err(config_error)?.port());
+    }
+    Ok(addr)
+}
+
+async fn run(args: Args) -> Result<(), ClusterError> {
+    let level = args.log_level.parse().unwrap_or(log::LevelFilter::Warn);
+    dpincon_ballista::process::log_to_stderr(level);
+    dpincon_ballista::detect::set_task_delay(Duration::from_millis(args.task_delay_ms));
+    let listen = resolve_listen(&args.listen)?;
+    let options = ExecutorOptions {
+        listen,
+        external_host: args.external_host.clone().or_else(|| Some(listen.ip().to_string())),
+        grpc_port: 0,
+        scheduler: scheduler_address(&args.scheduler)?,
+        slots: args.slots,
+        work_dir: args.work_dir.clone(),
+        liveness: Liveness {
+            heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
+            ..Liveness::default()
+        },
+    };
+    let mut executor = tokio::spawn(run_executor(executor_config(&options)));
+    // Announce once the Flight port answers (bounded wait; the executor's
+    // own failure ends it sooner).
+    let probe = if listen.ip().is_unspecified() {
+        SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), listen.port())
+    } else {
+        listen
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        tokio::select! {
+            ended = &mut executor => {
+                return match ended {
+                    Ok(r) => r.map_err(config_error),
+                    Err(e) => Err(config_error(e)),
+                };
+            }
+            connected = tokio::net::TcpStream::connect(probe) => {
+                if connected.is_ok() {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    return Err(config_error(format!("the executor never listened on {listen}")));
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    println!("listening on {listen}");
+    use std::io::Write as _;
+    let _ = std::io::stdout().flush();
+    tokio::select! {
+        ended = executor => match ended {
+            Ok(r) => r.map_err(config_error),
+            Err(e) => Err(config_error(e)),
+        },
+        _ = dpincon_cluster::shutdown_signal() => Ok(()),
+    }
+}
+
+fn main() -> ExitCode {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(32 << 20)
+        .build();
+    match runtime {
+        Ok(rt) => exit_code(rt.block_on(run(Args::parse()))),
+        Err(e) => exit_code(Err(ClusterError::Config(format!("cannot start: {e}")))),
+    }
+}

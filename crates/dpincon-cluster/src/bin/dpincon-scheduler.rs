@@ -1,0 +1,58 @@
+//! `dpincon-scheduler`: Apache DataFusion Ballista's scheduler with
+//! dpincon's operators registered (a stock Ballista scheduler cannot
+//! decode them). Prints `listening on ADDR` once bound; serves gRPC and,
+//! on the same port, `GET /healthz` and `/readyz`.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use dpincon_ballista::process::{Liveness, scheduler_config, serve_scheduler};
+use dpincon_cluster::ClusterError;
+use dpincon_cluster::server::{bind_announced, exit_code};
+
+/// Schedules dpincon's detection stages on dpincon executors.
+#[derive(Debug, Parser)]
+#[command(name = "dpincon-scheduler", version, about)]
+struct Args {
+    /// Address to serve on (port 0 picks a free port).
+    #[arg(long, default_value = "0.0.0.0:50070")]
+    listen: String,
+    /// The host executors and the coordinator reach this scheduler by
+    /// (default: the listening address's IP).
+    #[arg(long)]
+    external_host: Option<String>,
+    /// Seconds without a heartbeat after which an executor is lost and its
+    /// work (shuffle output included) is run again elsewhere.
+    #[arg(long, default_value_t = 30)]
+    executor_timeout_secs: u64,
+    /// Ballista's log level on standard error (error, warn, info, debug).
+    #[arg(long, default_value = "warn",
+          value_parser = ["off", "error", "warn", "info", "debug", "trace"])]
+    log_level: String,
+}
+
+async fn run(args: Args) -> Result<(), ClusterError> {
+    let level = args.log_level.parse().unwrap_or(log::LevelFilter::Warn);
+    dpincon_ballista::process::log_to_stderr(level);
+    let (listener, addr) = bind_announced(&args.listen).await?;
+    let host = args.external_host.unwrap_or_else(|| addr.ip().to_string());
+    let liveness = Liveness {
+        executor_timeout: Duration::from_secs(args.executor_timeout_secs.max(1)),
+        ..Liveness::default()
+    };
+    let config = scheduler_config(addr, &host, liveness);
+    serve_scheduler(config, listener).await.map_err(|e| ClusterError::Config(e.to_string()))
+}
+
+fn main() -> ExitCode {
+    // Ballista's planner recurses deeply: big stacks, as its own binary.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(32 << 20)
+        .build();
+    match runtime {
+        Ok(rt) => exit_code(rt.block_on(run(Args::parse()))),
+        Err(e) => exit_code(Err(ClusterError::Config(format!("cannot start: {e}")))),
+    }
+}
