@@ -3,6 +3,7 @@
 //! encoded keys) finds exactly the pairs a direct evaluation of the
 //! constraint on the raw values finds, with SQL NULL semantics, mixed
 //! int/float comparisons, string order, constants and asymmetric DCs.
+//! CI runs 2000 cases; `DPINCON_FUZZ_CASES=100000` is the long run.
 
 use std::sync::Arc;
 
@@ -241,7 +242,7 @@ fn detected(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: dpincon_tests::fuzz_cases(2000), ..ProptestConfig::default() })]
 
     #[test]
     fn planned_detection_equals_the_definition(

@@ -112,6 +112,29 @@ fn parse(bytes: &[u8]) -> Result<Contents, String> {
     Ok(contents)
 }
 
+/// What a ledger file holds, as a job would count it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// The dataset it belongs to (none before the first charge).
+    pub dataset: Option<String>,
+    /// The declared cap.
+    pub cap: Option<f64>,
+    /// ε spent (a torn last record, from a crash mid-write, not counted).
+    pub spent: f64,
+}
+
+/// Reads a ledger file (a missing file is an empty ledger).
+///
+/// # Errors
+/// [`EngineError::Ledger`] naming the file and the line that is not a record.
+pub fn summary(path: &Path) -> Result<Summary, EngineError> {
+    let Ok(file) = File::open(path) else {
+        return Ok(Summary { dataset: None, cap: None, spent: 0.0 });
+    };
+    let Contents { dataset, cap, spent, .. } = read(path, &file)?;
+    Ok(Summary { dataset, cap, spent })
+}
+
 fn effective_cap(
     path: &Path,
     stored: Option<f64>,
