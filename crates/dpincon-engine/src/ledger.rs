@@ -17,6 +17,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use dpincon_mechanisms::short;
+
 use crate::{EngineError, failpoint};
 
 /// Caps compare with this relative slack so that, e.g., three jobs of 0.1
@@ -143,7 +145,11 @@ fn effective_cap(
     match (stored, given) {
         (Some(s), Some(g)) if g > s => Err(ledger_error(
             path,
-            format!("the dataset's declared cap is ε = {s}; a job cannot raise it to {g}"),
+            format!(
+                "the dataset's declared cap is ε = {}; a job cannot raise it to {}",
+                short(s),
+                short(g)
+            ),
         )),
         (Some(s), Some(g)) => Ok(Some(s.min(g))),
         (s, g) => Ok(s.or(g)),
@@ -155,8 +161,11 @@ fn refuse_over_cap(path: &Path, cap: Option<f64>, spent: f64, job: f64) -> Resul
         Some(cap) if spent + job > cap * (1.0 + CAP_SLACK) => Err(ledger_error(
             path,
             format!(
-                "budget cap exceeded: the dataset has spent ε = {spent} of its cap {cap}; \
-                 this job needs {job} more. Nothing was released."
+                "budget cap exceeded: the dataset has spent ε = {} of its cap {}; \
+                 this job needs {} more. Nothing was released.",
+                short(spent),
+                short(cap),
+                short(job)
             ),
         )),
         _ => Ok(()),

@@ -15,7 +15,8 @@
 //!   number; past it e^ε promises nothing anyway.
 //! - each share of `--epsilon-split` at least [`MIN_SHARE`].
 
-use dpincon_mechanisms::{Budget, short};
+use dpincon_mechanisms::Budget;
+pub use dpincon_mechanisms::short;
 
 use crate::EngineError;
 
