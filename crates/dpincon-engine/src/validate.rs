@@ -103,6 +103,16 @@ mod tests {
     }
 
     #[test]
+    fn the_floor_sits_above_the_samplers_limits() {
+        // The end-to-end check is tests/limits.rs; this one ties the
+        // numbers: the smallest selection share at the floor still has
+        // room for ñ's 5 % and hem's halves above the samplers' grids.
+        let smallest_step = MIN_EPSILON * MIN_SHARE * 0.05 * 0.25 * 0.5;
+        assert!(smallest_step > dpincon_mechanisms::selection::MIN_EPSILON);
+        assert!(smallest_step > dpincon_mechanisms::laplace::MIN_EPSILON);
+    }
+
+    #[test]
     fn split_shares_have_a_floor() {
         assert_eq!(check_split([0.4, 0.6]).unwrap(), 0.4);
         assert_eq!(check_split([MIN_SHARE, 1.0 - MIN_SHARE]).unwrap(), MIN_SHARE);
