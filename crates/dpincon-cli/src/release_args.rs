@@ -5,6 +5,7 @@
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReleaseArgs {
     /// Privacy budget ε of EACH released measure; the job spends the sum.
+    /// From 1e-5 to 1e4 (the exact samplers' limits, with the job's splits).
     #[arg(long, allow_negative_numbers = true)]
     pub epsilon: Option<f64>,
     /// Measures to release (default mi,p,r).

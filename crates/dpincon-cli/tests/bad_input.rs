@@ -98,6 +98,10 @@ fn an_all_null_compared_column_asks_for_its_type_and_then_releases() {
     let report = case.released(&data, &["--schema", "A:int"]);
     assert_eq!(report["non_private"]["rows"], 3);
     assert_eq!(report["non_private"]["edges"], 0);
+    // An empty column no constraint compares is no obstacle.
+    let data = case.data("unused.csv", b"A,B,C\n1,x,\n1,y,\n");
+    let report = case.released(&data, &[]);
+    assert_eq!(report["non_private"]["edges"], 1);
 }
 
 #[test]

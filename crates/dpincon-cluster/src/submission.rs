@@ -14,6 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use dpincon_engine::JobConfig;
+use dpincon_engine::validate::short;
 use dpincon_proto::v1::{ConfigFormat, FailureReason};
 use serde::Deserialize;
 use tonic::Status;
@@ -309,14 +310,16 @@ fn check_budget(job: &ClientJob, dataset: &Dataset) -> Result<f64, Refusal> {
         return refuse(InvalidJob, "give `epsilon` (per measure): a private job releases");
     };
     if !(epsilon.is_finite() && epsilon > 0.0) {
-        return refuse(InvalidJob, format!("epsilon {epsilon} must be a positive number"));
+        return refuse(InvalidJob, format!("epsilon {} must be a positive number", short(epsilon)));
     }
     if epsilon < dataset.min_epsilon {
         return refuse(
             OverLimits,
             format!(
-                "ε = {epsilon} per measure is below dataset '{}''s minimum {}",
-                dataset.name, dataset.min_epsilon
+                "ε = {} per measure is below dataset '{}''s minimum {}",
+                short(epsilon),
+                dataset.name,
+                short(dataset.min_epsilon)
             ),
         );
     }
@@ -325,11 +328,12 @@ fn check_budget(job: &ClientJob, dataset: &Dataset) -> Result<f64, Refusal> {
         return refuse(
             OverLimits,
             format!(
-                "the job spends ε = {total} ({} measures × {epsilon}); dataset '{}' allows {} \
-                 per job",
+                "the job spends ε = {} ({} measures × {}); dataset '{}' allows {} per job",
+                short(total),
                 measures.len(),
+                short(epsilon),
                 dataset.name,
-                dataset.max_job_epsilon
+                short(dataset.max_job_epsilon)
             ),
         );
     }

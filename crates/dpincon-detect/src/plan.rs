@@ -139,7 +139,14 @@ impl Plan {
                 }
             }
         }
-        let symmetric = is_symmetric(&constraint.predicates);
+        // The unordered enumeration pairs the rows of one group as both t1
+        // and t2, so each equality must compare an attribute with itself:
+        // `t1.a = t2.b & t1.b = t2.a` is symmetric, but a group's t1 rows
+        // (keyed on (a, b)) and its t2 rows (keyed on (b, a)) differ, and
+        // treating them as one set lost every edge (found by the detection
+        // oracle, issue 14).
+        let symmetric =
+            is_symmetric(&constraint.predicates) && equalities.iter().all(|(l, r)| l == r);
         let order: Vec<usize> = (0..cross.len()).filter(|&i| cross[i].op.is_order()).collect();
         let (driver, used) = if order.len() >= 2 {
             (Driver::IeJoin(cross[order[0]], cross[order[1]]), vec![order[0], order[1]])

@@ -17,6 +17,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use dpincon_mechanisms::short;
+
 use crate::{EngineError, failpoint};
 
 /// Caps compare with this relative slack so that, e.g., three jobs of 0.1
@@ -112,6 +114,29 @@ fn parse(bytes: &[u8]) -> Result<Contents, String> {
     Ok(contents)
 }
 
+/// What a ledger file holds, as a job would count it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// The dataset it belongs to (none before the first charge).
+    pub dataset: Option<String>,
+    /// The declared cap.
+    pub cap: Option<f64>,
+    /// ε spent (a torn last record, from a crash mid-write, not counted).
+    pub spent: f64,
+}
+
+/// Reads a ledger file (a missing file is an empty ledger).
+///
+/// # Errors
+/// [`EngineError::Ledger`] naming the file and the line that is not a record.
+pub fn summary(path: &Path) -> Result<Summary, EngineError> {
+    let Ok(file) = File::open(path) else {
+        return Ok(Summary { dataset: None, cap: None, spent: 0.0 });
+    };
+    let Contents { dataset, cap, spent, .. } = read(path, &file)?;
+    Ok(Summary { dataset, cap, spent })
+}
+
 fn effective_cap(
     path: &Path,
     stored: Option<f64>,
@@ -120,7 +145,11 @@ fn effective_cap(
     match (stored, given) {
         (Some(s), Some(g)) if g > s => Err(ledger_error(
             path,
-            format!("the dataset's declared cap is ε = {s}; a job cannot raise it to {g}"),
+            format!(
+                "the dataset's declared cap is ε = {}; a job cannot raise it to {}",
+                short(s),
+                short(g)
+            ),
         )),
         (Some(s), Some(g)) => Ok(Some(s.min(g))),
         (s, g) => Ok(s.or(g)),
@@ -132,8 +161,11 @@ fn refuse_over_cap(path: &Path, cap: Option<f64>, spent: f64, job: f64) -> Resul
         Some(cap) if spent + job > cap * (1.0 + CAP_SLACK) => Err(ledger_error(
             path,
             format!(
-                "budget cap exceeded: the dataset has spent ε = {spent} of its cap {cap}; \
-                 this job needs {job} more. Nothing was released."
+                "budget cap exceeded: the dataset has spent ε = {} of its cap {}; \
+                 this job needs {} more. Nothing was released.",
+                short(spent),
+                short(cap),
+                short(job)
             ),
         )),
         _ => Ok(()),

@@ -15,7 +15,8 @@
 //!   number; past it e^ε promises nothing anyway.
 //! - each share of `--epsilon-split` at least [`MIN_SHARE`].
 
-use dpincon_mechanisms::{Budget, short};
+use dpincon_mechanisms::Budget;
+pub use dpincon_mechanisms::short;
 
 use crate::EngineError;
 
@@ -99,6 +100,16 @@ mod tests {
         for good in [MIN_EPSILON, 0.1, 1.0, MAX_EPSILON] {
             assert_eq!(check_epsilon("--epsilon", good).unwrap().value(), good);
         }
+    }
+
+    #[test]
+    fn the_floor_sits_above_the_samplers_limits() {
+        // The end-to-end check is tests/limits.rs; this one ties the
+        // numbers: the smallest selection share at the floor still has
+        // room for ñ's 5 % and hem's halves above the samplers' grids.
+        let smallest_step = MIN_EPSILON * MIN_SHARE * 0.05 * 0.25 * 0.5;
+        assert!(smallest_step > dpincon_mechanisms::selection::MIN_EPSILON);
+        assert!(smallest_step > dpincon_mechanisms::laplace::MIN_EPSILON);
     }
 
     #[test]
