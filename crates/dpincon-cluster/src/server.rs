@@ -51,3 +51,19 @@ pub fn exit_code(result: Result<(), ClusterError>) -> ExitCode {
         }
     }
 }
+
+/// Runs a Ballista process's `main` future on a multi-threaded runtime
+/// with 32 MiB thread stacks (Ballista's planner recurses deeply, and its
+/// own binaries do the same) and returns the exit status.
+pub fn run_ballista_process(
+    main: impl std::future::Future<Output = Result<(), ClusterError>>,
+) -> ExitCode {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(32 << 20)
+        .build();
+    match runtime {
+        Ok(rt) => exit_code(rt.block_on(main)),
+        Err(e) => exit_code(Err(ClusterError::Config(format!("cannot start: {e}")))),
+    }
+}

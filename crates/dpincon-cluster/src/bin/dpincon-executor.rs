@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use dpincon_ballista::process::{ExecutorOptions, Liveness, executor_config, run_executor};
 use dpincon_cluster::ClusterError;
-use dpincon_cluster::server::exit_code;
+use dpincon_cluster::server::run_ballista_process;
 
 /// Runs dpincon's detection tasks for a dpincon scheduler.
 #[derive(Debug, Parser)]
@@ -136,12 +136,5 @@ async fn run(args: Args) -> Result<(), ClusterError> {
 }
 
 fn main() -> ExitCode {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_stack_size(32 << 20)
-        .build();
-    match runtime {
-        Ok(rt) => exit_code(rt.block_on(run(Args::parse()))),
-        Err(e) => exit_code(Err(ClusterError::Config(format!("cannot start: {e}")))),
-    }
+    run_ballista_process(run(Args::parse()))
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Parser;
 use dpincon_ballista::process::{Liveness, scheduler_config, serve_scheduler};
 use dpincon_cluster::ClusterError;
-use dpincon_cluster::server::{bind_announced, exit_code};
+use dpincon_cluster::server::{bind_announced, run_ballista_process};
 
 /// Schedules dpincon's detection stages on dpincon executors.
 #[derive(Debug, Parser)]
@@ -46,13 +46,5 @@ async fn run(args: Args) -> Result<(), ClusterError> {
 }
 
 fn main() -> ExitCode {
-    // Ballista's planner recurses deeply: big stacks, as its own binary.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_stack_size(32 << 20)
-        .build();
-    match runtime {
-        Ok(rt) => exit_code(rt.block_on(run(Args::parse()))),
-        Err(e) => exit_code(Err(ClusterError::Config(format!("cannot start: {e}")))),
-    }
+    run_ballista_process(run(Args::parse()))
 }
