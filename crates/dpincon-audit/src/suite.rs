@@ -124,7 +124,7 @@ impl Suite {
     pub fn parse(text: &str, path: &Path) -> Result<Suite, AuditError> {
         let err = |message: String| AuditError::Suite { path: path.to_path_buf(), message };
         let mut suite: Suite = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start].lines().count().max(1));
+            let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
             let message = e.message().trim().to_string();
             err(match line {
                 Some(l) => format!("line {l}: {message}"),
