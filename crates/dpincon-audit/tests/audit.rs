@@ -177,3 +177,45 @@ async fn empty_table_and_missing_file_are_errors_with_nothing_charged() {
     assert_eq!(run.datasets[0].status, DatasetStatus::Error);
     assert!(run.datasets[0].error.as_deref().unwrap().contains("t.csv"));
 }
+
+/// The HTML report in headless Chromium: it renders (the DOM has the
+/// tables and one chart per check) and logs no console error. Skipped
+/// only when Chromium is absent and `DPINCON_REQUIRE_CHROMIUM` is unset
+/// (`.ci/run` installs it and sets it).
+#[tokio::test]
+async fn html_report_renders_in_headless_chromium() {
+    let Some(chromium) = ["chromium", "chromium-browser"].into_iter().find(|c| {
+        std::process::Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success())
+    }) else {
+        assert!(
+            std::env::var_os("DPINCON_REQUIRE_CHROMIUM").is_none(),
+            "DPINCON_REQUIRE_CHROMIUM is set but chromium is not installed"
+        );
+        eprintln!("SKIPPED: chromium not installed (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let path = dir.path().join("suite.toml");
+    std::fs::write(&path, suite_text(1e5, "")).unwrap();
+    let run = audit(&path).await;
+    let mut history = History::open(&dir.path().join("audit-history.sqlite")).unwrap();
+    history.append(&run).unwrap();
+    let out = dir.path().join("out");
+    report::write_all(&out, &run, &history.trends("s").unwrap()).unwrap();
+    let url = format!("file://{}", out.join("report.html").display());
+    let output = std::process::Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
+        .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
+        .args(["--dump-dom", &url])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let dom = String::from_utf8_lossy(&output.stdout);
+    assert!(dom.contains("id=\"summary\"") && dom.contains("id=\"budget\""), "{dom}");
+    assert_eq!(dom.matches("<svg").count(), 3, "one chart per check");
+    assert!(dom.contains("<polygon") || dom.contains("<rect"), "the 95% band is drawn");
+    let log = String::from_utf8_lossy(&output.stderr);
+    let console: Vec<_> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+}
