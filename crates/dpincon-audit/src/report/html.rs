@@ -152,8 +152,15 @@ fn chart(t: &Trend) -> String {
             .x_label_area_size(30)
             .y_label_area_size(60)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), (y0 - pad)..(y1 + pad))?;
+        // Nights are whole numbers (1 = oldest); releases are integers.
+        let night = |x: &f64| {
+            if x.fract() == 0.0 && *x >= 0.0 { format!("{}", *x as i64 + 1) } else { String::new() }
+        };
         c.configure_mesh()
             .light_line_style(TRANSPARENT)
+            .x_labels(n.clamp(2, 12) * 2 + 1)
+            .x_label_formatter(&night)
+            .y_label_formatter(&|y: &f64| format!("{y:.0}"))
             .x_desc("night")
             .y_desc(t.measure.as_str())
             .draw()?;
