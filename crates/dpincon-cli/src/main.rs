@@ -1,6 +1,7 @@
 //! `dpincon-cli`: the command line of dpincon. Thin by design: it turns
 //! flags into a [`JobConfig`], runs the engine and prints the report.
 
+mod audit;
 mod bench;
 mod generate;
 mod output;
@@ -28,6 +29,9 @@ struct Cli {
 enum Command {
     /// Run a job in this process (no server needed).
     Run(RunArgs),
+    /// Run an audit suite: checks with noise-aware verdicts, history, reports
+    /// (exit 0 pass, 1 inconclusive/warn, 2 fail, 3 error).
+    Audit(audit::AuditArgs),
     /// Queue a job on a coordinator; prints its id (with --wait: progress, then the report).
     Submit(remote::SubmitArgs),
     /// A coordinator job's state, phase and progress (JSON).
@@ -212,6 +216,7 @@ fn main() -> ExitCode {
         Err(e) => return fail(&format!("cannot start the runtime: {e}")),
     };
     let result = match cli.command {
+        Command::Audit(args) => return runtime.block_on(audit::audit(args)),
         Command::Run(args) => runtime.block_on(run(args)),
         Command::Bench(args) => runtime.block_on(bench::run_bench(args)),
         Command::Submit(args) => runtime.block_on(remote::submit(args)),

@@ -20,6 +20,17 @@ impl Bar {
         );
         Bar { bar }
     }
+
+    /// A spinner whose lines name `dataset` (one per dataset of an audit).
+    pub fn for_dataset(dataset: &str) -> Self {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {prefix}: {msg} [{elapsed_precise}]")
+                .expect("valid template"),
+        );
+        bar.set_prefix(dataset.to_string());
+        Bar { bar }
+    }
 }
 
 impl Progress for Bar {
@@ -29,9 +40,16 @@ impl Progress for Bar {
     }
 
     fn finish(&self, phase: Phase, seconds: f64) {
-        self.bar.println(format!("{} done in {seconds:.2} s", phase.name()));
+        self.bar.println(format!("{}{} done in {seconds:.2} s", self.label(), phase.name()));
         if phase == Phase::Measure {
             self.bar.finish_and_clear();
         }
+    }
+}
+
+impl Bar {
+    fn label(&self) -> String {
+        let prefix = self.bar.prefix();
+        if prefix.is_empty() { String::new() } else { format!("{prefix}: ") }
     }
 }

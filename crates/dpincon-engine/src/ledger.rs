@@ -172,6 +172,16 @@ fn refuse_over_cap(path: &Path, cap: Option<f64>, spent: f64, job: f64) -> Resul
     }
 }
 
+/// ε spent so far and the cap stored in the ledger at `path` (a ledger
+/// not yet created has spent nothing). For planning: charges nothing.
+pub fn spent(path: &Path) -> Result<(f64, Option<f64>), EngineError> {
+    let Ok(file) = File::open(path) else {
+        return Ok((0.0, None));
+    };
+    let contents = read(path, &file)?;
+    Ok((contents.spent, contents.cap))
+}
+
 /// Checks, without charging, that a job of `total` ε fits (fail fast
 /// before the expensive work; [`charge`] checks again under the lock).
 pub fn check(path: &Path, dataset: &Path, cap: Option<f64>, total: f64) -> Result<(), EngineError> {

@@ -1,0 +1,62 @@
+//! `dpincon-cli audit`: Soda exit codes, reports written, bad suites exit 3
+//! with the file and line and nothing charged or written.
+
+use std::path::Path;
+use std::process::Command;
+
+fn cli(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_dpincon-cli")).args(args).output().unwrap()
+}
+
+/// A → B with one violating group of three rows: I_MI = 3, I_P = 3.
+fn suite(dir: &Path, max_pairs: u32) -> String {
+    std::fs::write(dir.join("t.csv"), "A,B\na,1\na,2\na,3\nb,1\n").unwrap();
+    std::fs::write(dir.join("t.dcs"), "FD: A -> B\n").unwrap();
+    let path = dir.join("suite.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"cli\"\n[[dataset]]\nname = \"t\"\ndata = \"t.csv\"\nconstraints = \"t.dcs\"\n\
+             epsilon = 10000\nmax-rows = 10\nbudget-cap = 100000\n\
+             [[dataset.check]]\nname = \"pairs\"\nmeasure = \"mi\"\nmax = {max_pairs}\n"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn exit_codes_follow_the_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let path = suite(dir.path(), 10);
+    let pass = cli(&["audit", "--suite", &path, "--seed", "1", "--out", out.to_str().unwrap()]);
+    assert_eq!(pass.status.code(), Some(0), "{}", String::from_utf8_lossy(&pass.stderr));
+    for file in ["report.json", "junit.xml", "report.html"] {
+        assert!(out.join(file).exists(), "{file}");
+    }
+    let path = suite(dir.path(), 1);
+    let fail = cli(&["audit", "--suite", &path, "--seed", "1"]);
+    assert_eq!(fail.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&fail.stdout).contains("FAIL"));
+    let history = cli(&["audit", "history", "--suite", &path]);
+    assert_eq!(history.status.code(), Some(0));
+    let trend = String::from_utf8_lossy(&history.stdout).into_owned();
+    assert!(trend.starts_with("pairs (t, mi):") && trend.lines().count() == 3, "{trend}");
+}
+
+#[test]
+fn bad_suite_exits_3_naming_the_line_and_charges_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = suite(dir.path(), 10);
+    let text =
+        std::fs::read_to_string(&path).unwrap().replace("max = 10", "max = 10\nmeasure2 = 1");
+    std::fs::write(&path, text).unwrap();
+    let out = cli(&["audit", "--suite", &path, "--out", dir.path().join("out").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("suite.toml: line 13: unknown field `measure2`"), "{err}");
+    assert!(!dir.path().join("t.ledger").exists());
+    assert!(!dir.path().join("out").exists());
+    assert!(!dir.path().join("audit-history.sqlite").exists());
+}
