@@ -238,6 +238,21 @@ fn noisy_degree_bound(
     Ok(NoisyDegreeBound { value, sets: k, margin })
 }
 
+/// `ub-direct`'s and `ub-gem`'s d̃ over the minimal equality sets with `eps0`
+/// (margin ½ sd), and the θ it allows: d̃ + margin, at least 1.
+fn minimal_set_bound(
+    facts: &TableFacts,
+    eps0: Budget,
+    budget: &mut BudgetUse,
+    rng: &mut NoiseRng,
+) -> Result<(NoisyDegreeBound, u32), ReleaseError> {
+    budget.degree_bound = eps0.value();
+    let bound =
+        noisy_degree_bound(&facts.minimal_max_frequencies, eps0, DEGREE_BOUND_MARGIN_SD, rng)?;
+    let top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64);
+    Ok((bound, top))
+}
+
 /// Spends the budget that needs no graph (ñ, d̃) and fixes the candidates.
 /// Validates everything before drawing any noise.
 pub fn prepare(
@@ -288,10 +303,9 @@ pub fn prepare(
         }
         (Strategy::UbDirect, selection) if rows_only => {
             // θ = n_max truncates nothing; ñ caps I_P's noise.
-            let (bound, rows, _) = match selection {
-                Some(eps_n) => row_bound(spec, facts, eps_n, 1.0, &mut budget, rng)?,
-                None => row_bound(spec, facts, release, 1.0, &mut budget, rng)?,
-            };
+            // No selection budget only when n_max is declared: nothing is spent.
+            let source = selection.unwrap_or(release);
+            let (bound, rows, _) = row_bound(spec, facts, source, 1.0, &mut budget, rng)?;
             max_rows = Some(bound);
             Choice::Fixed(problematic_cap(spec.measure, clamp_theta(bound.value), rows, release))
         }
@@ -300,16 +314,9 @@ pub fn prepare(
             let (bound_rows, rows, eps0) =
                 row_bound_share(spec, facts, selection, &mut budget, rng)?;
             max_rows = Some(bound_rows);
-            budget.degree_bound = eps0.value();
-            let bound = noisy_degree_bound(
-                &facts.minimal_max_frequencies,
-                eps0,
-                DEGREE_BOUND_MARGIN_SD,
-                rng,
-            )?;
+            let (bound, top) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
             degree_bound = Some(bound);
-            let top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64)
-                .min(clamp_theta(bound_rows.value));
+            let top = top.min(clamp_theta(bound_rows.value));
             Choice::Fixed(problematic_cap(spec.measure, top, rows, release))
         }
         (Strategy::UbDirect, Some(selection)) => {
@@ -324,16 +331,9 @@ pub fn prepare(
         }
         (Strategy::UbGem, Some(selection)) if minimal_bound => {
             let (eps0, epsilon) = split2(selection, DEGREE_BOUND_SHARE)?;
-            budget.degree_bound = eps0.value();
-            let bound = noisy_degree_bound(
-                &facts.minimal_max_frequencies,
-                eps0,
-                DEGREE_BOUND_MARGIN_SD,
-                rng,
-            )?;
+            let (bound, top) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
             degree_bound = Some(bound);
-            let top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64)
-                .min(declared_cap);
+            let top = top.min(declared_cap);
             let mut candidates = candidates_or(spec, top, halving_candidates);
             candidates.retain(|&t| t <= top);
             if candidates.last() != Some(&top) {

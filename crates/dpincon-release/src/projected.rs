@@ -185,14 +185,15 @@ pub fn release_projected(
         Choice::Tested { top, test, candidates, selection, release: fallback } => {
             // f(G_top) + DLap(Δ(top)/ε_t), compared with a public multiple of
             // its own scale: the choice is post-processing of that release.
-            let look = DiscreteLaplace::new(measure.sensitivity(*top), test.value())?;
+            let sensitivity = measure.sensitivity(*top);
+            let look = DiscreteLaplace::new(sensitivity, test.value())?;
             let noisy = look.release(measure.value(&table.get(*top)?) as i64, rng);
             let clear = noisy as f64 > DIRECT_LOOK_SCALES * look.scale_f64();
             steps.push(SelectionStep {
                 candidates: vec![*top],
                 mechanism: "look",
                 theta_max: *top,
-                sensitivity: measure.sensitivity(*top),
+                sensitivity,
                 epsilon: test.value(),
                 chosen: *top,
             });
