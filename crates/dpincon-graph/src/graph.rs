@@ -1,3 +1,5 @@
+use std::ops::Range;
+
 use roaring::RoaringBitmap;
 use roaring::bitmap::Iter as BitmapIter;
 
@@ -116,6 +118,61 @@ impl ConflictGraph {
     /// The edges in the stable order Λ: lexicographic in `(u, v)`, `u < v`.
     pub fn edges(&self) -> EdgeStream<'_> {
         EdgeStream { graph: self, next_shard: 0, nodes: Nodes::Done, current: None }
+    }
+
+    /// Number of adjacency shards.
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Calls `visit(u, upper(u))` for every node `u` of the shards in
+    /// `shards`, in node order: Λ row by row (each row ascending). Walking
+    /// rows lets an algorithm skip or count a whole row at once where the
+    /// edge stream would hand it every edge.
+    pub fn for_each_row(&self, shards: Range<usize>, mut visit: impl FnMut(u32, &RoaringBitmap)) {
+        for k in shards {
+            let shard = &self.shards[k];
+            let loaded;
+            let shard = match &self.spill {
+                Some(store) if store.has(k) => {
+                    let mut l = AdjacencyShard::new(shard.first(), shard.len());
+                    store.load_into(k, &mut l);
+                    loaded = l;
+                    &loaded
+                }
+                _ => shard,
+            };
+            for (i, upper) in shard.bitmaps().iter().enumerate() {
+                visit(shard.first() + i as u32, upper);
+            }
+        }
+    }
+
+    /// Splits the shards into at most `parts` contiguous ranges holding
+    /// about the same number of edges (spilled shards weighed by their
+    /// bytes on disk), for walks that share rows among threads.
+    pub fn balanced_shard_ranges(&self, parts: usize) -> Vec<Range<usize>> {
+        let weight = |k: usize| {
+            let spilled = self.spill.as_ref().map_or(0, |s| s.bytes_of(k) / 2);
+            self.shards[k].edge_count() + spilled + 1
+        };
+        let weights: Vec<u64> = (0..self.shards.len()).map(weight).collect();
+        let total: u64 = weights.iter().sum();
+        let parts = parts.max(1) as u64;
+        let mut ranges = Vec::new();
+        let (mut start, mut acc) = (0, 0u64);
+        for (k, w) in weights.iter().enumerate() {
+            acc += w;
+            let cut = total * (ranges.len() as u64 + 1) / parts;
+            if acc >= cut && (ranges.len() as u64) < parts - 1 {
+                ranges.push(start..k + 1);
+                start = k + 1;
+            }
+        }
+        if start < self.shards.len() || ranges.is_empty() {
+            ranges.push(start..self.shards.len());
+        }
+        ranges
     }
 }
 
@@ -311,6 +368,36 @@ mod tests {
         assert!(spilled.spilled_bytes() > 0);
         assert_eq!(spilled.edge_count(), plain.edge_count());
         assert!(spilled.edges().eq(plain.edges()));
+    }
+
+    #[test]
+    fn rows_and_balanced_ranges_cover_the_stream_in_order() {
+        let pairs = crate::test_pairs::pseudo_random_pairs(5_000, 40_000, 3);
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 64 << 10 };
+        let mut spilled = GraphBuilder::with_spill(5_000, &config).unwrap();
+        let mut plain = GraphBuilder::with_shard_nodes(5_000, 97);
+        for &(a, b) in &pairs {
+            spilled.add(a, b);
+            plain.add(a, b);
+        }
+        for graph in [plain.finish(), spilled.finish()] {
+            let want: Vec<Edge> = graph.edges().collect();
+            for parts in [1, 2, 3, 7, 1000] {
+                let ranges = graph.balanced_shard_ranges(parts);
+                assert!(ranges.len() <= parts && !ranges.is_empty());
+                assert_eq!(ranges.first().unwrap().start, 0);
+                assert_eq!(ranges.last().unwrap().end, graph.shard_count());
+                assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+                let mut got = Vec::new();
+                for range in ranges {
+                    graph.for_each_row(range, |u, upper| {
+                        got.extend(upper.iter().map(|v| Edge { u, v }));
+                    });
+                }
+                assert_eq!(got, want, "{parts} parts");
+            }
+        }
     }
 
     #[test]

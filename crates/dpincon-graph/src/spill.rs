@@ -65,6 +65,11 @@ impl SpillStore {
         self.written
     }
 
+    /// Bytes of shard `k` on disk.
+    pub(crate) fn bytes_of(&self, k: usize) -> u64 {
+        self.segments[k].iter().map(|s| s.len).sum()
+    }
+
     /// Whether shard `k` has spilled segments.
     pub(crate) fn has(&self, k: usize) -> bool {
         !self.segments[k].is_empty()

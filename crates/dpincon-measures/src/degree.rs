@@ -1,4 +1,5 @@
 use dpincon_graph::Edge;
+use roaring::RoaringBitmap;
 
 use crate::EdgeVisitor;
 
@@ -33,6 +34,26 @@ impl DegreeCounts {
     /// The degree of every node, indexed by tuple id.
     pub fn degrees(&self) -> &[u32] {
         &self.degree
+    }
+
+    /// Counts the row `u`, `upper` = its neighbours above it: the same as
+    /// visiting each of its edges.
+    pub fn visit_row(&mut self, u: u32, upper: &RoaringBitmap) {
+        let len = upper.len();
+        self.degree[u as usize] += len as u32;
+        for v in upper {
+            self.degree[v as usize] += 1;
+        }
+        self.edges += len;
+    }
+
+    /// Adds the counts of another part of the same graph's rows.
+    pub fn merge(&mut self, other: &DegreeCounts) {
+        debug_assert_eq!(self.degree.len(), other.degree.len());
+        for (d, o) in self.degree.iter_mut().zip(&other.degree) {
+            *d += o;
+        }
+        self.edges += other.edges;
     }
 
     /// The measures.

@@ -34,8 +34,8 @@ pub use cover::{
     minimum_cover,
 };
 pub use degree::{DegreeCounts, ExactCounts};
-pub use pass::{PassCounts, measure_pass};
-pub use projection::{DegreeBound, EdgeAddition, ProjectedCounts};
+pub use pass::{PassCounts, count_degrees, measure_pass};
+pub use projection::{DegreeBound, EdgeAddition, ProjectedCounts, ProjectionScratch, project_rows};
 
 use dpincon_graph::Edge;
 

@@ -1,10 +1,11 @@
-//! Driving the visitors over a graph: the exact counts, the greedy cover and
-//! the projections for every θ, with the θs shared out among threads.
+//! Driving the measures over a graph, row by row: the degrees (rows shared
+//! out among threads), then the greedy cover and one projection per θ
+//! (each an order-dependent walk of Λ) side by side.
 
 use dpincon_graph::ConflictGraph;
 
-use crate::{CoverSize, DegreeBound, DegreeCounts, EdgeAddition, ExactCounts, GreedyCover};
-use crate::{ProjectedCounts, walk};
+use crate::{CoverSize, DegreeBound, DegreeCounts, ExactCounts, GreedyCover, ProjectedCounts};
+use crate::{ProjectionScratch, project_rows};
 
 /// Everything one pass over the edge stream yields.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,42 +18,72 @@ pub struct PassCounts {
     pub projected: Vec<ProjectedCounts>,
 }
 
-/// Walks the edge stream once per thread: the first thread also counts
-/// degrees and builds the cover, and the θs are shared out so every thread
-/// carries about the same number of degree arrays. Each walk sees the same
-/// stable order, so the result does not depend on `threads`.
+/// The exact counts, the greedy cover and f(G_θ) for every θ, on up to
+/// `threads` threads. The degrees come first: they tell each projection
+/// which rows it can skip ([`project_rows`]). The cover and the
+/// projections each walk Λ in order on one thread, so the result does not
+/// depend on `threads`.
 pub fn measure_pass(graph: &ConflictGraph, thetas: &[DegreeBound], threads: usize) -> PassCounts {
-    let threads = threads.clamp(1, thetas.len().max(1));
-    // The first share is smaller: its thread also counts degrees and covers.
-    let first = thetas.len() / threads / 2;
-    let rest = &thetas[first..];
-    let per = rest.len().div_ceil((threads - 1).max(1));
-    let shares: Vec<&[DegreeBound]> =
-        if threads == 1 { vec![] } else { rest.chunks(per.max(1)).collect() };
-    let (head, tail) = if threads == 1 { (thetas, &[][..]) } else { (&thetas[..first], rest) };
-    debug_assert_eq!(head.len() + tail.len(), thetas.len());
+    let threads = threads.max(1);
+    let degrees = count_degrees(graph, threads);
     let nodes = graph.nodes();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = shares
+    // θs dealt round-robin; thread 0 also builds the cover.
+    let shares: Vec<Vec<(usize, DegreeBound)>> = (0..threads)
+        .map(|t| thetas.iter().copied().enumerate().skip(t).step_by(threads).collect())
+        .collect();
+    let project = |share: &[(usize, DegreeBound)]| {
+        let mut scratch = ProjectionScratch::new(nodes);
+        share
             .iter()
-            .map(|share| {
-                scope.spawn(move || {
-                    let mut projection = EdgeAddition::new(nodes, share);
-                    walk(graph.edges(), &mut [&mut projection]);
-                    projection.counts()
-                })
-            })
+            .map(|&(i, theta)| (i, project_rows(graph, degrees.degrees(), theta, &mut scratch)))
+            .collect::<Vec<_>>()
+    };
+    let (cover, mut projected) = std::thread::scope(|scope| {
+        let handles: Vec<_> = shares[1..]
+            .iter()
+            .filter(|share| !share.is_empty())
+            .map(|share| scope.spawn(|| project(share)))
             .collect();
-        let mut degrees = DegreeCounts::new(nodes);
         let mut cover = GreedyCover::new(nodes);
-        let mut projection = EdgeAddition::new(nodes, head);
-        walk(graph.edges(), &mut [&mut degrees, &mut cover, &mut projection]);
-        let mut projected = projection.counts();
+        graph.for_each_row(0..graph.shard_count(), |u, upper| cover.visit_row(u, upper));
+        let mut projected = project(&shares[0]);
         for h in handles {
             projected.extend(h.join().expect("projection thread panicked"));
         }
-        PassCounts { exact: degrees.counts(), cover: cover.size(), projected }
-    })
+        (cover, projected)
+    });
+    projected.sort_unstable_by_key(|&(i, _)| i);
+    PassCounts {
+        exact: degrees.counts(),
+        cover: cover.size(),
+        projected: projected.into_iter().map(|(_, c)| c).collect(),
+    }
+}
+
+/// Node degrees, the rows split among `threads` threads (each with its
+/// own counters: 4 bytes per node per thread), summed.
+pub fn count_degrees(graph: &ConflictGraph, threads: usize) -> DegreeCounts {
+    let nodes = graph.nodes();
+    let parts: Vec<DegreeCounts> = std::thread::scope(|scope| {
+        let handles: Vec<_> = graph
+            .balanced_shard_ranges(threads)
+            .into_iter()
+            .map(|range| {
+                scope.spawn(move || {
+                    let mut part = DegreeCounts::new(nodes);
+                    graph.for_each_row(range, |u, upper| part.visit_row(u, upper));
+                    part
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("degree thread panicked")).collect()
+    });
+    let mut parts = parts.into_iter();
+    let mut total = parts.next().unwrap_or_else(|| DegreeCounts::new(nodes));
+    for part in parts {
+        total.merge(&part);
+    }
+    total
 }
 
 #[cfg(test)]
@@ -76,6 +107,14 @@ mod tests {
         let thetas: Vec<DegreeBound> =
             [1, 2, 3, 5, 8, 13, 21, 34].map(|t| DegreeBound::new(t).unwrap()).to_vec();
         let one = measure_pass(&graph, &thetas, 1);
+        // The definitions, edge by edge.
+        let mut degrees = crate::DegreeCounts::new(3_000);
+        let mut cover = crate::GreedyCover::new(3_000);
+        let mut projection = crate::EdgeAddition::new(3_000, &thetas);
+        crate::walk(graph.edges(), &mut [&mut degrees, &mut cover, &mut projection]);
+        assert_eq!(one.exact, degrees.counts());
+        assert_eq!(one.cover, cover.size());
+        assert_eq!(one.projected, projection.counts());
         for threads in [2, 3, 8, 20] {
             assert_eq!(measure_pass(&graph, &thetas, threads), one, "{threads} threads");
         }

@@ -1,4 +1,5 @@
 use dpincon_graph::Edge;
+use roaring::RoaringBitmap;
 
 use crate::EdgeVisitor;
 
@@ -41,6 +42,20 @@ impl GreedyCover {
     /// Whether `node` is in the cover built so far.
     pub fn contains(&self, node: u32) -> bool {
         self.is_covered(node)
+    }
+
+    /// Visits the row `u` (its neighbours above it, ascending) at once: a
+    /// covered `u` blocks the whole row, else its first uncovered neighbour
+    /// is matched with it, exactly as edge by edge.
+    pub fn visit_row(&mut self, u: u32, upper: &RoaringBitmap) {
+        if self.is_covered(u) {
+            return;
+        }
+        if let Some(v) = upper.iter().find(|&v| !self.is_covered(v)) {
+            self.cover(u);
+            self.cover(v);
+            self.matching += 1;
+        }
     }
 
     /// The cover size and the matching lower bound.

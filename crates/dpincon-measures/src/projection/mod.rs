@@ -2,6 +2,10 @@ use dpincon_graph::Edge;
 
 use crate::EdgeVisitor;
 
+mod rows;
+
+pub use rows::{ProjectionScratch, project_rows};
+
 /// A degree bound θ ≥ 1 of the edge-addition projection (SPEC §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DegreeBound(u32);
@@ -31,6 +35,10 @@ pub struct ProjectedCounts {
 
 /// Edge addition π_θ (SPEC §4) for several θ in one pass over Λ: an edge
 /// `(u, v)` is kept iff both endpoints have kept degree `< θ` so far.
+///
+/// This is the definition, edge by edge, for streams without a graph and
+/// for tests; [`project_rows`] computes the same counts from the graph's
+/// rows, checking only the edges θ can drop, and is what the engine runs.
 ///
 /// Memory is one degree per node and candidate, O(|Θ|·n); time O(|Θ|·m).
 /// The degrees of a node for all θ sit side by side, so an edge touches two
