@@ -20,10 +20,38 @@ impl Adjacency {
         8 * edges + 8 * (nodes + 1)
     }
 
-    /// The adjacency of `graph`, read from its edge stream (two passes; a
-    /// spilled graph is read back from disk twice).
+    /// The adjacency of `graph`: its degrees counted on all cores, then one
+    /// walk of its rows (a spilled graph is read back from disk twice).
     pub fn from_graph(graph: &ConflictGraph) -> Self {
-        Self::build(graph.nodes(), || graph.edges(), SCATTER_HELD)
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let degrees = crate::count_degrees(graph, threads);
+        let (n, degrees) = (graph.nodes() as usize, degrees.degrees());
+        let mut offsets = vec![0u64; n + 1];
+        for (i, &d) in degrees.iter().enumerate() {
+            offsets[i + 1] = offsets[i] + u64::from(d);
+        }
+        let mut neighbours = vec![0u32; offsets[n] as usize];
+        // Each row is its lower neighbours, then its upper ones: the upper
+        // part goes in at the row's end, in one sweep per row.
+        let mut lower_next: Vec<u64> = offsets[..n].to_vec();
+        let mut scatter = Scatter::new(n, SCATTER_HELD);
+        graph.for_each_row(0..graph.shard_count(), |u, upper| {
+            let end = offsets[u as usize + 1] as usize;
+            let row = &mut neighbours[end - upper.len() as usize..end];
+            for (slot, v) in row.iter_mut().zip(upper) {
+                *slot = v;
+                if scatter.push(Edge { u, v }) {
+                    scatter.flush_pending = true;
+                }
+            }
+            if scatter.flush_pending {
+                scatter.flush(&mut neighbours, &mut lower_next);
+            }
+        });
+        scatter.flush(&mut neighbours, &mut lower_next);
+        let adjacency = Adjacency { offsets, neighbours };
+        debug_assert!((0..graph.nodes()).all(|u| adjacency.neighbours(u).is_sorted()));
+        adjacency
     }
 
     /// The adjacency of the graph on `nodes` nodes with these edges, in any
@@ -112,6 +140,8 @@ struct Scatter {
     limit: usize,
     buckets: Vec<Vec<Edge>>,
     held: usize,
+    /// Full, to be flushed once the current row is written.
+    flush_pending: bool,
 }
 
 /// Entries held before a flush: 64 MiB of edges.
@@ -121,7 +151,13 @@ impl Scatter {
     fn new(nodes: usize, limit: usize) -> Self {
         // About 1,024 ranges, whatever the node count.
         let shift = (nodes.max(1).div_ceil(1024)).next_power_of_two().trailing_zeros();
-        Scatter { shift, limit, buckets: vec![Vec::new(); (nodes >> shift) + 1], held: 0 }
+        Scatter {
+            shift,
+            limit,
+            buckets: vec![Vec::new(); (nodes >> shift) + 1],
+            held: 0,
+            flush_pending: false,
+        }
     }
 
     /// Holds `e` for v's row; true when the buffer is full.
@@ -140,5 +176,6 @@ impl Scatter {
             }
         }
         self.held = 0;
+        self.flush_pending = false;
     }
 }

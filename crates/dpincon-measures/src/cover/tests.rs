@@ -115,6 +115,9 @@ fn adjacency_rows_stay_sorted_across_many_flushes() {
     // A flush every 7 edges: rows get their lower entries in many pieces.
     let many = Adjacency::build(n, || edges.iter().copied(), 7);
     assert_eq!(many, one_flush);
+    // The graph's rows give the same adjacency as its edge list.
+    let graph = ConflictGraph::from_edges(n, edges.iter().copied());
+    assert_eq!(Adjacency::from_graph(&graph), one_flush);
     for u in 0..n {
         let mut expected: Vec<u32> = edges
             .iter()
