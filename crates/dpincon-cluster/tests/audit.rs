@@ -10,16 +10,10 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use common::{
-    ALICE, COORDINATOR, Cluster, config_with, embedded, embedded_job, ledger_charges, ledger_path,
+    ALICE, Cluster, cli_binary, config_with, embedded, embedded_job, ledger_charges, ledger_path,
     write_table,
 };
 use serde_json::{Value, json};
-
-/// The CLI binary, built beside the cluster binaries by `cargo test --workspace`.
-fn cli_binary() -> Option<PathBuf> {
-    let path = PathBuf::from(COORDINATOR).with_file_name("dpincon-cli");
-    path.exists().then_some(path)
-}
 
 fn audit(bin: &PathBuf, suite: &str, url: &str, out: &str) -> Output {
     Command::new(bin)
