@@ -16,6 +16,9 @@ pub mod suite;
 pub mod verdict;
 
 pub use error::AuditError;
-pub use run::{AuditRun, CheckResult, DatasetPlan, DatasetResult, DatasetStatus, plan, run_suite};
+pub use run::{
+    AuditRun, CheckResult, DatasetPlan, DatasetResult, DatasetStatus, RemoteFailure, plan,
+    run_suite, run_suite_remote,
+};
 pub use suite::Suite;
 pub use verdict::{ExitStatus, Verdict};

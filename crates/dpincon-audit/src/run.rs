@@ -52,7 +52,8 @@ pub struct CheckResult {
     pub threshold: f64,
     /// The DP release (point value), when released.
     pub value: Option<i64>,
-    /// Its 95% interval.
+    /// Its 95% interval: the noise only; for I_MI and I_P it does not cover
+    /// the projection's downward bias (the true count may be above it).
     pub ci95: Option<[i64; 2]>,
     /// ε of the release.
     pub epsilon: Option<f64>,
@@ -126,14 +127,28 @@ fn plan_one(d: &Dataset) -> DatasetPlan {
     };
     let cap = stored.map_or(d.budget_cap, |s| s.min(d.budget_cap));
     let refused = error.or_else(|| {
-        ledger::check(&path, &d.data, Some(d.budget_cap), per_run).err().map(|e| e.to_string())
+        ledger::check(&path, &d.source_name(), Some(d.budget_cap), per_run)
+            .err()
+            .map(|e| e.to_string())
     });
+    budget(d, path.display().to_string(), cap, spent, refused)
+}
+
+/// A plan from a ledger's cap and ε spent before this run.
+fn budget(
+    d: &Dataset,
+    ledger: String,
+    cap: f64,
+    spent: f64,
+    refused: Option<String>,
+) -> DatasetPlan {
+    let per_run = d.epsilon_per_run();
     let after = if refused.is_some() { spent } else { spent + per_run };
     let remaining = (cap - after).max(0.0);
     // Tiny slack so 10 × 0.1 counts as 10 runs, not 9.
     let runs = ((remaining / per_run) * (1.0 + 1e-9)).floor();
     DatasetPlan {
-        ledger: path.display().to_string(),
+        ledger,
         cap,
         spent,
         per_run,
@@ -145,7 +160,10 @@ fn plan_one(d: &Dataset) -> DatasetPlan {
 
 /// The engine job for a dataset.
 pub fn job_config(d: &Dataset, seed: Option<u64>) -> JobConfig {
-    let mut config = JobConfig::new(&d.data, &d.constraints);
+    let mut config = match &d.postgres {
+        Some(pg) => JobConfig::postgres(pg.clone(), &d.constraints),
+        None => JobConfig::new(d.source_name(), &d.constraints),
+    };
     config.epsilon = Some(d.epsilon);
     config.measures = d.measures.clone();
     config.max_rows = Some(d.max_rows);
@@ -163,9 +181,7 @@ pub async fn run_suite<F>(suite: &Suite, seed: Option<u64>, exec: F) -> AuditRun
 where
     F: AsyncFn(JobConfig, &str) -> Result<Value, String>,
 {
-    let started_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let started_unix = now();
     let plans = plan(suite);
     let mut datasets = Vec::new();
     for (d, budget) in suite.datasets.iter().zip(plans) {
@@ -175,6 +191,56 @@ where
         };
         datasets.push(judge(d, budget, outcome));
     }
+    finish(suite, started_unix, datasets)
+}
+
+/// Why a coordinator did not return a report.
+#[derive(Debug, Clone)]
+pub struct RemoteFailure {
+    /// The coordinator refused the job at admission because its ledger
+    /// cannot fund it (nothing queued or charged).
+    pub refused: bool,
+    /// The coordinator's words.
+    pub message: String,
+}
+
+/// Runs `suite` on a coordinator (`exec` submits a dataset's job and waits
+/// for its report). The coordinator owns every ledger: nothing is planned
+/// here; each dataset's budget comes from the coordinator's answer, the
+/// ledger state in its report, or its refusal (then the figures are 0 and
+/// `refused` quotes it). The suite's `ledger` and `budget-cap` are unused.
+/// Verdicts are judged exactly as in [`run_suite`].
+pub async fn run_suite_remote<F>(suite: &Suite, coordinator: &str, exec: F) -> AuditRun
+where
+    F: AsyncFn(&Dataset) -> Result<Value, RemoteFailure>,
+{
+    let started_unix = now();
+    let mut datasets = Vec::new();
+    for d in &suite.datasets {
+        let ledger = format!("coordinator {coordinator}: ledger of dataset {}", d.remote_name());
+        let (budget, outcome) = match exec(d).await {
+            Ok(report) => {
+                let state = &report["budget"]["ledger"];
+                let spent = state["spent_before"].as_f64().unwrap_or(0.0);
+                let cap = state["cap"].as_f64().unwrap_or(d.budget_cap);
+                (budget(d, ledger, cap, spent, None), Ok(report))
+            }
+            Err(f) => {
+                let status = if f.refused { DatasetStatus::Refused } else { DatasetStatus::Error };
+                let refused = f.refused.then(|| f.message.clone());
+                (budget(d, ledger, 0.0, 0.0, refused), Err((status, f.message)))
+            }
+        };
+        datasets.push(judge(d, budget, outcome));
+    }
+    finish(suite, started_unix, datasets)
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn finish(suite: &Suite, started_unix: u64, datasets: Vec<DatasetResult>) -> AuditRun {
     let status = datasets
         .iter()
         .flat_map(|d| d.checks.iter())
@@ -243,7 +309,7 @@ fn judge(
         .collect();
     DatasetResult {
         name: d.name.clone(),
-        data: d.data.display().to_string(),
+        data: d.source_name().display().to_string(),
         status,
         budget,
         job_id: report.as_ref().and_then(|r| r["job_id"].as_str().map(String::from)),

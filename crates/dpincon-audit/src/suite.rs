@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use dpincon_engine::PostgresSource;
 use serde::{Deserialize, Serialize};
 
 use crate::AuditError;
@@ -34,8 +35,19 @@ pub struct Suite {
 pub struct Dataset {
     /// A short name, unique in the suite.
     pub name: String,
-    /// The table (CSV or Parquet).
-    pub data: PathBuf,
+    /// The table (CSV or Parquet); or give `postgres`.
+    #[serde(default)]
+    pub data: Option<PathBuf>,
+    /// A PostgreSQL table or query instead of `data`:
+    /// `postgres = { url = "postgres://user@host/db", table = "t" }` (or
+    /// `query = "..."`; optional `order-by`, `password-env`).
+    #[serde(default)]
+    pub postgres: Option<PostgresSource>,
+    /// The dataset's name on the coordinator (`audit --coordinator`;
+    /// default: `name`). There the operator's registration says where the
+    /// table is, and its ledger and cap govern.
+    #[serde(default)]
+    pub coordinator_dataset: Option<String>,
     /// The constraint file.
     pub constraints: PathBuf,
     /// Measures to release: `mi`, `p`, `r` (default: those the checks use).
@@ -96,6 +108,21 @@ impl Check {
 }
 
 impl Dataset {
+    /// What reports and the ledger call the table: its path, or the
+    /// PostgreSQL URL without its password and the table or query.
+    pub fn source_name(&self) -> PathBuf {
+        match (&self.data, &self.postgres) {
+            (Some(path), _) => path.clone(),
+            (None, Some(pg)) => PathBuf::from(pg.display_name()),
+            (None, None) => PathBuf::new(),
+        }
+    }
+
+    /// The name of the dataset on a coordinator.
+    pub fn remote_name(&self) -> &str {
+        self.coordinator_dataset.as_deref().unwrap_or(&self.name)
+    }
+
     /// ε one run spends (sequential composition over the measures, SPEC §8).
     pub fn epsilon_per_run(&self) -> f64 {
         self.epsilon * self.measures.len() as f64
@@ -113,6 +140,21 @@ pub fn measure_meaning(measure: &str) -> &'static str {
 }
 
 impl Suite {
+    /// For a run in this process: every dataset must say where its table is.
+    pub fn require_tables(&self, path: &Path) -> Result<(), AuditError> {
+        match self.datasets.iter().find(|d| d.data.is_none() && d.postgres.is_none()) {
+            Some(d) => Err(AuditError::Suite {
+                path: path.to_path_buf(),
+                message: format!(
+                    "dataset '{}' has no `data` or `postgres` (only a run with --coordinator, \
+                     where the operator registered the table, may omit them)",
+                    d.name
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Reads and validates `path`.
     pub fn load(path: &Path) -> Result<Suite, AuditError> {
         let text = std::fs::read_to_string(path)
@@ -147,6 +189,15 @@ impl Suite {
             let at = format!("dataset '{}'", d.name);
             if !datasets.insert(d.name.clone()) {
                 return Err(format!("duplicate dataset name '{}'", d.name));
+            }
+            match (&d.data, &d.postgres) {
+                (Some(_), Some(_)) => {
+                    return Err(format!("{at}: give `data` or `postgres`, not both"));
+                }
+                (None, Some(pg)) => pg.validate().map_err(|e| format!("{at}: {e}"))?,
+                // A suite run only with --coordinator may leave the table to
+                // the operator's registration; a local run needs one.
+                _ => {}
             }
             if d.constraints.as_os_str().is_empty() {
                 return Err(format!("{at} has no constraints file"));
@@ -221,7 +272,7 @@ impl Suite {
         self.history =
             Some(at(self.history.as_deref().unwrap_or(Path::new("audit-history.sqlite"))));
         for d in &mut self.datasets {
-            d.data = at(&d.data);
+            d.data = d.data.as_deref().map(at);
             d.constraints = at(&d.constraints);
             let ledger =
                 d.ledger.clone().unwrap_or_else(|| PathBuf::from(format!("{}.ledger", d.name)));

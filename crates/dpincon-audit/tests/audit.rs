@@ -95,6 +95,7 @@ async fn verdicts_follow_the_interval_and_the_worst_sets_the_exit_code() {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert_eq!(html.matches("<svg").count(), 3);
     assert!(html.contains("id=\"summary\"") && html.contains("id=\"budget\""));
+    assert!(html.contains("id=\"bias\"") && html.contains("not the projection bias"));
 }
 
 #[tokio::test]
@@ -218,4 +219,34 @@ async fn html_report_renders_in_headless_chromium() {
     let log = String::from_utf8_lossy(&output.stderr);
     let console: Vec<_> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
     assert!(console.is_empty(), "console messages: {console:?}");
+}
+
+/// The CronJob's suite (deploy/base/configmap-audit.yaml) is a valid
+/// suite for `audit --coordinator`, and its constraint file parses.
+#[test]
+fn the_cronjob_suite_in_the_configmap_parses() {
+    let yaml = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/base/configmap-audit.yaml"),
+    )
+    .unwrap();
+    // A ConfigMap `data:` entry `  NAME: |` and its lines indented by 4.
+    let entry = |name: &str| -> String {
+        let start = yaml.find(&format!("\n  {name}: |\n")).expect("entry") + name.len() + 7;
+        yaml[start..]
+            .lines()
+            .take_while(|l| l.is_empty() || l.starts_with("    "))
+            .map(|l| l.get(4..).unwrap_or("").to_string() + "\n")
+            .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("customers.dcs"), entry("customers.dcs")).unwrap();
+    let path = dir.path().join("nightly.toml");
+    std::fs::write(&path, entry("nightly.toml")).unwrap();
+    let suite = Suite::load(&path).unwrap();
+    assert_eq!(suite.datasets[0].remote_name(), "customers");
+    assert_eq!(suite.datasets[0].checks.len(), 3);
+    // No table here: the operator's registration has it (cluster mode only).
+    assert!(suite.require_tables(&path).is_err());
+    let dcs = dpincon_engine::read_constraints(&suite.datasets[0].constraints).unwrap();
+    assert_eq!(dcs.len(), 2);
 }

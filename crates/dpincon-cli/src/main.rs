@@ -104,9 +104,22 @@ struct JobArgs {
     /// A TOML job file with any of the options below (kebab-case keys).
     #[arg(long)]
     job: Option<PathBuf>,
-    /// The table: CSV with a header row, or Parquet.
+    /// The table: CSV with a header row, or Parquet; or a PostgreSQL URL
+    /// `postgres://user@host:port/db` with --table or --query (password from
+    /// $PGPASSWORD; never printed).
     #[arg(long)]
     data: Option<PathBuf>,
+    /// With a postgres:// --data: the table to read.
+    #[arg(long, conflicts_with = "query")]
+    table: Option<String>,
+    /// With a postgres:// --data: the query to read (rows ordered by every
+    /// column unless --order-by).
+    #[arg(long)]
+    query: Option<String>,
+    /// With a postgres:// --data: the ORDER BY that fixes tuple ids
+    /// (default: the table's primary key, else every column).
+    #[arg(long)]
+    order_by: Option<String>,
     /// The constraint file (FD, NADEEF `not(...)` or HoloClean syntax).
     #[arg(long)]
     constraints: Option<PathBuf>,
@@ -172,6 +185,23 @@ impl JobArgs {
             )*};
         }
         set!(data, constraints, schema, infer_rows, threads, memory_limit);
+        let url = job.data.to_str().filter(|d| dpincon_engine::PostgresSource::is_url(d));
+        if let Some(url) = url.map(String::from) {
+            let source = dpincon_engine::PostgresSource {
+                url,
+                table: self.table.clone(),
+                query: self.query.clone(),
+                order_by: self.order_by.clone(),
+                password_env: None,
+            };
+            source.validate().map_err(|e| e.to_string())?;
+            job.data = source.display_name().into();
+            job.postgres = Some(source);
+        } else if self.table.is_some() || self.query.is_some() {
+            return Err(
+                "--table and --query read from PostgreSQL: give --data postgres://...".into()
+            );
+        }
         set!(max_rows, seed, ledger, budget_cap);
         if let Some(f) = &self.data_format {
             job.format = Some(f.clone());

@@ -48,6 +48,17 @@ impl Progress for Bar {
 }
 
 impl Bar {
+    /// A remote job's state, e.g. `running: detect` (audit --coordinator).
+    pub fn status(&self, line: &str) {
+        self.bar.set_message(line.to_string());
+        self.bar.enable_steady_tick(Duration::from_millis(120));
+    }
+
+    /// The remote job ended.
+    pub fn done(&self) {
+        self.bar.finish_and_clear();
+    }
+
     fn label(&self) -> String {
         let prefix = self.bar.prefix();
         if prefix.is_empty() { String::new() } else { format!("{prefix}: ") }

@@ -34,7 +34,7 @@ pub struct ConnectArgs {
 }
 
 impl ConnectArgs {
-    fn client(&self, url: &str) -> Result<Client, String> {
+    pub(crate) fn client(&self, url: &str) -> Result<Client, String> {
         let token = Token::load(self.token_file.as_deref()).map_err(|e| e.to_string())?;
         let tls = ClientTls::load(self.tls_ca.as_deref(), self.tls_domain.clone())
             .map_err(|e| e.to_string())?;
@@ -43,7 +43,7 @@ impl ConnectArgs {
 }
 
 /// An error for people: which coordinator could not be reached.
-fn describe(url: &str, e: ClusterError) -> String {
+pub(crate) fn describe(url: &str, e: ClusterError) -> String {
     if e.is_unreachable() { format!("coordinator {url}: {e}") } else { e.to_string() }
 }
 

@@ -60,3 +60,76 @@ fn bad_suite_exits_3_naming_the_line_and_charges_nothing() {
     assert!(!dir.path().join("out").exists());
     assert!(!dir.path().join("audit-history.sqlite").exists());
 }
+
+/// A PostgreSQL dataset whose server is down: that dataset is an error
+/// (exit 3) naming the server without its password, nothing is charged,
+/// and the CSV dataset beside it still runs.
+#[test]
+fn an_unreachable_postgres_dataset_exits_3_and_charges_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = suite(dir.path(), 10);
+    // A loopback port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let text = std::fs::read_to_string(&path).unwrap()
+        + &format!(
+            "[[dataset]]\nname = \"pg\"\n\
+             postgres = {{ url = \"postgres://audit:hunter2-secret@127.0.0.1:{port}/wh\", \
+             table = \"public.tax\" }}\nconstraints = \"t.dcs\"\nepsilon = 1\nmax-rows = 10\n\
+             budget-cap = 100\n[[dataset.check]]\nname = \"pg-pairs\"\nmeasure = \"mi\"\nmax = 5\n"
+        );
+    std::fs::write(&path, text).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = cli(&["audit", "--suite", &path, "--seed", "1", "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("postgres://audit@127.0.0.1:{port}/wh")), "{stdout}");
+    assert!(stdout.contains("cannot connect"), "{stdout}");
+    let report = std::fs::read_to_string(out_dir.join("report.json")).unwrap();
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    for text in [&*stdout, &report, &html, &String::from_utf8_lossy(&out.stderr)] {
+        assert!(!text.contains("hunter2"), "the password was printed");
+    }
+    assert!(!dir.path().join("pg.ledger").exists());
+    // The CSV dataset ran and was charged.
+    assert!(dir.path().join("t.ledger").exists());
+    assert!(stdout.contains("PASS"), "{stdout}");
+}
+
+#[test]
+fn a_dataset_needs_exactly_one_table_to_run_here() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = suite(dir.path(), 10);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let both = text.replace(
+        "data = \"t.csv\"",
+        "data = \"t.csv\"\npostgres = { url = \"postgres://u@h/db\", table = \"t\" }",
+    );
+    std::fs::write(&path, both).unwrap();
+    let out = cli(&["audit", "--suite", &path]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give `data` or `postgres`, not both"));
+    std::fs::write(&path, text.replace("data = \"t.csv\"\n", "")).unwrap();
+    let out = cli(&["audit", "--suite", &path]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("dataset 't' has no `data` or `postgres`"), "{err}");
+    assert!(!dir.path().join("t.ledger").exists());
+}
+
+#[test]
+fn run_reads_postgres_urls_and_never_prints_their_password() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 10);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("postgres://audit:hunter2-secret@127.0.0.1:{port}/wh");
+    let dcs = dir.path().join("t.dcs");
+    let args = ["run", "--data", &url, "--constraints", dcs.to_str().unwrap(), "--epsilon", "1"];
+    let out = cli(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("give `table` or `query`") && !err.contains("hunter2"), "{err}");
+    let out = cli(&[&args[..], &["--table", "t"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("PostgreSQL postgres://audit@127.0.0.1:{port}/wh table t")));
+    assert!(err.contains("cannot connect") && !err.contains("hunter2"), "{err}");
+}

@@ -75,6 +75,14 @@ impl ClusterError {
         matches!(self, ClusterError::Rpc(s) if s.code() == tonic::Code::Unavailable)
             || matches!(self, ClusterError::Transport(_))
     }
+
+    /// The coordinator refused a job because its dataset's ledger cannot
+    /// fund it (nothing was queued or charged).
+    pub fn is_budget_refusal(&self) -> bool {
+        let budget = submission::reason_text(dpincon_proto::v1::FailureReason::BudgetExhausted);
+        matches!(self, ClusterError::Rpc(s)
+            if s.code() == tonic::Code::FailedPrecondition && s.message().starts_with(budget))
+    }
 }
 
 /// A gRPC status as a person should read it (the code in words, then the

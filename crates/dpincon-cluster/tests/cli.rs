@@ -7,14 +7,8 @@ mod common;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use common::{ALICE, BOB, COORDINATOR, Cluster, comparable, embedded, embedded_job, write_table};
+use common::{ALICE, BOB, Cluster, cli_binary, comparable, embedded, embedded_job, write_table};
 use serde_json::json;
-
-/// The CLI binary, built beside the cluster binaries by `cargo test --workspace`.
-fn cli_binary() -> Option<PathBuf> {
-    let path = PathBuf::from(COORDINATOR).with_file_name("dpincon-cli");
-    path.exists().then_some(path)
-}
 
 fn cli(bin: &PathBuf, args: &[&str], token: &str) -> Output {
     Command::new(bin).args(args).env("DPINCON_TOKEN", token).output().unwrap()

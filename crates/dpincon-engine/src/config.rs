@@ -1,5 +1,6 @@
 use std::path::PathBuf;
 
+use dpincon_source::PostgresSource;
 use serde::{Deserialize, Serialize};
 
 /// Everything a job needs: the one configuration type (CLI flags, job files
@@ -7,8 +8,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct JobConfig {
-    /// The table (CSV or Parquet).
+    /// The table (CSV or Parquet); with `postgres`, the name ledgers and
+    /// reports use for it ([`PostgresSource::display_name`]).
     pub data: PathBuf,
+    /// Read the table from PostgreSQL instead of `data`.
+    #[serde(default)]
+    pub postgres: Option<PostgresSource>,
     /// The constraint file.
     pub constraints: PathBuf,
     /// Force `csv` or `parquet` instead of going by the extension.
@@ -73,10 +78,18 @@ fn default_measures() -> Vec<String> {
 }
 
 impl JobConfig {
+    /// A job on the PostgreSQL table or query `source` under `constraints`.
+    pub fn postgres(source: PostgresSource, constraints: impl Into<PathBuf>) -> Self {
+        let mut config = JobConfig::new(source.display_name(), constraints);
+        config.postgres = Some(source);
+        config
+    }
+
     /// A job on `data` under `constraints` with every other option at its default.
     pub fn new(data: impl Into<PathBuf>, constraints: impl Into<PathBuf>) -> Self {
         JobConfig {
             data: data.into(),
+            postgres: None,
             constraints: constraints.into(),
             format: None,
             schema: None,

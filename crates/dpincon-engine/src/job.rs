@@ -133,7 +133,10 @@ pub async fn load_with(
     let read_options = read_options(config)?;
     progress.start(Phase::Read);
     let read_start = Instant::now();
-    let table = read_table(&config.data, &read_options).await?;
+    let table = match &config.postgres {
+        Some(source) => source.read().await?,
+        None => read_table(&config.data, &read_options).await?,
+    };
     refuse_degenerate(&table, &parsed)?;
     let bound = dpincon_constraints::bind(&parsed, &table.schema())
         .map_err(|source| EngineError::Constraint { path: config.constraints.clone(), source })?;

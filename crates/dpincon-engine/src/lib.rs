@@ -23,6 +23,7 @@ pub mod validate;
 
 pub use config::JobConfig;
 pub use detector::{ConflictDetector, LocalDetector};
+pub use dpincon_source::PostgresSource;
 pub use job::{
     JobLoader, LoadedJob, NoProgress, Phase, Progress, load, load_with, parse_bytes, plan_reports,
     read_constraints, read_options, run_job, run_job_with,

@@ -5,12 +5,16 @@
 //! unless told otherwise, with an empty CSV cell read as NULL.
 //! [`TableData::schema`] gives the constraint binder its view of the columns,
 //! and [`encode`] turns the compared columns into the order-preserving keys
-//! of a [`dpincon_detect::Relation`].
+//! of a [`dpincon_detect::Relation`]. [`PostgresSource::read`] reads a
+//! PostgreSQL table or query into the same [`TableData`] (see
+//! [`postgres`] for its row order and NULLs).
 
 mod encode;
+pub mod postgres;
 mod read;
 
 pub use encode::encode;
+pub use postgres::PostgresSource;
 pub use read::{
     DataFormat, ReadOptions, SchemaOverride, TableData, declared_schema, parquet_schema,
     parse_schema_override, read_table,
@@ -72,6 +76,15 @@ pub enum SourceError {
         column: String,
         /// 1-based line of the first constraint that compares it.
         line: usize,
+    },
+    /// A PostgreSQL source cannot be reached or read (the source is named
+    /// without its password).
+    #[error("PostgreSQL {source_name}: {message}")]
+    Postgres {
+        /// The URL without its password, and the table or query.
+        source_name: String,
+        /// Why.
+        message: String,
     },
     /// A schema override is malformed or names an unknown column.
     #[error("schema: {0}")]

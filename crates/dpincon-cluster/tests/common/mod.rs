@@ -102,6 +102,12 @@ pub const COORDINATOR: &str = env!("CARGO_BIN_EXE_dpincon-coordinator");
 pub const SCHEDULER: &str = env!("CARGO_BIN_EXE_dpincon-scheduler");
 pub const EXECUTOR: &str = env!("CARGO_BIN_EXE_dpincon-executor");
 
+/// The CLI binary, built beside the cluster binaries by `cargo test --workspace`.
+pub fn cli_binary() -> Option<PathBuf> {
+    let path = PathBuf::from(COORDINATOR).with_file_name("dpincon-cli");
+    path.exists().then_some(path)
+}
+
 /// A scheduler and its executors (a Ballista cluster of our binaries).
 pub struct Ballista {
     pub scheduler: Proc,
