@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use dpincon_graph::ConflictGraph;
 use dpincon_measures::{
-    Adjacency, CoverSize, ExactCounts, PassCounts, fractional_cover, measure_pass,
+    Adjacency, CoverSize, DegreeCounts, ExactCounts, PassCounts, fractional_cover, measure_pass,
 };
 use dpincon_release::{
     Budget, NoiseRng, ProjectedMeasure, ProjectedSpec, ProjectionTable, RepairMethod, RepairValues,
@@ -183,7 +183,8 @@ pub(crate) fn measure_and_release(
     let mut thetas: Vec<_> = prepared.iter().flat_map(|p| p.thetas()).collect();
     thetas.sort_unstable();
     thetas.dedup();
-    let PassCounts { exact, cover, projected } = measure_pass(graph, &thetas, threads);
+    let PassCounts { degrees, cover, projected } = measure_pass(graph, &thetas, threads);
+    let exact = degrees.counts();
     let releases = match release {
         Some((plan, rng)) => {
             let table = ProjectionTable::new(exact, projected);
@@ -196,7 +197,7 @@ pub(crate) fn measure_and_release(
                 }
             }
             if plan.cover {
-                let twice_lp = plan.repair.needs_lp().then(|| twice_lp(graph));
+                let twice_lp = plan.repair.needs_lp().then(|| twice_lp(graph, &degrees));
                 let values = RepairValues { greedy_cover: cover.cover, twice_lp };
                 report.r = Some(release_repair(plan.repair, plan.epsilon, values, rng)?);
             }
@@ -207,7 +208,8 @@ pub(crate) fn measure_and_release(
     Ok(PassResult { exact, cover, releases })
 }
 
-/// 2·LP(G), the doubled minimum fractional vertex cover (exact).
-fn twice_lp(graph: &ConflictGraph) -> u64 {
-    fractional_cover(&Adjacency::from_graph(graph)).twice_value()
+/// 2·LP(G), the doubled minimum fractional vertex cover (exact), from the
+/// pass's degrees.
+fn twice_lp(graph: &ConflictGraph, degrees: &DegreeCounts) -> u64 {
+    fractional_cover(&Adjacency::from_degrees(graph, degrees.degrees())).twice_value()
 }

@@ -1,3 +1,4 @@
+use std::borrow::Cow;
 use std::ops::Range;
 
 use roaring::RoaringBitmap;
@@ -131,20 +132,23 @@ impl ConflictGraph {
     /// edge stream would hand it every edge.
     pub fn for_each_row(&self, shards: Range<usize>, mut visit: impl FnMut(u32, &RoaringBitmap)) {
         for k in shards {
-            let shard = &self.shards[k];
-            let loaded;
-            let shard = match &self.spill {
-                Some(store) if store.has(k) => {
-                    let mut l = AdjacencyShard::new(shard.first(), shard.len());
-                    store.load_into(k, &mut l);
-                    loaded = l;
-                    &loaded
-                }
-                _ => shard,
-            };
+            let shard = self.shard(k);
             for (i, upper) in shard.bitmaps().iter().enumerate() {
                 visit(shard.first() + i as u32, upper);
             }
+        }
+    }
+
+    /// Shard `k`: in memory, or read back from the spill file.
+    fn shard(&self, k: usize) -> Cow<'_, AdjacencyShard> {
+        let shard = &self.shards[k];
+        match &self.spill {
+            Some(store) if store.has(k) => {
+                let mut loaded = AdjacencyShard::new(shard.first(), shard.len());
+                store.load_into(k, &mut loaded);
+                Cow::Owned(loaded)
+            }
+            _ => Cow::Borrowed(shard),
         }
     }
 
@@ -237,19 +241,17 @@ impl<'a> EdgeStream<'a> {
                 self.current = Some(node);
                 return true;
             }
-            let graph = self.graph;
-            let Some(shard) = graph.shards.get(self.next_shard) else { return false };
             let k = self.next_shard;
+            if k == self.graph.shards.len() {
+                return false;
+            }
             self.next_shard += 1;
-            self.nodes = match &graph.spill {
-                Some(store) if store.has(k) => {
-                    let mut loaded = AdjacencyShard::new(shard.first(), shard.len());
-                    store.load_into(k, &mut loaded);
+            self.nodes = match self.graph.shard(k) {
+                Cow::Owned(loaded) => {
                     let first = loaded.first();
-                    let bitmaps = loaded.into_bitmaps().into_iter();
-                    Nodes::Owned { first, slot: 0, bitmaps }
+                    Nodes::Owned { first, slot: 0, bitmaps: loaded.into_bitmaps().into_iter() }
                 }
-                _ => Nodes::Borrowed {
+                Cow::Borrowed(shard) => Nodes::Borrowed {
                     first: shard.first(),
                     slot: 0,
                     bitmaps: shard.bitmaps().iter(),

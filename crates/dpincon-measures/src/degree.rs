@@ -4,7 +4,7 @@ use roaring::RoaringBitmap;
 use crate::EdgeVisitor;
 
 /// Degrees of every node and the edge count.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DegreeCounts {
     degree: Vec<u32>,
     edges: u64,

@@ -1,7 +1,7 @@
 //! The exact projection curve θ ↦ f(G_θ) (NON-PRIVATE).
 
 use crate::job::LoadedJob;
-use dpincon_measures::{DegreeBound, ExactCounts, measure_pass};
+use dpincon_measures::{DegreeBound, ExactCounts, count_degrees, measure_pass};
 
 /// f(G_θ) for θ = 1, 2, … up to the maximum degree (where G_θ = G).
 #[derive(Debug, Clone)]
@@ -17,10 +17,10 @@ pub struct ProjectionCurve {
     pub problematic: Vec<u64>,
 }
 
-/// Computes the curve in two passes over the edge stream: one for the
-/// maximum degree, one for every θ below it. Memory is O(n · |θ|).
+/// Computes the curve: the degrees give the maximum degree, then one
+/// projection per θ below it ([`measure_pass`], O(n) memory per thread).
 pub fn projection_curve(loaded: &LoadedJob, dense_limit: u32) -> ProjectionCurve {
-    let exact = measure_pass(&loaded.graph, &[], 1).exact;
+    let exact = count_degrees(&loaded.graph, loaded.threads).counts();
     let top = exact.max_degree.max(1);
     let mut thetas: Vec<u32> = (1..=top.min(dense_limit.max(1))).collect();
     let mut t = f64::from(*thetas.last().unwrap_or(&1));
@@ -32,7 +32,7 @@ pub fn projection_curve(loaded: &LoadedJob, dense_limit: u32) -> ProjectionCurve
     let bounds: Vec<DegreeBound> = thetas.iter().filter_map(|&t| DegreeBound::new(t)).collect();
     let pass = measure_pass(&loaded.graph, &bounds, loaded.threads);
     ProjectionCurve {
-        exact: pass.exact,
+        exact: pass.exact(),
         thetas,
         edges: pass.projected.iter().map(|c| c.edges).collect(),
         problematic: pass.projected.iter().map(|c| c.problematic).collect(),

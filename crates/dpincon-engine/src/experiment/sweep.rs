@@ -149,7 +149,7 @@ mod tests {
                 &[],
                 1,
             )
-            .exact,
+            .exact(),
             thetas,
             problematic: edges.clone(),
             edges,

@@ -20,12 +20,18 @@ impl Adjacency {
         8 * edges + 8 * (nodes + 1)
     }
 
-    /// The adjacency of `graph`: its degrees counted on all cores, then one
-    /// walk of its rows (a spilled graph is read back from disk twice).
+    /// The adjacency of `graph`: its degrees counted on all cores, then
+    /// [`Adjacency::from_degrees`].
     pub fn from_graph(graph: &ConflictGraph) -> Self {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let degrees = crate::count_degrees(graph, threads);
-        let (n, degrees) = (graph.nodes() as usize, degrees.degrees());
+        Self::from_degrees(graph, crate::count_degrees(graph, threads).degrees())
+    }
+
+    /// The adjacency of `graph` whose node degrees are `degrees` (as a
+    /// [`crate::PassCounts`] holds them): one walk of its rows.
+    pub fn from_degrees(graph: &ConflictGraph, degrees: &[u32]) -> Self {
+        let n = graph.nodes() as usize;
+        assert_eq!(degrees.len(), n, "degrees of another graph");
         let mut offsets = vec![0u64; n + 1];
         for (i, &d) in degrees.iter().enumerate() {
             offsets[i + 1] = offsets[i] + u64::from(d);
@@ -38,13 +44,13 @@ impl Adjacency {
         graph.for_each_row(0..graph.shard_count(), |u, upper| {
             let end = offsets[u as usize + 1] as usize;
             let row = &mut neighbours[end - upper.len() as usize..end];
+            // A full buffer is flushed once the row is written.
+            let mut full = false;
             for (slot, v) in row.iter_mut().zip(upper) {
                 *slot = v;
-                if scatter.push(Edge { u, v }) {
-                    scatter.flush_pending = true;
-                }
+                full |= scatter.push(Edge { u, v });
             }
-            if scatter.flush_pending {
+            if full {
                 scatter.flush(&mut neighbours, &mut lower_next);
             }
         });
@@ -140,8 +146,6 @@ struct Scatter {
     limit: usize,
     buckets: Vec<Vec<Edge>>,
     held: usize,
-    /// Full, to be flushed once the current row is written.
-    flush_pending: bool,
 }
 
 /// Entries held before a flush: 64 MiB of edges.
@@ -151,13 +155,7 @@ impl Scatter {
     fn new(nodes: usize, limit: usize) -> Self {
         // About 1,024 ranges, whatever the node count.
         let shift = (nodes.max(1).div_ceil(1024)).next_power_of_two().trailing_zeros();
-        Scatter {
-            shift,
-            limit,
-            buckets: vec![Vec::new(); (nodes >> shift) + 1],
-            held: 0,
-            flush_pending: false,
-        }
+        Scatter { shift, limit, buckets: vec![Vec::new(); (nodes >> shift) + 1], held: 0 }
     }
 
     /// Holds `e` for v's row; true when the buffer is full.
@@ -176,6 +174,5 @@ impl Scatter {
             }
         }
         self.held = 0;
-        self.flush_pending = false;
     }
 }
