@@ -104,6 +104,7 @@ async fn format_threads_and_strategy_do_not_change_results() {
     let parquet = dir.path().join("gen.parquet");
     to_parquet(&csv, &parquet).await;
     let pq = exact(JobConfig::new(&parquet, &dcs)).await;
+    assert!(one.edge_stream.starts_with(&format!("{}:", one.edges)), "{}", one.edge_stream);
     assert_eq!(one, two);
     assert_eq!(one, brute);
     // Under a memory budget the exact I_R (it needs the adjacency) is skipped.

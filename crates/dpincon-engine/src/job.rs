@@ -2,7 +2,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use dpincon_detect::{DetectOptions, compile, equality_frequencies};
-use dpincon_graph::ConflictGraph;
+use dpincon_graph::{ConflictGraph, edge_stream_fingerprint};
 use dpincon_release::{NoiseRng, TableFacts};
 use dpincon_source::{DataFormat, ReadOptions, encode, parse_schema_override, read_table};
 
@@ -279,6 +279,7 @@ pub async fn run_job_with(
             crate::repair::exact_repair(&loaded.graph, cover.cover, crate::repair::EXACT_COVER_WORK)
         }),
         drastic: exact.drastic,
+        edge_stream: edge_stream_fingerprint(loaded.graph.edges()).to_string(),
     });
     let budget = privacy.as_ref().map(|p| BudgetReport {
         per_measure: p.epsilon.value(),

@@ -109,6 +109,9 @@ pub struct NonPrivateReport {
     pub repair: Option<crate::repair::RepairFacts>,
     /// I_D.
     pub drastic: u8,
+    /// The stable-order edge stream's fingerprint, `edges:hash` (SPEC §2):
+    /// equal across thread counts, memory limits and cluster sizes.
+    pub edge_stream: String,
 }
 
 /// The privacy budget of a job (SPEC §8).

@@ -129,7 +129,7 @@ impl GraphBuilder {
         sort_pairs(pairs, first, self.shard_nodes);
         pairs.dedup();
         let mut slot = self.slots[k].lock().expect("shard lock");
-        let grown = slot.shard.absorb_sorted(pairs);
+        let grown = slot.shard.absorb_sorted(pairs, self.budget.is_some());
         pairs.clear();
         slot.bytes += grown;
         let Some(budget) = &self.budget else { return };
