@@ -242,8 +242,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Turns transparent huge pages off for this process. mimalloc asks for
 /// them on its arenas, and every first touch of one then faults in and
 /// zeroes 2 MiB: a 10k-row job held ~30 MB more (88 against 59 MiB peak
-/// RSS) and spent ~12% of its time in the kernel clearing pages. Big jobs
-/// measured no faster with them (issue 15's closing note).
+/// RSS) and spent ~12% of its time in the kernel clearing pages. Whether
+/// big jobs gain from them (fewer TLB misses) is not yet measured.
 fn disable_transparent_huge_pages() {
     // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and changes
     // nothing but this process's page-fault policy; failure (an old kernel)
