@@ -195,6 +195,7 @@ impl JobLoader for BallistaLoader {
         let (facts, graph, stats) = self.detect(&plan, memory).await?;
         let detect_s = detect_start.elapsed().as_secs_f64();
         progress.finish(Phase::Detect, detect_s);
+        let fingerprint = Some(stats.fingerprint);
         *self.stats.lock().expect("stats lock") = Some(stats);
         Ok(LoadedJob {
             graph,
@@ -204,6 +205,7 @@ impl JobLoader for BallistaLoader {
             threads: 1,
             read_s,
             detect_s,
+            fingerprint,
         })
     }
 }

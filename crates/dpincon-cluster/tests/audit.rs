@@ -6,21 +6,18 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::{Command, Output};
 
 use common::{
-    ALICE, Cluster, cli_binary, config_with, embedded, embedded_job, ledger_charges, ledger_path,
-    write_table,
+    ALICE, Cluster, cli, cli_binary, config_with, embedded, embedded_job, ledger_charges,
+    ledger_path, write_table,
 };
 use serde_json::{Value, json};
 
-fn audit(bin: &PathBuf, suite: &str, url: &str, out: &str) -> Output {
-    Command::new(bin)
-        .args(["audit", "--suite", suite, "--coordinator", url, "--seed", "3", "--out", out])
-        .env("DPINCON_TOKEN", ALICE)
-        .output()
-        .unwrap()
+fn audit(bin: &Path, suite: &str, url: &str, out: &str) -> Output {
+    let args = ["audit", "--suite", suite, "--coordinator", url, "--seed", "3", "--out", out];
+    cli(bin, &args, ALICE)
 }
 
 #[tokio::test(flavor = "multi_thread")]

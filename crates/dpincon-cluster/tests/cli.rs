@@ -4,15 +4,10 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-use common::{ALICE, BOB, Cluster, cli_binary, comparable, embedded, embedded_job, write_table};
+use common::{
+    ALICE, BOB, Cluster, cli, cli_binary, comparable, embedded, embedded_job, write_table,
+};
 use serde_json::json;
-
-fn cli(bin: &PathBuf, args: &[&str], token: &str) -> Output {
-    Command::new(bin).args(args).env("DPINCON_TOKEN", token).output().unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn submit_wait_status_result_and_cancel_from_the_command_line() {

@@ -2,7 +2,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use dpincon_detect::{DetectOptions, compile, equality_frequencies};
-use dpincon_graph::{ConflictGraph, edge_stream_fingerprint};
+use dpincon_graph::{ConflictGraph, EdgeFingerprint, edge_stream_fingerprint};
 use dpincon_release::{NoiseRng, TableFacts};
 use dpincon_source::{DataFormat, ReadOptions, encode, parse_schema_override, read_table};
 
@@ -74,6 +74,10 @@ pub struct LoadedJob {
     pub read_s: f64,
     /// Seconds detecting conflicts.
     pub detect_s: f64,
+    /// The edge stream's fingerprint, when the loader computed it while
+    /// building the graph (the coordinator's merge does); else a
+    /// non-private report walks the graph once more for it.
+    pub fingerprint: Option<EdgeFingerprint>,
 }
 
 /// Reads the table, detects the conflicts in this process and gathers the
@@ -171,6 +175,7 @@ pub async fn load_with(
         threads: options.threads,
         read_s,
         detect_s,
+        fingerprint: None,
     })
 }
 
@@ -279,7 +284,10 @@ pub async fn run_job_with(
             crate::repair::exact_repair(&loaded.graph, cover.cover, crate::repair::EXACT_COVER_WORK)
         }),
         drastic: exact.drastic,
-        edge_stream: edge_stream_fingerprint(loaded.graph.edges()).to_string(),
+        edge_stream: loaded
+            .fingerprint
+            .unwrap_or_else(|| edge_stream_fingerprint(loaded.graph.edges()))
+            .to_string(),
     });
     let budget = privacy.as_ref().map(|p| BudgetReport {
         per_measure: p.epsilon.value(),

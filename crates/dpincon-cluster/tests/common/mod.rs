@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -106,6 +106,11 @@ pub const EXECUTOR: &str = env!("CARGO_BIN_EXE_dpincon-executor");
 pub fn cli_binary() -> Option<PathBuf> {
     let path = PathBuf::from(COORDINATOR).with_file_name("dpincon-cli");
     path.exists().then_some(path)
+}
+
+/// Runs the CLI with `args` as the client holding `token`.
+pub fn cli(bin: &Path, args: &[&str], token: &str) -> Output {
+    Command::new(bin).args(args).env("DPINCON_TOKEN", token).output().unwrap()
 }
 
 /// A scheduler and its executors (a Ballista cluster of our binaries).
