@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 
 use dpincon_constraints::{Operator, TupleVar};
 use dpincon_graph::EdgeSink;
+use roaring::RoaringBitmap;
 
 use crate::plan::{Cross, Driver, FilterRhs, Plan, index};
 use crate::relation::Relation;
@@ -65,8 +66,14 @@ pub(crate) fn partition(
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
     };
-    left.sort_unstable_by(|&a, &b| key_cmp(&lslots, a, &lslots, b).then(a.cmp(&b)));
-    right.sort_unstable_by(|&a, &b| key_cmp(&rslots, a, &rslots, b).then(a.cmp(&b)));
+    // Least significant first: the id, then each slot from the last, each
+    // pass keeping the order of the previous ones.
+    for (rows, slots) in [(&mut *left, &lslots), (&mut *right, &rslots)] {
+        rows.sort_unstable();
+        for &slot in slots.iter().rev() {
+            sort_rows_by(rows, |r| relation.column(slot).key(r));
+        }
+    }
     let run = |rows: &[u32], slots: &[usize], start: usize| -> usize {
         start + rows[start..].partition_point(|&r| key_cmp(slots, r, slots, rows[start]).is_eq())
     };
@@ -145,13 +152,38 @@ pub(crate) fn run_group(
             _ => false,
         };
     let left = if symmetric_path { left } else { &left[part.even(left.len())] };
+    // With no residual, a symmetric group is complete multipartite: each
+    // row's partners are whole bitmaps, handed over row by row.
+    let rowwise = symmetric_path && plan.residual.is_empty();
     match plan.driver {
+        Driver::AllPairs if same && rowwise => {
+            // A key: every row pairs with every row above it.
+            let mut rows = left.to_vec();
+            rows.sort_unstable();
+            let share = part.triangular(rows.len());
+            let mut above: RoaringBitmap = rows.iter().copied().collect();
+            for &a in &rows[share] {
+                above.remove_range(..=a);
+                if above.is_empty() {
+                    break;
+                }
+                sink.add_upper(a, &above);
+            }
+        }
         Driver::AllPairs if same => {
             for i in part.triangular(left.len()) {
                 for &b in &left[i + 1..] {
                     emit(left[i], b);
                 }
             }
+        }
+        Driver::Complement(c) if same && c.left == c.right && rowwise => {
+            // FD: each row pairs with the group's rows outside its class.
+            let mut rows = left.to_vec();
+            rows.sort_unstable();
+            sort_rows_by(&mut rows, |r| key(c.left, r));
+            let share = part.even(rows.len());
+            multipartite_rows(left, &rows, share, |r| key(c.left, r), sink);
         }
         Driver::AllPairs => {
             for &a in left {
@@ -163,7 +195,7 @@ pub(crate) fn run_group(
         Driver::Complement(c) if same && c.left == c.right => {
             // FD: pairs across different classes of the attribute, each once.
             let mut rows = left.to_vec();
-            rows.sort_unstable_by_key(|&r| key(c.left, r));
+            sort_rows_by(&mut rows, |r| key(c.left, r));
             let share = part.triangular(rows.len());
             let mut start = share.start;
             while start < share.end {
@@ -201,10 +233,62 @@ pub(crate) fn run_group(
     }
 }
 
+/// Emits the rows `rows[share]` of a complete multipartite group: `group`
+/// holds its rows, `rows` the same rows sorted on (`class`, id), and each
+/// row conflicts with every row of another class. Row `a` gets the rows
+/// above it outside its class; a class's rows come in ascending order, so
+/// one bitmap per class is trimmed from below as the rows advance.
+fn multipartite_rows(
+    group: &[u32],
+    rows: &[u32],
+    share: std::ops::Range<usize>,
+    class: impl Fn(u32) -> u64,
+    sink: &mut impl EdgeSink,
+) {
+    if share.is_empty() {
+        return;
+    }
+    let all: RoaringBitmap = group.iter().copied().collect();
+    let mut start = share.start;
+    // The class of rows[share.start] may begin before the share.
+    while start > 0 && class(rows[start - 1]) == class(rows[share.start]) {
+        start -= 1;
+    }
+    while start < share.end {
+        let k = class(rows[start]);
+        let end = start + rows[start..].partition_point(|&r| class(r) == k);
+        let members = &rows[start..end];
+        let own: RoaringBitmap = members.iter().copied().collect();
+        let mut above = &all - &own;
+        for &a in &rows[start.max(share.start)..end.min(share.end)] {
+            above.remove_range(..=a);
+            if above.is_empty() {
+                break;
+            }
+            sink.add_upper(a, &above);
+        }
+        start = end;
+    }
+}
+
 fn sorted_on(rows: &[u32], key: impl Fn(u32) -> u64) -> Vec<u32> {
     let mut rows = rows.to_vec();
-    rows.sort_unstable_by_key(|&r| key(r));
+    sort_rows_by(&mut rows, key);
     rows
+}
+
+/// Sorts `rows` on `key`, stably. The `(key, position)` pairs are sorted
+/// rather than the rows through `key`: a comparison reading two keys from
+/// the columns is a random access each, and it was most of partitioning
+/// at 10^6 rows.
+fn sort_rows_by(rows: &mut [u32], key: impl Fn(u32) -> u64) {
+    let mut keyed: Vec<(u64, u32)> =
+        rows.iter().enumerate().map(|(i, &r)| (key(r), i as u32)).collect();
+    keyed.sort_unstable();
+    let old = rows.to_vec();
+    for (row, &(_, i)) in rows.iter_mut().zip(&keyed) {
+        *row = old[i as usize];
+    }
 }
 
 /// The positions of `rows` (sorted on `c.right`'s key) whose key `k` makes
@@ -245,12 +329,14 @@ fn iejoin(
     let key = |slot: usize, row: u32| relation.column(slot).key(row);
     let by_x = sorted_on(right, |r| key(x.right, r));
     // X' positions in the order the sweep marks them (by Y').
-    let mut order: Vec<usize> = (0..by_x.len()).collect();
     let ascending = matches!(y.op, Operator::Gt | Operator::Ge);
-    let sweep = |a: u64, b: u64| if ascending { a.cmp(&b) } else { b.cmp(&a) };
-    order.sort_unstable_by(|&p, &q| sweep(key(y.right, by_x[p]), key(y.right, by_x[q])));
+    // The sweep order as an ascending key.
+    let sweep = |k: u64| if ascending { k } else { !k };
+    let mut order: Vec<u32> = (0..by_x.len() as u32).collect();
+    sort_rows_by(&mut order, |p| sweep(key(y.right, by_x[p as usize])));
+    let order: Vec<usize> = order.into_iter().map(|p| p as usize).collect();
     let mut probes = left.to_vec();
-    probes.sort_unstable_by(|&a, &b| sweep(key(y.left, a), key(y.left, b)));
+    sort_rows_by(&mut probes, |a| sweep(key(y.left, a)));
     let mut marked = BitIndex::new(by_x.len());
     let mut next = 0;
     for a in probes {
@@ -316,7 +402,63 @@ impl BitIndex {
 
 #[cfg(test)]
 mod tests {
-    use super::BitIndex;
+    use super::*;
+    use crate::compile::{KeyConstraint, KeyPredicate};
+    use crate::exec::brute_force;
+    use crate::relation::KeyColumn;
+    use dpincon_graph::Edge;
+
+    /// Every share of a group, run row by row into bitmaps, gives exactly
+    /// the pairs of the definition: FDs (many classes, one class, a class
+    /// per row) and keys, split into 1 to 6 parts.
+    #[test]
+    fn multipartite_rows_over_every_share_equal_the_definition() {
+        let rows = 300u32;
+        let col = |f: &dyn Fn(u32) -> u64| KeyColumn::from_keys((0..rows).map(|r| Some(f(r))));
+        let relation = Relation::from_slots(
+            rows,
+            vec![col(&|r| u64::from(r % 3)), col(&|r| u64::from(r * 7 % 11)), col(&|_| 5)],
+        );
+        let dc = |predicates| KeyConstraint { id: 0, display: String::new(), predicates };
+        let constraints = [
+            dc(vec![
+                KeyPredicate::cross(0, Operator::Eq, 0),
+                KeyPredicate::cross(1, Operator::Ne, 1),
+            ]),
+            dc(vec![
+                KeyPredicate::cross(0, Operator::Eq, 0),
+                KeyPredicate::cross(2, Operator::Ne, 2),
+            ]),
+            dc(vec![
+                KeyPredicate::cross(2, Operator::Eq, 2),
+                KeyPredicate::cross(1, Operator::Ne, 1),
+            ]),
+            dc(vec![KeyPredicate::cross(2, Operator::Eq, 2)]),
+            dc(vec![KeyPredicate::cross(0, Operator::Eq, 0)]),
+        ];
+        for constraint in &constraints {
+            let plan = Plan::new(constraint);
+            assert!(plan.symmetric && plan.residual.is_empty());
+            let mut want: Vec<Edge> = Vec::new();
+            brute_force(&relation, constraint, &mut want);
+            want.sort_unstable();
+            want.dedup();
+            for of in 1..=6 {
+                let (mut left, mut right) = sides(&relation, &plan);
+                let mut got: Vec<Edge> = Vec::new();
+                for group in partition(&relation, &plan, &mut left, &mut right) {
+                    let members = &left[group.left];
+                    for index in 0..of {
+                        let part = Part { index, of };
+                        run_group(&relation, &plan, members, members, true, part, &mut got);
+                    }
+                }
+                got.sort_unstable();
+                assert!(got.windows(2).all(|w| w[0] != w[1]), "a pair emitted twice ({of} parts)");
+                assert_eq!(got, want, "{of} parts of {:?}", constraint.predicates);
+            }
+        }
+    }
 
     #[test]
     fn bit_index_visits_exactly_the_set_bits_in_range() {

@@ -9,7 +9,7 @@ use dpincon_graph::{ConflictGraph, EdgeSink, GraphBuilder, SpillConfig};
 use crate::DetectError;
 use crate::algorithms::{Group, Part, partition, run_group, sides};
 use crate::compile::{KeyConstraint, KeyOperand};
-use crate::plan::{DetectionPlan, Plan, brute_force_plans};
+use crate::plan::{DetectionPlan, Plan, brute_force_plans, distinct_edge_sets};
 use crate::relation::Relation;
 
 /// How to run detection.
@@ -94,7 +94,11 @@ pub fn detect(
     let plans: Vec<Plan> = constraints.iter().map(Plan::new).collect();
     // Rows of each role, sorted into partitions.
     let mut rows: Vec<(Vec<u32>, Vec<u32>, Vec<Group>)> = Vec::with_capacity(plans.len());
-    for plan in &plans {
+    for (plan, distinct) in plans.iter().zip(distinct_edge_sets(constraints)) {
+        if !distinct {
+            rows.push((Vec::new(), Vec::new(), Vec::new()));
+            continue;
+        }
         let (mut left, mut right) = sides(relation, plan);
         let groups = partition(relation, plan, &mut left, &mut right);
         rows.push((left, right, groups));
@@ -102,7 +106,9 @@ pub fn detect(
     let whole: Vec<Task<'_>> = plans
         .iter()
         .zip(&rows)
-        .flat_map(|(plan, (left, right, groups))| {
+        .zip(distinct_edge_sets(constraints))
+        .filter(|(_, distinct)| *distinct)
+        .flat_map(|((plan, (left, right, groups)), _)| {
             groups.iter().map(move |g| Task {
                 plan,
                 left,

@@ -14,10 +14,11 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use dpincon_graph::EdgeSink;
+use roaring::RoaringBitmap;
 
 use crate::algorithms::{Part, partition, run_group, sides};
 use crate::compile::{KeyConstraint, KeyOperand, KeyPredicate};
-use crate::plan::Plan;
+use crate::plan::{Plan, distinct_edge_sets};
 use crate::relation::{KeyColumn, Relation};
 
 /// One independent piece of a constraint's detection.
@@ -51,9 +52,12 @@ pub fn plan_partitions(
 ) -> Vec<PartitionTask> {
     let parts = parts.max(1);
     let mut tasks = Vec::new();
+    let distinct = distinct_edge_sets(constraints);
     for (index, constraint) in constraints.iter().enumerate() {
         let plan = Plan::new(constraint);
-        let (left, right) = sides(relation, &plan);
+        // A constraint with an earlier one's edges gets empty tasks only.
+        let (left, right) =
+            if distinct[index] { sides(relation, &plan) } else { (Vec::new(), Vec::new()) };
         // Always `parts` tasks per constraint, empty ones included: the task
         // count is shown to clients as progress and must not depend on data.
         if left.is_empty() || right.is_empty() {
@@ -157,6 +161,9 @@ pub fn detect_partition(
     sink: &mut impl EdgeSink,
 ) {
     assert_eq!(ids.len(), relation.rows() as usize, "one tuple id per local row");
+    // Rows are handed over as bitmaps (`add_upper`): local order must be
+    // tuple order for a local row to stay a row of Λ.
+    assert!(ids.is_sorted(), "tuple ids ascend with local rows");
     let mut plan = Plan::new(constraint);
     let (mut l, mut r) = sides(relation, &plan);
     if let Some(range) = &left {
@@ -179,6 +186,13 @@ struct Translate<'a, S> {
 impl<S: EdgeSink> EdgeSink for Translate<'_, S> {
     fn add(&mut self, a: u32, b: u32) {
         self.sink.add(self.ids[a as usize], self.ids[b as usize]);
+    }
+
+    fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
+        let ids = self.ids;
+        let global = RoaringBitmap::from_sorted_iter(upper.iter().map(|b| ids[b as usize]))
+            .expect("tuple ids ascend with local rows");
+        self.sink.add_upper(ids[a as usize], &global);
     }
 }
 

@@ -240,6 +240,38 @@ fn best_complement(cross: &[Cross]) -> Option<usize> {
 
 /// Whether renaming t1 <-> t2 maps the predicate set onto itself.
 fn is_symmetric(predicates: &[KeyPredicate]) -> bool {
+    let (original, swapped) = orientations(predicates);
+    original == swapped
+}
+
+/// For each constraint, false when an earlier one has the same conflict
+/// edges (the same predicates, or the same with t1 and t2 swapped), so its
+/// detection would only find them again.
+pub(crate) fn distinct_edge_sets(constraints: &[KeyConstraint]) -> Vec<bool> {
+    let mut seen = Vec::new();
+    constraints
+        .iter()
+        .map(|c| {
+            let class = edge_class(&c.predicates);
+            let new = !seen.contains(&class);
+            seen.push(class);
+            new
+        })
+        .collect()
+}
+
+/// A key shared by exactly the constraints with the same conflict edges as
+/// this one, up to renaming t1 <-> t2: `C` and `C` with t1, t2 swapped
+/// violate on the same unordered pairs. DC discovery often outputs both
+/// (Tax's `Salary > & Rate <` and `Salary < & Rate >`), and detecting the
+/// second finds every edge again.
+pub(crate) fn edge_class(predicates: &[KeyPredicate]) -> Vec<KeyPredicate> {
+    let (original, swapped) = orientations(predicates);
+    original.min(swapped)
+}
+
+/// The predicate set, normalised and sorted, as written and with t1, t2 swapped.
+fn orientations(predicates: &[KeyPredicate]) -> (Vec<KeyPredicate>, Vec<KeyPredicate>) {
     let normal = |p: &KeyPredicate| -> KeyPredicate {
         match p.right {
             KeyOperand::Column { tuple, slot } if tuple != p.tuple && p.tuple == TupleVar::T2 => {
@@ -266,5 +298,37 @@ fn is_symmetric(predicates: &[KeyPredicate]) -> bool {
     original.dedup();
     swapped.sort();
     swapped.dedup();
-    original == swapped
+    (original, swapped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::KeyPredicate;
+
+    fn dc(predicates: Vec<KeyPredicate>) -> KeyConstraint {
+        KeyConstraint { id: 0, display: String::new(), predicates }
+    }
+
+    #[test]
+    fn a_constraint_with_t1_and_t2_swapped_is_not_detected_again() {
+        let p = KeyPredicate::cross;
+        // Tax's pair: State =, Salary >, Rate <; and its mirror.
+        let salary = dc(vec![p(0, Operator::Eq, 0), p(1, Operator::Gt, 1), p(2, Operator::Lt, 2)]);
+        let mirror = dc(vec![p(0, Operator::Eq, 0), p(1, Operator::Lt, 1), p(2, Operator::Gt, 2)]);
+        // Written the other way round: t2.Salary < t1.Salary is salary's predicate.
+        let reordered = dc(vec![
+            p(2, Operator::Lt, 2),
+            KeyPredicate {
+                tuple: TupleVar::T2,
+                right: KeyOperand::Column { tuple: TupleVar::T1, slot: 1 },
+                ..p(1, Operator::Lt, 1)
+            },
+            p(0, Operator::Eq, 0),
+        ]);
+        // Not a mirror: both order comparisons the same way.
+        let other = dc(vec![p(0, Operator::Eq, 0), p(1, Operator::Gt, 1), p(2, Operator::Gt, 2)]);
+        let got = distinct_edge_sets(&[salary.clone(), mirror, other, reordered, salary]);
+        assert_eq!(got, [true, false, true, false, false]);
+    }
 }

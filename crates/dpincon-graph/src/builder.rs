@@ -1,6 +1,8 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use roaring::RoaringBitmap;
+
 use crate::spill::{SpillConfig, SpillStore};
 use crate::{AdjacencyShard, ConflictGraph, Edge};
 
@@ -11,6 +13,18 @@ use crate::{AdjacencyShard, ConflictGraph, Edge};
 pub trait EdgeSink {
     /// Records that tuples `a` and `b` (`a != b`) conflict.
     fn add(&mut self, a: u32, b: u32);
+
+    /// Records that tuple `a` conflicts with every tuple of `upper`, all of
+    /// them above `a`: a whole row of Λ at once. An FD or key group is
+    /// complete multipartite (SPEC §2), so detection hands its rows over
+    /// this way instead of pair by pair; a sink that stores rows absorbs
+    /// them without buffering and sorting each pair.
+    fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
+        debug_assert!(upper.min().is_none_or(|b| b > a), "an upper row holds tuples above its own");
+        for b in upper {
+            self.add(a, b);
+        }
+    }
 }
 
 impl EdgeSink for Vec<Edge> {
@@ -128,9 +142,23 @@ impl GraphBuilder {
         let first = k as u32 * self.shard_nodes;
         sort_pairs(pairs, first, self.shard_nodes);
         pairs.dedup();
-        let mut slot = self.slots[k].lock().expect("shard lock");
-        let grown = slot.shard.absorb_sorted(pairs, self.budget.is_some());
+        self.update(k, |shard, account| shard.absorb_sorted(pairs, account));
         pairs.clear();
+    }
+
+    /// Adds the row `upper` of node `u` under its shard's lock.
+    fn absorb_upper(&self, u: u32, upper: &RoaringBitmap) {
+        if !upper.is_empty() {
+            self.update(self.shard_of(u), |shard, account| shard.absorb_upper(u, upper, account));
+        }
+    }
+
+    /// Applies `change` to shard `k` under its lock; `change` returns how
+    /// many bytes the shard grew by (counted only under a budget, the
+    /// `bool`), and the shard is spilled when the budget runs out.
+    fn update(&self, k: usize, change: impl FnOnce(&mut AdjacencyShard, bool) -> i64) {
+        let mut slot = self.slots[k].lock().expect("shard lock");
+        let grown = change(&mut slot.shard, self.budget.is_some());
         slot.bytes += grown;
         let Some(budget) = &self.budget else { return };
         let total = budget.total.fetch_add(grown, Ordering::Relaxed) + grown;
@@ -151,9 +179,14 @@ impl GraphBuilder {
         }
         let mut shards: Vec<AdjacencyShard> =
             self.slots.into_iter().map(|s| s.into_inner().expect("shard lock").shard).collect();
-        for shard in &mut shards {
-            shard.optimize();
-        }
+        // Compacting is a second of a 10^6-row build: on every core.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = shards.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            for part in shards.chunks_mut(chunk) {
+                scope.spawn(move || part.iter_mut().for_each(AdjacencyShard::optimize));
+            }
+        });
         match self.budget {
             None => ConflictGraph::from_shards(self.nodes, shards)
                 .expect("the builder's shards tile the node range"),
@@ -212,6 +245,11 @@ impl EdgeSink for ShardWriter<'_> {
             self.builder.absorb(k, pending);
         }
     }
+
+    fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
+        debug_assert!(upper.max().is_none_or(|b| b < self.builder.nodes));
+        self.builder.absorb_upper(a, upper);
+    }
 }
 
 impl Drop for ShardWriter<'_> {
@@ -233,6 +271,11 @@ impl EdgeSink for GraphBuilder {
             self.absorb(k, &mut pairs);
             self.pending[k] = pairs;
         }
+    }
+
+    fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
+        debug_assert!(upper.max().is_none_or(|b| b < self.nodes));
+        self.absorb_upper(a, upper);
     }
 }
 

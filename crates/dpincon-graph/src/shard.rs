@@ -99,6 +99,21 @@ impl AdjacencyShard {
         grown
     }
 
+    /// Adds the edges `(u, v)` for every `v` of `upper` (all above `u`, which
+    /// must lie in the shard); returns the growth as
+    /// [`AdjacencyShard::absorb_sorted`] does.
+    pub(crate) fn absorb_upper(&mut self, u: u32, upper: &RoaringBitmap, account: bool) -> i64 {
+        debug_assert!(upper.min().is_none_or(|v| v > u));
+        let slot = &mut self.upper[(u - self.first) as usize];
+        let before = if account { heap_bytes(slot) } else { 0 };
+        if slot.is_empty() {
+            slot.clone_from(upper);
+        } else {
+            *slot |= upper;
+        }
+        if account { heap_bytes(slot) - before } else { 0 }
+    }
+
     /// Compacts the bitmaps (run containers) before they are kept or sent.
     pub fn optimize(&mut self) {
         for bits in &mut self.upper {

@@ -146,10 +146,7 @@ impl GraphBuilder {
     pub fn absorb_shard(&mut self, shard: &AdjacencyShard) {
         assert!(shard.end() <= u64::from(self.nodes()), "shard outside the graph's node range");
         for (k, bits) in shard.bitmaps().iter().enumerate() {
-            let u = shard.first() + k as u32;
-            for v in bits {
-                self.add(u, v);
-            }
+            self.add_upper(shard.first() + k as u32, bits);
         }
     }
 }
@@ -228,6 +225,15 @@ impl EdgeSink for EdgeCollector {
         self.pending.push((e.u, e.v));
         if self.pending.len() >= COLLECT_PAIRS {
             self.fold();
+        }
+    }
+
+    fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
+        debug_assert!(
+            upper.min().is_none_or(|b| b > a) && upper.max().is_none_or(|b| b < self.nodes)
+        );
+        if !upper.is_empty() {
+            *self.upper.entry(a).or_default() |= upper;
         }
     }
 }
