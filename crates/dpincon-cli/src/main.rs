@@ -135,7 +135,7 @@ struct JobArgs {
     /// Detection threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Memory for the conflict graph before it spills to disk, e.g. 1GiB.
+    /// Memory for detection (the encoded table and the conflict graph) before the graph spills to disk, e.g. 1GiB.
     #[arg(long)]
     memory_limit: Option<String>,
     /// Test every pair of rows instead of the planned detection (slow).

@@ -82,6 +82,11 @@ impl KeyColumn {
         self.keys[row as usize]
     }
 
+    /// Bytes the column holds on the heap.
+    pub fn heap_bytes(&self) -> u64 {
+        8 * (self.keys.capacity() + self.nulls.capacity()) as u64
+    }
+
     /// Whether `row` is NULL.
     #[inline]
     pub fn is_null(&self, row: u32) -> bool {
@@ -154,6 +159,15 @@ impl Relation {
     /// The column in `slot`.
     pub fn column(&self, slot: usize) -> &KeyColumn {
         &self.columns[slot]
+    }
+
+    /// Bytes the relation holds on the heap (the memory budget of
+    /// detection counts them).
+    pub fn heap_bytes(&self) -> u64 {
+        let columns: u64 = self.columns.iter().map(KeyColumn::heap_bytes).sum();
+        // A string constant: its bytes, the String, the code and the map's slot.
+        let constants: u64 = self.string_codes.keys().map(|k| k.len() as u64 + 48).sum();
+        columns + constants
     }
 
     /// The code of a string constant.

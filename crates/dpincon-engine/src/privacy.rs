@@ -183,7 +183,9 @@ pub(crate) fn measure_and_release(
     let mut thetas: Vec<_> = prepared.iter().flat_map(|p| p.thetas()).collect();
     thetas.sort_unstable();
     thetas.dedup();
+    let t0 = std::time::Instant::now();
     let PassCounts { degrees, cover, projected } = measure_pass(graph, &thetas, threads);
+    eprintln!("TMP pass {:?} thetas {}", t0.elapsed(), thetas.len());
     let exact = degrees.counts();
     let releases = match release {
         Some((plan, rng)) => {
@@ -197,7 +199,7 @@ pub(crate) fn measure_and_release(
                 }
             }
             if plan.cover {
-                let twice_lp = plan.repair.needs_lp().then(|| twice_lp(graph, &degrees));
+                let twice_lp = plan.repair.needs_lp().then(|| twice_lp(graph, &degrees, threads));
                 let values = RepairValues { greedy_cover: cover.cover, twice_lp };
                 report.r = Some(release_repair(plan.repair, plan.epsilon, values, rng)?);
             }
@@ -209,7 +211,14 @@ pub(crate) fn measure_and_release(
 }
 
 /// 2·LP(G), the doubled minimum fractional vertex cover (exact), from the
-/// pass's degrees.
-fn twice_lp(graph: &ConflictGraph, degrees: &DegreeCounts) -> u64 {
-    fractional_cover(&Adjacency::from_degrees(graph, degrees.degrees())).twice_value()
+/// pass's degrees, its adjacency built on `threads` threads.
+fn twice_lp(graph: &ConflictGraph, degrees: &DegreeCounts, threads: usize) -> u64 {
+    let t0 = std::time::Instant::now();
+    let a = Adjacency::from_degrees(graph, degrees.degrees(), threads);
+    eprintln!("TMP adjacency {:?}", t0.elapsed());
+    let v = fractional_cover(&a).twice_value();
+    eprintln!("TMP hk {:?}", t0.elapsed());
+    drop(a);
+    eprintln!("TMP drop {:?}", t0.elapsed());
+    v
 }

@@ -104,11 +104,13 @@ impl GraphBuilder {
     pub fn with_spill(nodes: u32, config: &SpillConfig) -> std::io::Result<Self> {
         let mut builder = Self::new(nodes);
         let shards = builder.slots.len().max(1);
-        // Writers' buffers take a small share of the budget.
-        let per_shard = config.memory_limit as usize / (16 * 8 * shards);
+        // Writers' buffers take limit/32 each and come out of the limit:
+        // the bitmaps get 7/8 of it, room for four writers.
+        let per_shard = config.memory_limit as usize / (32 * 8 * shards);
         builder.flush_pairs = per_shard.clamp(1 << 12, FLUSH_PAIRS);
+        let bitmaps = config.memory_limit - config.memory_limit / 8;
         builder.budget = Some(Budget {
-            limit: i64::try_from(config.memory_limit).unwrap_or(i64::MAX),
+            limit: i64::try_from(bitmaps).unwrap_or(i64::MAX),
             store: Mutex::new(SpillStore::new(config, builder.slots.len())?),
             total: AtomicI64::new(0),
         });

@@ -24,12 +24,18 @@ impl Adjacency {
     /// [`Adjacency::from_degrees`].
     pub fn from_graph(graph: &ConflictGraph) -> Self {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Self::from_degrees(graph, crate::count_degrees(graph, threads).degrees())
+        Self::from_degrees(graph, crate::count_degrees(graph, threads).degrees(), threads)
     }
 
     /// The adjacency of `graph` whose node degrees are `degrees` (as a
-    /// [`crate::PassCounts`] holds them): one walk of its rows.
-    pub fn from_degrees(graph: &ConflictGraph, degrees: &[u32]) -> Self {
+    /// [`crate::PassCounts`] holds them), built on `threads` threads.
+    ///
+    /// The nodes are cut into `threads` ranges holding about as many
+    /// entries each, and a thread writes every row of its range: the upper
+    /// parts from the range's own bitmaps, the lower parts from every
+    /// earlier bitmap's values inside the range. The rows of a range are
+    /// one slice of the array, so the threads share nothing mutable.
+    pub fn from_degrees(graph: &ConflictGraph, degrees: &[u32], threads: usize) -> Self {
         let n = graph.nodes() as usize;
         assert_eq!(degrees.len(), n, "degrees of another graph");
         let mut offsets = vec![0u64; n + 1];
@@ -37,24 +43,28 @@ impl Adjacency {
             offsets[i + 1] = offsets[i] + u64::from(d);
         }
         let mut neighbours = vec![0u32; offsets[n] as usize];
-        // Each row is its lower neighbours, then its upper ones: the upper
-        // part goes in at the row's end, in one sweep per row.
         let mut lower_next: Vec<u64> = offsets[..n].to_vec();
-        let mut scatter = Scatter::new(n, SCATTER_HELD);
-        graph.for_each_row(0..graph.shard_count(), |u, upper| {
-            let end = offsets[u as usize + 1] as usize;
-            let row = &mut neighbours[end - upper.len() as usize..end];
-            // A full buffer is flushed once the row is written.
-            let mut full = false;
-            for (slot, v) in row.iter_mut().zip(upper) {
-                *slot = v;
-                full |= scatter.push(Edge { u, v });
-            }
-            if full {
-                scatter.flush(&mut neighbours, &mut lower_next);
+        let threads = threads.clamp(1, n.max(1));
+        let mut cuts: Vec<usize> = (0..threads)
+            .map(|t| offsets[..n].partition_point(|&o| o < offsets[n] * t as u64 / threads as u64))
+            .collect();
+        cuts[0] = 0;
+        cuts.push(n);
+        let mut ranges = Vec::with_capacity(threads);
+        let (mut rows, mut next): (&mut [u32], &mut [u64]) = (&mut neighbours, &mut lower_next);
+        for w in cuts.windows(2) {
+            let (lo, hi) = (w[0], w[1]);
+            let (here, rest) = rows.split_at_mut((offsets[hi] - offsets[lo]) as usize);
+            let (here_next, rest_next) = next.split_at_mut(hi - lo);
+            ranges.push(RowRange { lo, hi, rows: here, lower_next: here_next });
+            (rows, next) = (rest, rest_next);
+        }
+        std::thread::scope(|scope| {
+            for range in ranges {
+                let offsets = &offsets;
+                scope.spawn(move || range.fill(graph, offsets, SCATTER_HELD / threads));
             }
         });
-        scatter.flush(&mut neighbours, &mut lower_next);
         let adjacency = Adjacency { offsets, neighbours };
         debug_assert!((0..graph.nodes()).all(|u| adjacency.neighbours(u).is_sorted()));
         adjacency
@@ -97,7 +107,7 @@ impl Adjacency {
         // and flushed range by range, each into a few MB of the array; the
         // buffer keeps stream order, so each row's lower part stays sorted.
         let mut lower_next: Vec<u64> = offsets[..n].to_vec();
-        let mut scatter = Scatter::new(n, held);
+        let mut scatter = Scatter::new(0, n, held);
         let mut upper_next = 0usize;
         let mut current = u32::MAX;
         for e in edges() {
@@ -108,10 +118,10 @@ impl Adjacency {
             neighbours[upper_next] = e.v;
             upper_next += 1;
             if scatter.push(e) {
-                scatter.flush(&mut neighbours, &mut lower_next);
+                scatter.flush(&mut neighbours, 0, &mut lower_next);
             }
         }
-        scatter.flush(&mut neighbours, &mut lower_next);
+        scatter.flush(&mut neighbours, 0, &mut lower_next);
         let adjacency = Adjacency { offsets, neighbours };
         debug_assert!((0..nodes).all(|u| adjacency.neighbours(u).is_sorted()));
         adjacency
@@ -139,9 +149,52 @@ impl Adjacency {
     }
 }
 
+/// The rows `lo..hi` of an adjacency being built: their slice of the
+/// neighbour array (starting at entry `offsets[lo]`) and, for each, where
+/// its next lower neighbour goes.
+struct RowRange<'a> {
+    lo: usize,
+    hi: usize,
+    rows: &'a mut [u32],
+    lower_next: &'a mut [u64],
+}
+
+impl RowRange<'_> {
+    /// Writes every row of the range. Rows list their lower neighbours, then
+    /// their upper ones; walking Λ, each row's lower part arrives ascending.
+    fn fill(self, graph: &ConflictGraph, offsets: &[u64], held: usize) {
+        let RowRange { lo, hi, rows, lower_next } = self;
+        let base = offsets[lo];
+        let (first, end) = (lo as u32, hi as u32);
+        // Only rows below `hi` have neighbours in the range (v > u).
+        let shards = graph.shards().partition_point(|s| (s.first() as usize) < hi);
+        let mut scatter = Scatter::new(lo, hi - lo, held.max(1));
+        graph.for_each_row(0..shards, |u, upper| {
+            if u >= end {
+                return;
+            }
+            if u >= first {
+                let stop = (offsets[u as usize + 1] - base) as usize;
+                let row = &mut rows[stop - upper.len() as usize..stop];
+                let written = upper.iter().next_many(row).len();
+                debug_assert_eq!(written, row.len());
+            }
+            let mut full = false;
+            for v in upper.range(first.max(u + 1)..end) {
+                full |= scatter.push(Edge { u, v });
+            }
+            if full {
+                scatter.flush(rows, base, lower_next);
+            }
+        });
+        scatter.flush(rows, base, lower_next);
+    }
+}
+
 /// The lower-neighbour entries waiting to be written, bucketed by the node
-/// range of the row they go to.
+/// range of the row they go to (rows `first..first + nodes`).
 struct Scatter {
+    first: usize,
     shift: u32,
     limit: usize,
     buckets: Vec<Vec<Edge>>,
@@ -152,24 +205,26 @@ struct Scatter {
 pub(super) const SCATTER_HELD: usize = 1 << 23;
 
 impl Scatter {
-    fn new(nodes: usize, limit: usize) -> Self {
+    fn new(first: usize, nodes: usize, limit: usize) -> Self {
         // About 1,024 ranges, whatever the node count.
         let shift = (nodes.max(1).div_ceil(1024)).next_power_of_two().trailing_zeros();
-        Scatter { shift, limit, buckets: vec![Vec::new(); (nodes >> shift) + 1], held: 0 }
+        Scatter { first, shift, limit, buckets: vec![Vec::new(); (nodes >> shift) + 1], held: 0 }
     }
 
     /// Holds `e` for v's row; true when the buffer is full.
     fn push(&mut self, e: Edge) -> bool {
-        self.buckets[(e.v >> self.shift) as usize].push(e);
+        self.buckets[(e.v as usize - self.first) >> self.shift].push(e);
         self.held += 1;
         self.held >= self.limit
     }
 
-    fn flush(&mut self, neighbours: &mut [u32], lower_next: &mut [u64]) {
+    /// Writes the held entries into `rows` (whose first entry is entry
+    /// `base` of the whole array); `lower_next` is indexed from `first`.
+    fn flush(&mut self, rows: &mut [u32], base: u64, lower_next: &mut [u64]) {
         for bucket in &mut self.buckets {
             for e in bucket.drain(..) {
-                let slot = &mut lower_next[e.v as usize];
-                neighbours[*slot as usize] = e.u;
+                let slot = &mut lower_next[e.v as usize - self.first];
+                rows[(*slot - base) as usize] = e.u;
                 *slot += 1;
             }
         }

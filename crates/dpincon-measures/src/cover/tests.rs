@@ -1,6 +1,6 @@
 //! The covers against brute force on small graphs.
 
-use dpincon_graph::{ConflictGraph, Edge};
+use dpincon_graph::{ConflictGraph, Edge, EdgeSink, GraphBuilder};
 use proptest::prelude::*;
 
 use super::*;
@@ -118,6 +118,18 @@ fn adjacency_rows_stay_sorted_across_many_flushes() {
     // The graph's rows give the same adjacency as its edge list.
     let graph = ConflictGraph::from_edges(n, edges.iter().copied());
     assert_eq!(Adjacency::from_graph(&graph), one_flush);
+    // Split into node ranges, one per thread, with shards smaller than a
+    // range and ranges cutting through shards.
+    let mut builder = GraphBuilder::with_shard_nodes(n, 100);
+    for e in &edges {
+        builder.add(e.u, e.v);
+    }
+    let sharded = builder.finish();
+    let degrees = crate::count_degrees(&sharded, 1);
+    for threads in [1, 2, 3, 7, 64] {
+        let split = Adjacency::from_degrees(&sharded, degrees.degrees(), threads);
+        assert_eq!(split, one_flush, "{threads} threads");
+    }
     for u in 0..n {
         let mut expected: Vec<u32> = edges
             .iter()
