@@ -183,9 +183,7 @@ pub(crate) fn measure_and_release(
     let mut thetas: Vec<_> = prepared.iter().flat_map(|p| p.thetas()).collect();
     thetas.sort_unstable();
     thetas.dedup();
-    let t0 = std::time::Instant::now();
     let PassCounts { degrees, cover, projected } = measure_pass(graph, &thetas, threads);
-    eprintln!("TMP pass {:?} thetas {}", t0.elapsed(), thetas.len());
     let exact = degrees.counts();
     let releases = match release {
         Some((plan, rng)) => {
@@ -213,12 +211,5 @@ pub(crate) fn measure_and_release(
 /// 2·LP(G), the doubled minimum fractional vertex cover (exact), from the
 /// pass's degrees, its adjacency built on `threads` threads.
 fn twice_lp(graph: &ConflictGraph, degrees: &DegreeCounts, threads: usize) -> u64 {
-    let t0 = std::time::Instant::now();
-    let a = Adjacency::from_degrees(graph, degrees.degrees(), threads);
-    eprintln!("TMP adjacency {:?}", t0.elapsed());
-    let v = fractional_cover(&a).twice_value();
-    eprintln!("TMP hk {:?}", t0.elapsed());
-    drop(a);
-    eprintln!("TMP drop {:?}", t0.elapsed());
-    v
+    fractional_cover(&Adjacency::from_degrees(graph, degrees.degrees(), threads)).twice_value()
 }
