@@ -68,11 +68,18 @@ pub(crate) fn partition(
     };
     // Least significant first: the id, then each slot from the last, each
     // pass keeping the order of the previous ones.
-    for (rows, slots) in [(&mut *left, &lslots), (&mut *right, &rslots)] {
+    let sort = |rows: &mut [u32], slots: &[usize]| {
         rows.sort_unstable();
         for &slot in slots.iter().rev() {
             sort_rows_by(rows, |r| relation.column(slot).key(r));
         }
+    };
+    sort(left, &lslots);
+    if plan.symmetric {
+        // The same rows on the same keys (`sides`): sorted once.
+        right.copy_from_slice(left);
+    } else {
+        sort(right, &rslots);
     }
     let run = |rows: &[u32], slots: &[usize], start: usize| -> usize {
         start + rows[start..].partition_point(|&r| key_cmp(slots, r, slots, rows[start]).is_eq())
@@ -183,7 +190,7 @@ pub(crate) fn run_group(
             rows.sort_unstable();
             sort_rows_by(&mut rows, |r| key(c.left, r));
             let share = part.even(rows.len());
-            multipartite_rows(left, &rows, share, |r| key(c.left, r), sink);
+            multipartite_rows(&rows, share, |r| key(c.left, r), sink);
         }
         Driver::AllPairs => {
             for &a in left {
@@ -233,13 +240,12 @@ pub(crate) fn run_group(
     }
 }
 
-/// Emits the rows `rows[share]` of a complete multipartite group: `group`
-/// holds its rows, `rows` the same rows sorted on (`class`, id), and each
-/// row conflicts with every row of another class. Row `a` gets the rows
-/// above it outside its class; a class's rows come in ascending order, so
-/// one bitmap per class is trimmed from below as the rows advance.
+/// Emits the rows `rows[share]` of a complete multipartite group: `rows`
+/// holds the group sorted on (`class`, id), and each row conflicts with
+/// every row of another class. Row `a` gets the rows above it outside its
+/// class; a class's rows come in ascending order, so one bitmap per class
+/// is trimmed from below as the rows advance.
 fn multipartite_rows(
-    group: &[u32],
     rows: &[u32],
     share: std::ops::Range<usize>,
     class: impl Fn(u32) -> u64,
@@ -248,7 +254,7 @@ fn multipartite_rows(
     if share.is_empty() {
         return;
     }
-    let all: RoaringBitmap = group.iter().copied().collect();
+    let all: RoaringBitmap = rows.iter().copied().collect();
     let mut start = share.start;
     // The class of rows[share.start] may begin before the share.
     while start > 0 && class(rows[start - 1]) == class(rows[share.start]) {

@@ -102,6 +102,7 @@ pub fn detect(
     let plans: Vec<Plan> = constraints.iter().map(Plan::new).collect();
     // Rows of each role, sorted into partitions.
     let mut rows: Vec<(Vec<u32>, Vec<u32>, Vec<Group>)> = Vec::with_capacity(plans.len());
+    // A constraint with an earlier one's edges gets no rows, so no task.
     for (plan, distinct) in plans.iter().zip(distinct_edge_sets(constraints)) {
         if !distinct {
             rows.push((Vec::new(), Vec::new(), Vec::new()));
@@ -118,9 +119,7 @@ pub fn detect(
     let whole: Vec<Task<'_>> = plans
         .iter()
         .zip(&rows)
-        .zip(distinct_edge_sets(constraints))
-        .filter(|(_, distinct)| *distinct)
-        .flat_map(|((plan, (left, right, groups)), _)| {
+        .flat_map(|(plan, (left, right, groups))| {
             let right = if plan.symmetric { left } else { right };
             groups.iter().map(move |g| Task {
                 plan,

@@ -254,7 +254,9 @@ pub(crate) fn distinct_edge_sets(constraints: &[KeyConstraint]) -> Vec<bool> {
         .map(|c| {
             let class = edge_class(&c.predicates);
             let new = !seen.contains(&class);
-            seen.push(class);
+            if new {
+                seen.push(class);
+            }
             new
         })
         .collect()
@@ -265,7 +267,7 @@ pub(crate) fn distinct_edge_sets(constraints: &[KeyConstraint]) -> Vec<bool> {
 /// violate on the same unordered pairs. DC discovery often outputs both
 /// (Tax's `Salary > & Rate <` and `Salary < & Rate >`), and detecting the
 /// second finds every edge again.
-pub(crate) fn edge_class(predicates: &[KeyPredicate]) -> Vec<KeyPredicate> {
+fn edge_class(predicates: &[KeyPredicate]) -> Vec<KeyPredicate> {
     let (original, swapped) = orientations(predicates);
     original.min(swapped)
 }

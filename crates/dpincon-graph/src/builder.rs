@@ -150,6 +150,7 @@ impl GraphBuilder {
 
     /// Adds the row `upper` of node `u` under its shard's lock.
     fn absorb_upper(&self, u: u32, upper: &RoaringBitmap) {
+        debug_assert!(upper.max().is_none_or(|v| v < self.nodes));
         if !upper.is_empty() {
             self.update(self.shard_of(u), |shard, account| shard.absorb_upper(u, upper, account));
         }
@@ -249,7 +250,6 @@ impl EdgeSink for ShardWriter<'_> {
     }
 
     fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
-        debug_assert!(upper.max().is_none_or(|b| b < self.builder.nodes));
         self.builder.absorb_upper(a, upper);
     }
 }
@@ -276,7 +276,6 @@ impl EdgeSink for GraphBuilder {
     }
 
     fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
-        debug_assert!(upper.max().is_none_or(|b| b < self.nodes));
         self.absorb_upper(a, upper);
     }
 }

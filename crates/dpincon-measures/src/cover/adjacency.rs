@@ -36,6 +36,17 @@ impl Adjacency {
     /// earlier bitmap's values inside the range. The rows of a range are
     /// one slice of the array, so the threads share nothing mutable.
     pub fn from_degrees(graph: &ConflictGraph, degrees: &[u32], threads: usize) -> Self {
+        Self::build(graph, degrees, threads, SCATTER_HELD)
+    }
+
+    /// [`Adjacency::from_degrees`], flushing each thread's lower entries
+    /// every `held / threads` of them.
+    pub(super) fn build(
+        graph: &ConflictGraph,
+        degrees: &[u32],
+        threads: usize,
+        held: usize,
+    ) -> Self {
         let n = graph.nodes() as usize;
         assert_eq!(degrees.len(), n, "degrees of another graph");
         let mut offsets = vec![0u64; n + 1];
@@ -62,7 +73,7 @@ impl Adjacency {
         std::thread::scope(|scope| {
             for range in ranges {
                 let offsets = &offsets;
-                scope.spawn(move || range.fill(graph, offsets, SCATTER_HELD / threads));
+                scope.spawn(move || range.fill(graph, offsets, held / threads));
             }
         });
         let adjacency = Adjacency { offsets, neighbours };
@@ -73,58 +84,7 @@ impl Adjacency {
     /// The adjacency of the graph on `nodes` nodes with these edges, in any
     /// order, duplicates allowed (for tests and small graphs).
     pub fn from_edges(nodes: u32, edges: &[Edge]) -> Self {
-        let mut sorted = edges.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        Self::build(nodes, || sorted.iter().copied(), SCATTER_HELD)
-    }
-
-    /// Builds from two passes over the edges in the order Λ, flushing the
-    /// lower entries every `held` edges.
-    pub(super) fn build<I: Iterator<Item = Edge>>(
-        nodes: u32,
-        edges: impl Fn() -> I,
-        held: usize,
-    ) -> Self {
-        let n = nodes as usize;
-        // Row of u = its lower neighbours (w < u), then its upper ones.
-        let mut lower = vec![0u32; n];
-        let mut offsets = vec![0u64; n + 1];
-        for e in edges() {
-            offsets[e.u as usize + 1] += 1;
-            offsets[e.v as usize + 1] += 1;
-            lower[e.v as usize] += 1;
-        }
-        for i in 0..n {
-            offsets[i + 1] += offsets[i];
-        }
-        let mut neighbours = vec![0u32; offsets[n] as usize];
-        // Λ is lexicographic in (u, v): u's upper neighbours arrive together
-        // and ascending, so they are written in one sequential sweep. The
-        // lower entries (v's row gets u) land all over the array: written
-        // one by one that is a cache and TLB miss per edge (measured: 54 s
-        // of 58 for 330M edges). So they are buffered by v's node range
-        // and flushed range by range, each into a few MB of the array; the
-        // buffer keeps stream order, so each row's lower part stays sorted.
-        let mut lower_next: Vec<u64> = offsets[..n].to_vec();
-        let mut scatter = Scatter::new(0, n, held);
-        let mut upper_next = 0usize;
-        let mut current = u32::MAX;
-        for e in edges() {
-            if e.u != current {
-                current = e.u;
-                upper_next = (offsets[e.u as usize] + u64::from(lower[e.u as usize])) as usize;
-            }
-            neighbours[upper_next] = e.v;
-            upper_next += 1;
-            if scatter.push(e) {
-                scatter.flush(&mut neighbours, 0, &mut lower_next);
-            }
-        }
-        scatter.flush(&mut neighbours, 0, &mut lower_next);
-        let adjacency = Adjacency { offsets, neighbours };
-        debug_assert!((0..nodes).all(|u| adjacency.neighbours(u).is_sorted()));
-        adjacency
+        Self::from_graph(&ConflictGraph::from_edges(nodes, edges.iter().copied()))
     }
 
     /// Number of nodes.
@@ -193,6 +153,13 @@ impl RowRange<'_> {
 
 /// The lower-neighbour entries waiting to be written, bucketed by the node
 /// range of the row they go to (rows `first..first + nodes`).
+///
+/// Walking Λ, a row's upper neighbours arrive together and ascending and
+/// are written in one sweep, but the lower entries (v's row gets u) land
+/// all over the array: written one by one that is a cache and TLB miss per
+/// edge (measured: 54 s of 58 for 330M edges). So they are buffered by v's
+/// node range and flushed range by range, each into a few MB of the array;
+/// the buffer keeps stream order, so each row's lower part stays sorted.
 struct Scatter {
     first: usize,
     shift: u32,

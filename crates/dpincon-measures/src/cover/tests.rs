@@ -112,12 +112,11 @@ fn adjacency_rows_stay_sorted_across_many_flushes() {
     edges.sort_unstable();
     edges.dedup();
     let one_flush = Adjacency::from_edges(n, &edges);
-    // A flush every 7 edges: rows get their lower entries in many pieces.
-    let many = Adjacency::build(n, || edges.iter().copied(), 7);
-    assert_eq!(many, one_flush);
-    // The graph's rows give the same adjacency as its edge list.
     let graph = ConflictGraph::from_edges(n, edges.iter().copied());
-    assert_eq!(Adjacency::from_graph(&graph), one_flush);
+    let degrees = crate::count_degrees(&graph, 1);
+    // A flush every 7 edges: rows get their lower entries in many pieces.
+    let many = Adjacency::build(&graph, degrees.degrees(), 1, 7);
+    assert_eq!(many, one_flush);
     // Split into node ranges, one per thread, with shards smaller than a
     // range and ranges cutting through shards.
     let mut builder = GraphBuilder::with_shard_nodes(n, 100);
@@ -125,10 +124,10 @@ fn adjacency_rows_stay_sorted_across_many_flushes() {
         builder.add(e.u, e.v);
     }
     let sharded = builder.finish();
-    let degrees = crate::count_degrees(&sharded, 1);
     for threads in [1, 2, 3, 7, 64] {
         let split = Adjacency::from_degrees(&sharded, degrees.degrees(), threads);
         assert_eq!(split, one_flush, "{threads} threads");
+        assert_eq!(Adjacency::build(&sharded, degrees.degrees(), threads, 7 * threads), one_flush);
     }
     for u in 0..n {
         let mut expected: Vec<u32> = edges
