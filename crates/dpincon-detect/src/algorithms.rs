@@ -48,8 +48,9 @@ pub(crate) struct Group {
 }
 
 /// Sorts `left` and `right` on their equality keys and pairs up the runs
-/// with equal keys (a sort-merge form of hash partitioning: deterministic
-/// and allocation-free per row).
+/// with equal keys (a sort-merge form of hash partitioning: deterministic).
+/// A symmetric plan's one-row runs are left out: they hold no pair, and a
+/// key column (a phone number) would otherwise make a task per row.
 pub(crate) fn partition(
     relation: &Relation,
     plan: &Plan,
@@ -81,24 +82,60 @@ pub(crate) fn partition(
     } else {
         sort(right, &rslots);
     }
-    let run = |rows: &[u32], slots: &[usize], start: usize| -> usize {
-        start + rows[start..].partition_point(|&r| key_cmp(slots, r, slots, rows[start]).is_eq())
-    };
+    let lruns = runs(relation, left, &lslots);
+    if plan.symmetric {
+        // t1 and t2 are the same rows: a run of one row has no pair.
+        let groups = lruns.into_iter().filter(|r| r.len() > 1);
+        return groups.map(|r| Group { left: r.clone(), right: r }).collect();
+    }
+    let rruns = runs(relation, right, &rslots);
     let (mut i, mut j) = (0, 0);
     let mut groups = Vec::new();
-    while i < left.len() && j < right.len() {
-        match key_cmp(&lslots, left[i], &rslots, right[j]) {
-            Ordering::Less => i = run(left, &lslots, i),
-            Ordering::Greater => j = run(right, &rslots, j),
+    while i < lruns.len() && j < rruns.len() {
+        let (l, r) = (&lruns[i], &rruns[j]);
+        match key_cmp(&lslots, left[l.start], &rslots, right[r.start]) {
+            Ordering::Less => i += 1,
+            Ordering::Greater => j += 1,
             Ordering::Equal => {
-                let (li, rj) = (run(left, &lslots, i), run(right, &rslots, j));
-                groups.push(Group { left: i..li, right: j..rj });
-                (i, j) = (li, rj);
+                groups.push(Group { left: l.clone(), right: r.clone() });
+                (i, j) = (i + 1, j + 1);
             }
         }
     }
     groups
 }
+
+/// The runs of equal keys in `rows`, sorted on `slots`: one pass comparing
+/// neighbours, slot by slot, so its cost is linear whatever the run lengths.
+pub(crate) fn runs(
+    relation: &Relation,
+    rows: &[u32],
+    slots: &[usize],
+) -> Vec<std::ops::Range<usize>> {
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let mut boundary = vec![false; rows.len()];
+    for &slot in slots {
+        let column = relation.column(slot);
+        for (b, pair) in boundary[1..].iter_mut().zip(rows.windows(2)) {
+            *b |= column.key(pair[0]) != column.key(pair[1]);
+        }
+    }
+    boundary.push(true);
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for (i, &b) in boundary.iter().enumerate().skip(1) {
+        if b {
+            runs.push(start..i);
+            start = i;
+        }
+    }
+    runs
+}
+
+/// The largest group emitted pair by pair when it could go row by row.
+const SMALL_GROUP: usize = 32;
 
 /// Which share of a group's t1 rows a task covers, so one big group can
 /// keep several threads busy.
@@ -160,8 +197,10 @@ pub(crate) fn run_group(
         };
     let left = if symmetric_path { left } else { &left[part.even(left.len())] };
     // With no residual, a symmetric group is complete multipartite: each
-    // row's partners are whole bitmaps, handed over row by row.
-    let rowwise = symmetric_path && plan.residual.is_empty();
+    // row's partners are whole bitmaps, handed over row by row. A small
+    // group's few pairs are cheaper through the writer's pair buffer than
+    // a bitmap per row (most groups of a 10^4-row table are small).
+    let rowwise = symmetric_path && plan.residual.is_empty() && left.len() > SMALL_GROUP;
     match plan.driver {
         Driver::AllPairs if same && rowwise => {
             // A key: every row pairs with every row above it.
@@ -287,7 +326,7 @@ fn sorted_on(rows: &[u32], key: impl Fn(u32) -> u64) -> Vec<u32> {
 /// rather than the rows through `key`: a comparison reading two keys from
 /// the columns is a random access each, and it was most of partitioning
 /// at 10^6 rows.
-fn sort_rows_by(rows: &mut [u32], key: impl Fn(u32) -> u64) {
+pub(crate) fn sort_rows_by(rows: &mut [u32], key: impl Fn(u32) -> u64) {
     let mut keyed: Vec<(u64, u32)> =
         rows.iter().enumerate().map(|(i, &r)| (key(r), i as u32)).collect();
     keyed.sort_unstable();

@@ -11,8 +11,9 @@
 //! (State, AreaCode, Zip: 444) where all 7 sum to 686; the true maximum
 //! degree is 395.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
+use crate::algorithms::{runs, sort_rows_by};
 use crate::compile::{KeyConstraint, KeyOperand};
 use crate::relation::Relation;
 
@@ -82,18 +83,15 @@ impl EqualityFrequencies {
 }
 
 fn max_frequency(relation: &Relation, slots: &[usize]) -> u64 {
-    let mut counts: HashMap<Vec<u64>, u64> = HashMap::new();
-    'rows: for row in 0..relation.rows() {
-        let mut key = Vec::with_capacity(slots.len());
-        for &s in slots {
-            match relation.column(s).get(row) {
-                Some(k) => key.push(k),
-                None => continue 'rows,
-            }
-        }
-        *counts.entry(key).or_default() += 1;
+    // The longest run of equal keys once the non-NULL rows are sorted on
+    // them: the same sort and runs as detection's partitioning.
+    let mut rows: Vec<u32> = (0..relation.rows())
+        .filter(|&r| slots.iter().all(|&s| !relation.column(s).is_null(r)))
+        .collect();
+    for &slot in slots.iter().rev() {
+        sort_rows_by(&mut rows, |r| relation.column(slot).key(r));
     }
-    counts.into_values().max().unwrap_or(0)
+    runs(relation, &rows, slots).iter().map(|r| r.len() as u64).max().unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -100,13 +100,14 @@ pub fn detect(
         return Ok(Detection { graph: builder.finish(), plans: brute_force_plans(constraints) });
     }
     let plans: Vec<Plan> = constraints.iter().map(Plan::new).collect();
-    // Rows of each role, sorted into partitions.
-    let mut rows: Vec<(Vec<u32>, Vec<u32>, Vec<Group>)> = Vec::with_capacity(plans.len());
-    // A constraint with an earlier one's edges gets no rows, so no task.
-    for (plan, distinct) in plans.iter().zip(distinct_edge_sets(constraints)) {
-        if !distinct {
-            rows.push((Vec::new(), Vec::new(), Vec::new()));
-            continue;
+    // Rows of each role, sorted into partitions, constraints shared out
+    // over the threads. A constraint with an earlier one's edges gets no
+    // rows, so no task.
+    let distinct = distinct_edge_sets(constraints);
+    let partitioned = |i: usize| -> (Vec<u32>, Vec<u32>, Vec<Group>) {
+        let plan = &plans[i];
+        if !distinct[i] {
+            return (Vec::new(), Vec::new(), Vec::new());
         }
         let (mut left, mut right) = sides(relation, plan);
         let groups = partition(relation, plan, &mut left, &mut right);
@@ -114,8 +115,9 @@ pub fn detect(
             // Both roles are the same rows in the same order: keep one copy.
             right = Vec::new();
         }
-        rows.push((left, right, groups));
-    }
+        (left, right, groups)
+    };
+    let rows = in_parallel(plans.len(), options.threads, partitioned);
     let whole: Vec<Task<'_>> = plans
         .iter()
         .zip(&rows)
@@ -176,6 +178,33 @@ pub fn detect(
     });
     let plans = plans.iter().zip(constraints).map(|(p, c)| p.describe(c)).collect();
     Ok(Detection { graph: builder.finish(), plans })
+}
+
+/// `f(0..n)` on up to `threads` scoped threads, in index order.
+fn in_parallel<T: Send>(n: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.clamp(1, n.max(1)))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= n {
+                            return done;
+                        }
+                        done.push((i, f(i)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, t)| t).collect()
 }
 
 /// Tests every ordered pair `(a, b)`, `a != b`, against every predicate,

@@ -34,25 +34,36 @@ pub fn encode(table: &TableData, constraints: &[BoundConstraint]) -> Result<Rela
         .filter(|(_, d)| *d == Domain::Str)
         .map(|&(index, _)| Ok((index, cast(index, &DataType::Utf8)?)))
         .collect::<Result<_, SourceError>>()?;
+    // Each distinct string once (hashed), then ranked by one sort of the
+    // distinct values: codes compare like the strings.
     let constants = string_constants(constraints);
-    let dictionary = {
-        let mut values: Vec<&str> = constants.iter().map(String::as_str).collect();
-        for (_, arrays) in &string_columns {
-            for array in arrays {
-                values.extend(array.as_string::<i32>().iter().flatten());
-            }
-        }
-        values.sort_unstable();
-        values.dedup();
-        values.into_iter().enumerate().map(|(code, s)| (s, code as u64)).collect::<HashMap<_, _>>()
+    let mut ids: HashMap<&str, u32, foldhash::fast::RandomState> = HashMap::default();
+    let mut distinct: Vec<&str> = Vec::new();
+    let mut intern = |s| {
+        *ids.entry(s).or_insert_with(|| {
+            distinct.push(s);
+            distinct.len() as u32 - 1
+        })
     };
-    for s in &constants {
-        relation.insert_string_code(s.clone(), dictionary[s.as_str()]);
+    let constant_ids: Vec<u32> = constants.iter().map(|s| intern(s.as_str())).collect();
+    let column_ids: Vec<Vec<Option<u32>>> = string_columns
+        .iter()
+        .map(|(_, arrays)| {
+            let cells = arrays.iter().flat_map(|a| a.as_string::<i32>().iter());
+            cells.map(|v| v.map(&mut intern)).collect()
+        })
+        .collect();
+    let mut order: Vec<u32> = (0..distinct.len() as u32).collect();
+    order.sort_unstable_by_key(|&id| distinct[id as usize]);
+    let mut rank = vec![0u64; distinct.len()];
+    for (code, &id) in order.iter().enumerate() {
+        rank[id as usize] = code as u64;
     }
-    for (index, arrays) in &string_columns {
-        let keys = arrays.iter().flat_map(|a| {
-            a.as_string::<i32>().iter().map(|v| v.map(|s| dictionary[s])).collect::<Vec<_>>()
-        });
+    for (s, id) in constants.iter().zip(constant_ids) {
+        relation.insert_string_code(s.clone(), rank[id as usize]);
+    }
+    for ((index, _), ids) in string_columns.iter().zip(column_ids) {
+        let keys = ids.into_iter().map(|id| id.map(|id| rank[id as usize]));
         relation.insert_column(*index, Domain::Str, KeyColumn::from_keys(keys));
     }
 

@@ -1,14 +1,17 @@
-//! Reads a table with DataFusion and encodes it for detection.
+//! Reads a table with Arrow's readers and encodes it for detection.
 //!
 //! [`read_table`] loads a CSV or Parquet file in input order (a tuple's id is
 //! its 0-based row position, SPEC §1), inferring the schema from every row
-//! unless told otherwise, with an empty CSV cell read as NULL.
+//! unless told otherwise (arrow-csv's rules, without its per-cell regex),
+//! with an empty CSV cell read as NULL. It opens no DataFusion session: for
+//! one file read in order, the session's set-up cost more than the read.
 //! [`TableData::schema`] gives the constraint binder its view of the columns,
 //! and [`encode`] turns the compared columns into the order-preserving keys
 //! of a [`dpincon_detect::Relation`]. [`PostgresSource::read`] reads a
 //! PostgreSQL table or query into the same [`TableData`] (see
 //! [`postgres`] for its row order and NULLs).
 
+mod csv_file;
 mod encode;
 pub mod postgres;
 mod read;
@@ -33,12 +36,12 @@ pub enum SourceError {
         /// Why.
         message: String,
     },
-    /// DataFusion failed to read or parse the file (ragged CSV, bad value...).
+    /// The file cannot be read or parsed (ragged CSV, bad value...).
     #[error("cannot read data file '{path}': {message}")]
     Read {
         /// The file.
         path: PathBuf,
-        /// DataFusion's message, which names the line and column.
+        /// Why, with the line and column.
         message: String,
     },
     /// More rows than tuple ids (u32).

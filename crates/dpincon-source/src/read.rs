@@ -1,10 +1,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::datatypes::{DataType, Schema};
 use arrow::record_batch::RecordBatch;
-use datafusion::prelude::{CsvReadOptions, ParquetReadOptions, SessionConfig, SessionContext};
 use dpincon_constraints::{ColumnKind, TableSchema};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::SourceError;
 
@@ -75,7 +75,6 @@ pub fn declared_schema(entries: &[SchemaOverride]) -> TableSchema {
 /// The columns of a Parquet file as the constraint binder sees them, from
 /// its footer alone: the schema its writer declared, no row read.
 pub fn parquet_schema(path: &Path) -> Result<TableSchema, SourceError> {
-    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let file = std::fs::File::open(path)
         .map_err(|e| SourceError::Open { path: path.to_path_buf(), message: e.to_string() })?;
     let builder =
@@ -148,96 +147,60 @@ pub(crate) fn column_kind(t: &DataType) -> ColumnKind {
     }
 }
 
-/// Reads `path` with DataFusion, in input order.
+/// Rows per record batch (DataFusion's default batch size).
+pub(crate) const BATCH_ROWS: usize = 8192;
+
+/// Reads `path` in input order: CSV with arrow-csv, Parquet with the
+/// `parquet` crate's Arrow reader (one file, its row groups in order).
 pub async fn read_table(path: &Path, options: &ReadOptions) -> Result<TableData, SourceError> {
     let open_error = |message: String| SourceError::Open { path: path.to_path_buf(), message };
     let meta = std::fs::metadata(path).map_err(|e| open_error(e.to_string()))?;
     if !meta.is_file() {
         return Err(open_error("not a regular file".into()));
     }
-    let read_error = |e: datafusion::error::DataFusionError| SourceError::Read {
-        path: path.to_path_buf(),
-        message: clean_message(&e.to_string()),
-    };
-    // One partition keeps the rows in file order: tuple ids are positions.
-    let config = SessionConfig::new().with_target_partitions(1).with_repartition_file_scans(false);
-    let ctx = SessionContext::new_with_config(config);
-    let location = path.to_str().ok_or_else(|| open_error("path is not valid UTF-8".into()))?;
-    let extension = path.extension().and_then(|e| e.to_str()).map(|e| format!(".{e}"));
-    let extension = extension.unwrap_or_default();
     let format = options.format.unwrap_or_else(|| DataFormat::from_path(path));
-    let frame = match format {
+    let (arrow_schema, batches) = match format {
         DataFormat::Parquet => {
             if !options.schema.is_empty() {
                 return Err(SourceError::Schema(
                     "a Parquet file carries its own schema; --schema is for CSV".into(),
                 ));
             }
-            let opts = ParquetReadOptions { file_extension: &extension, ..Default::default() };
-            ctx.read_parquet(location, opts).await.map_err(read_error)?
+            read_parquet(path)?
         }
-        DataFormat::Csv => {
-            let infer = options.infer_rows.unwrap_or(usize::MAX);
-            let csv = || {
-                CsvReadOptions::new()
-                    .has_header(true)
-                    .file_extension(&extension)
-                    .schema_infer_max_records(infer)
-            };
-            let inferred = ctx.read_csv(location, csv()).await.map_err(read_error)?;
-            if options.schema.is_empty() {
-                inferred
-            } else {
-                let schema = override_schema(inferred.schema().as_arrow(), &options.schema)?;
-                ctx.read_csv(location, csv().schema(&schema)).await.map_err(read_error)?
-            }
-        }
+        DataFormat::Csv => crate::csv_file::read_csv(path, options)?,
     };
-    let arrow_schema = Arc::new(frame.schema().as_arrow().clone());
-    let batches = frame.collect().await.map_err(read_error)?;
     let total: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
     let rows = u32::try_from(total)
         .map_err(|_| SourceError::TooManyRows { path: path.to_path_buf(), rows: total })?;
     Ok(TableData { path: path.to_path_buf(), arrow_schema, batches, rows })
 }
 
-fn override_schema(inferred: &Schema, overrides: &[SchemaOverride]) -> Result<Schema, SourceError> {
-    for o in overrides {
-        if inferred.field_with_name(&o.column).is_err() {
-            let names: Vec<&str> = inferred.fields().iter().map(|f| f.name().as_str()).collect();
-            return Err(SourceError::Schema(format!(
-                "unknown column '{}' (columns: {})",
-                o.column,
-                names.join(", ")
-            )));
-        }
-    }
-    let fields: Vec<Field> = inferred
-        .fields()
-        .iter()
-        .map(|f| match overrides.iter().find(|o| &o.column == f.name()) {
-            Some(o) => Field::new(f.name(), o.data_type.clone(), true),
-            None => f.as_ref().clone().with_nullable(true),
-        })
-        .collect();
-    Ok(Schema::new(fields))
+fn read_parquet(path: &Path) -> Result<(Arc<Schema>, Vec<RecordBatch>), SourceError> {
+    let read_error = |e: &dyn std::fmt::Display| SourceError::Read {
+        path: path.to_path_buf(),
+        message: clean_message(&e.to_string()),
+    };
+    let file = std::fs::File::open(path)
+        .map_err(|e| SourceError::Open { path: path.to_path_buf(), message: e.to_string() })?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| read_error(&e))?;
+    let schema = builder.schema().clone();
+    let reader = builder.with_batch_size(BATCH_ROWS).build().map_err(|e| read_error(&e))?;
+    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| read_error(&e))?;
+    Ok((schema, batches))
 }
 
-/// DataFusion wraps Arrow's messages in layers of context; keep the part
-/// that names the line and column.
-fn clean_message(message: &str) -> String {
+/// Arrow and Parquet wrap their messages in layers of context; keep the
+/// part that names the line and column.
+pub(crate) fn clean_message(message: &str) -> String {
     let joined = message
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && *l != "caused by")
         .collect::<Vec<_>>()
         .join(": ");
-    // The caller names the file; DataFusion's copy of the path loses its
-    // leading slash, and the layers repeat themselves.
+    // The caller names the file; the layers repeat themselves.
     let mut rest = joined.as_str();
-    if let Some(after) = rest.strip_prefix("Error when processing CSV file ") {
-        rest = after.split_once(": ").map_or(after, |(_, tail)| tail);
-    }
     for layer in ["Arrow error: ", "Csv error: ", "Parquet error: ", "External error: "] {
         while let Some(after) = rest.strip_prefix(layer) {
             rest = after;
@@ -266,8 +229,7 @@ mod tests {
         let clean = clean_message(raw);
         assert!(clean.contains("line 7") && clean.contains("column 2"), "{clean}");
         assert!(!clean.contains("Ann") && !clean.contains("Row data"), "{clean}");
-        let raw = "Error when processing CSV file tmp/x.csv: Arrow error: Csv error: \
-                   Encountered unequal lengths between records on CSV file. Expected 2 \
+        let raw = "Arrow error: Csv error: Encountered unequal lengths between records on CSV file. Expected 2 \
                    records, found 1 records at line 3";
         assert_eq!(
             clean_message(raw),
