@@ -97,7 +97,8 @@ pub fn detect(
         for c in constraints {
             brute_force(relation, c, &mut builder);
         }
-        return Ok(Detection { graph: builder.finish(), plans: brute_force_plans(constraints) });
+        let graph = builder.finish_on(options.threads);
+        return Ok(Detection { graph, plans: brute_force_plans(constraints) });
     }
     let plans: Vec<Plan> = constraints.iter().map(Plan::new).collect();
     // Rows of each role, sorted into partitions, constraints shared out
@@ -177,7 +178,7 @@ pub fn detect(
         }
     });
     let plans = plans.iter().zip(constraints).map(|(p, c)| p.describe(c)).collect();
-    Ok(Detection { graph: builder.finish(), plans })
+    Ok(Detection { graph: builder.finish_on(options.threads), plans })
 }
 
 /// `f(0..n)` on up to `threads` scoped threads, in index order.

@@ -281,7 +281,8 @@ pub async fn run_job_with(
         // The LP and the exact cover need the whole adjacency, which a
         // memory budget cannot promise (8 bytes per edge).
         repair: config.memory_limit.is_none().then(|| {
-            crate::repair::exact_repair(&loaded.graph, cover.cover, crate::repair::EXACT_COVER_WORK)
+            let work = crate::repair::EXACT_COVER_WORK;
+            crate::repair::exact_repair(&loaded.graph, cover.cover, work, loaded.threads)
         }),
         drastic: exact.drastic,
         edge_stream: loaded

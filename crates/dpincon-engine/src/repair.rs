@@ -35,9 +35,15 @@ impl RepairFacts {
 }
 
 /// Computes the LP relaxation and the minimum cover of `graph` (whose greedy
-/// cover is `greedy_cover`), the latter within `work_limit` branch nodes.
-pub fn exact_repair(graph: &ConflictGraph, greedy_cover: u64, work_limit: u64) -> RepairFacts {
-    let adjacency = Adjacency::from_graph(graph);
+/// cover is `greedy_cover`), the latter within `work_limit` branch nodes;
+/// the adjacency is built on `threads` threads.
+pub fn exact_repair(
+    graph: &ConflictGraph,
+    greedy_cover: u64,
+    work_limit: u64,
+    threads: usize,
+) -> RepairFacts {
+    let adjacency = Adjacency::from_graph(graph, threads);
     let lp = fractional_cover(&adjacency);
     let minimum = minimum_cover(&adjacency, &lp, work_limit);
     RepairFacts {

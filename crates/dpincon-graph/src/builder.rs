@@ -174,17 +174,22 @@ impl GraphBuilder {
         }
     }
 
-    /// Sorts what is buffered into the bitmaps and returns the graph.
-    pub fn finish(mut self) -> ConflictGraph {
+    /// Sorts what is buffered into the bitmaps and returns the graph,
+    /// compacting the shards on every core.
+    pub fn finish(self) -> ConflictGraph {
+        self.finish_on(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    /// [`GraphBuilder::finish`], compacting on `threads` threads (a job's
+    /// `--threads`). Compacting is a second of a 10^6-row build.
+    pub fn finish_on(mut self, threads: usize) -> ConflictGraph {
         let mut pending = std::mem::take(&mut self.pending);
         for (k, pairs) in pending.iter_mut().enumerate() {
             self.absorb(k, pairs);
         }
         let mut shards: Vec<AdjacencyShard> =
             self.slots.into_iter().map(|s| s.into_inner().expect("shard lock").shard).collect();
-        // Compacting is a second of a 10^6-row build: on every core.
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let chunk = shards.len().div_ceil(threads).max(1);
+        let chunk = shards.len().div_ceil(threads.max(1)).max(1);
         std::thread::scope(|scope| {
             for part in shards.chunks_mut(chunk) {
                 scope.spawn(move || part.iter_mut().for_each(AdjacencyShard::optimize));

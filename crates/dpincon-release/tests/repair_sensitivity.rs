@@ -24,7 +24,7 @@ fn profile(nodes: u32, edges: &[Edge]) -> (u64, u64, u64) {
     let graph = ConflictGraph::from_edges(nodes, edges.iter().copied());
     let mut greedy = GreedyCover::new(nodes);
     walk(graph.edges(), &mut [&mut greedy]);
-    let adjacency = Adjacency::from_graph(&graph);
+    let adjacency = Adjacency::from_graph(&graph, 1);
     let lp = fractional_cover(&adjacency);
     let MinimumCover::Exact(opt) = minimum_cover(&adjacency, &lp, u64::MAX) else {
         unreachable!("no work limit")

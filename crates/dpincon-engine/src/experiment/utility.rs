@@ -146,7 +146,7 @@ fn repair_rows(
     let privacy =
         plan(config)?.ok_or_else(|| EngineError::Config("an experiment needs --epsilon".into()))?;
     let greedy = dpincon_measures::measure_pass(&loaded.graph, &[], 1).cover.cover;
-    let facts = exact_repair(&loaded.graph, greedy, EXACT_COVER_WORK);
+    let facts = exact_repair(&loaded.graph, greedy, EXACT_COVER_WORK, loaded.threads);
     let twice_lp = facts.paper_yardstick();
     let values = RepairValues { greedy_cover: greedy, twice_lp: Some(twice_lp) };
     for method in RepairMethod::ALL {

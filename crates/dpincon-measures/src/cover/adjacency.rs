@@ -20,10 +20,10 @@ impl Adjacency {
         8 * edges + 8 * (nodes + 1)
     }
 
-    /// The adjacency of `graph`: its degrees counted on all cores, then
-    /// [`Adjacency::from_degrees`].
-    pub fn from_graph(graph: &ConflictGraph) -> Self {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    /// The adjacency of `graph`: its degrees counted on `threads` threads,
+    /// then [`Adjacency::from_degrees`].
+    pub fn from_graph(graph: &ConflictGraph, threads: usize) -> Self {
+        let threads = threads.max(1);
         Self::from_degrees(graph, crate::count_degrees(graph, threads).degrees(), threads)
     }
 
@@ -84,7 +84,7 @@ impl Adjacency {
     /// The adjacency of the graph on `nodes` nodes with these edges, in any
     /// order, duplicates allowed (for tests and small graphs).
     pub fn from_edges(nodes: u32, edges: &[Edge]) -> Self {
-        Self::from_graph(&ConflictGraph::from_edges(nodes, edges.iter().copied()))
+        Self::from_graph(&ConflictGraph::from_edges(nodes, edges.iter().copied()), 1)
     }
 
     /// Number of nodes.

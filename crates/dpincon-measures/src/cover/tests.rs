@@ -96,7 +96,7 @@ fn adjacency_rows_are_sorted_and_complete() {
         5,
         [(3, 1), (0, 4), (1, 0), (4, 3)].map(|(a, b)| Edge::new(a, b)),
     );
-    let adjacency = Adjacency::from_graph(&graph);
+    let adjacency = Adjacency::from_graph(&graph, 2);
     assert_eq!(adjacency.neighbours(0), &[1, 4]);
     assert_eq!(adjacency.neighbours(1), &[0, 3]);
     assert_eq!(adjacency.neighbours(2), &[] as &[u32]);
