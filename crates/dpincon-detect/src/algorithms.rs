@@ -67,20 +67,12 @@ pub(crate) fn partition(
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
     };
-    // Least significant first: the id, then each slot from the last, each
-    // pass keeping the order of the previous ones.
-    let sort = |rows: &mut [u32], slots: &[usize]| {
-        rows.sort_unstable();
-        for &slot in slots.iter().rev() {
-            sort_rows_by(rows, |r| relation.column(slot).key(r));
-        }
-    };
-    sort(left, &lslots);
+    sort_on(relation, left, &lslots);
     if plan.symmetric {
         // The same rows on the same keys (`sides`): sorted once.
         right.copy_from_slice(left);
     } else {
-        sort(right, &rslots);
+        sort_on(relation, right, &rslots);
     }
     let lruns = runs(relation, left, &lslots);
     if plan.symmetric {
@@ -103,6 +95,16 @@ pub(crate) fn partition(
         }
     }
     groups
+}
+
+/// Sorts `rows` on the keys of `slots`, then on id. Least significant
+/// first: the id, then each slot from the last, each pass keeping the order
+/// of the previous ones.
+pub(crate) fn sort_on(relation: &Relation, rows: &mut [u32], slots: &[usize]) {
+    rows.sort_unstable();
+    for &slot in slots.iter().rev() {
+        sort_rows_by(rows, |r| relation.column(slot).key(r));
+    }
 }
 
 /// The runs of equal keys in `rows`, sorted on `slots`: one pass comparing
@@ -226,8 +228,7 @@ pub(crate) fn run_group(
         Driver::Complement(c) if same && c.left == c.right && rowwise => {
             // FD: each row pairs with the group's rows outside its class.
             let mut rows = left.to_vec();
-            rows.sort_unstable();
-            sort_rows_by(&mut rows, |r| key(c.left, r));
+            sort_on(relation, &mut rows, &[c.left]);
             let share = part.even(rows.len());
             multipartite_rows(&rows, share, |r| key(c.left, r), sink);
         }
@@ -326,7 +327,7 @@ fn sorted_on(rows: &[u32], key: impl Fn(u32) -> u64) -> Vec<u32> {
 /// rather than the rows through `key`: a comparison reading two keys from
 /// the columns is a random access each, and it was most of partitioning
 /// at 10^6 rows.
-pub(crate) fn sort_rows_by(rows: &mut [u32], key: impl Fn(u32) -> u64) {
+fn sort_rows_by(rows: &mut [u32], key: impl Fn(u32) -> u64) {
     let mut keyed: Vec<(u64, u32)> =
         rows.iter().enumerate().map(|(i, &r)| (key(r), i as u32)).collect();
     keyed.sort_unstable();

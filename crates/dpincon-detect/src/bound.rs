@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::algorithms::{runs, sort_rows_by};
+use crate::algorithms::{runs, sort_on};
 use crate::compile::{KeyConstraint, KeyOperand};
 use crate::relation::Relation;
 
@@ -88,9 +88,7 @@ fn max_frequency(relation: &Relation, slots: &[usize]) -> u64 {
     let mut rows: Vec<u32> = (0..relation.rows())
         .filter(|&r| slots.iter().all(|&s| !relation.column(s).is_null(r)))
         .collect();
-    for &slot in slots.iter().rev() {
-        sort_rows_by(&mut rows, |r| relation.column(slot).key(r));
-    }
+    sort_on(relation, &mut rows, slots);
     runs(relation, &rows, slots).iter().map(|r| r.len() as u64).max().unwrap_or(0)
 }
 

@@ -52,33 +52,22 @@ pub(crate) fn read_csv(
 fn infer_schema(reader: impl std::io::Read, infer_rows: Option<usize>) -> Result<Schema, String> {
     let mut csv = csv::ReaderBuilder::new().has_headers(true).from_reader(reader);
     let names: Vec<String> =
-        csv.headers().map_err(csv_message)?.iter().map(str::to_string).collect();
+        csv.headers().map_err(|e| csv_message(e, &[]))?.iter().map(str::to_string).collect();
     for (i, name) in names.iter().enumerate() {
         if names[..i].contains(name) {
             return Err(format!("the header names column '{name}' twice"));
         }
     }
     let mut types = vec![InferredType::default(); names.len()];
-    let mut record = csv::ByteRecord::new();
+    let mut record = csv::StringRecord::new();
     let mut rows = 0;
     while rows < infer_rows.unwrap_or(usize::MAX)
-        && csv.read_byte_record(&mut record).map_err(csv_message)?
+        && csv.read_record(&mut record).map_err(|e| csv_message(e, &names))?
     {
         rows += 1;
-        let line = || record.position().map_or(0, |p| p.line());
-        if std::str::from_utf8(record.as_slice()).is_err() {
-            let field = (0..record.len()).find(|&f| std::str::from_utf8(&record[f]).is_err());
-            let field = field.unwrap_or(0);
-            return Err(format!(
-                "invalid UTF-8 in column '{}' (field {field}) at line {}",
-                names[field],
-                line()
-            ));
-        }
         for (t, cell) in types.iter_mut().zip(record.iter()) {
             if t.is_open() && !cell.is_empty() {
-                // Checked above as a whole record.
-                t.update(std::str::from_utf8(cell).unwrap_or_default());
+                t.update(cell);
             }
         }
     }
@@ -86,8 +75,9 @@ fn infer_schema(reader: impl std::io::Read, infer_rows: Option<usize>) -> Result
     Ok(Schema::new(fields.collect::<Vec<_>>()))
 }
 
-/// The `csv` crate's errors in arrow-csv's words, with the line.
-fn csv_message(e: csv::Error) -> String {
+/// The `csv` crate's errors in arrow-csv's words, with the line (and the
+/// column, once the header's `names` are known).
+fn csv_message(e: csv::Error, names: &[String]) -> String {
     let at = |pos: Option<&csv::Position>| pos.map(|p| format!(" at line {}", p.line()));
     match e.kind() {
         csv::ErrorKind::UnequalLengths { pos, expected_len, len } => format!(
@@ -95,11 +85,14 @@ fn csv_message(e: csv::Error) -> String {
              records, found {len} records{}",
             at(pos.as_ref()).unwrap_or_default()
         ),
-        csv::ErrorKind::Utf8 { pos, err } => format!(
-            "invalid UTF-8 in field {}{}",
-            err.field(),
-            at(pos.as_ref()).unwrap_or_default()
-        ),
+        csv::ErrorKind::Utf8 { pos, err } => {
+            let field = err.field();
+            let column = names.get(field).map(|n| format!("column '{n}' ")).unwrap_or_default();
+            format!(
+                "invalid UTF-8 in {column}(field {field}){}",
+                at(pos.as_ref()).unwrap_or_default()
+            )
+        }
         _ => e.to_string(),
     }
 }
