@@ -133,12 +133,14 @@ fn bom_crlf_quoted_newlines_and_huge_fields_read_as_the_plain_table() {
 }
 
 #[test]
-fn ragged_rows_and_invalid_utf8_name_the_file_and_line() {
+fn ragged_rows_invalid_utf8_and_repeated_names_name_the_file_and_line() {
     let case = Case::new();
     let ragged = case.data("ragged.csv", b"A,B\n1,2\n3\n4,5\n");
     case.refused(&ragged, &[], &["ragged.csv", "Expected 2 records, found 1", "line 3"]);
     let bad = case.data("bad.csv", b"A,B\n1,a\n1,\xff\xfe\n");
-    case.refused(&bad, &[], &["bad.csv", "invalid UTF-8", "field 1", "line 3"]);
+    case.refused(&bad, &[], &["bad.csv", "invalid UTF-8", "column 'B' (field 1)", "line 3"]);
+    let twice = case.data("twice.csv", b"A,B,A\n1,2,3\n1,3,4\n");
+    case.refused(&twice, &[], &["twice.csv", "the header names column 'A' twice"]);
 }
 
 #[test]
