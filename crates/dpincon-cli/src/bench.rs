@@ -158,7 +158,7 @@ fn child_job(data: &Path, dcs: &Path, args: &ScaleArgs) -> Result<serde_json::Va
         cmd.args(["--threads", &t.to_string()]);
     }
     if let Some(m) = &args.memory_limit {
-        // I_R's LP needs the whole adjacency: under a budget only the greedy cover.
+        // I_R's LP has no public memory bound: under a budget only the greedy cover.
         cmd.args(["--memory-limit", m, "--ir-method", "greedy"]);
     }
     let out = cmd.output().map_err(|e| e.to_string())?;

@@ -4,9 +4,7 @@
 use std::collections::BTreeSet;
 
 use dpincon_graph::ConflictGraph;
-use dpincon_measures::{
-    Adjacency, CoverSize, DegreeCounts, ExactCounts, PassCounts, fractional_cover, measure_pass,
-};
+use dpincon_measures::{CoverSize, ExactCounts, PassCounts, measure_pass, twice_fractional_cover};
 use dpincon_release::{
     Budget, NoiseRng, ProjectedMeasure, ProjectedSpec, ProjectionTable, RepairMethod, RepairValues,
     Selector, Strategy, TableFacts, prepare, release_projected, release_repair,
@@ -137,9 +135,10 @@ pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineErro
 }
 
 /// `--ir-method`, checked against the job's public memory budget: the LP
-/// needs the whole adjacency in memory (8 bytes per edge, on top of the
-/// graph), and no public input bounds the edge count, so a job that
-/// declares `--memory-limit` cannot promise it. Refused here, before any
+/// holds the edges among the greedy cover's rows in memory (16 bytes each,
+/// on top of the graph; `dpincon_measures::twice_fractional_cover`), and
+/// no public input bounds their count, so a job that declares
+/// `--memory-limit` cannot promise it. Refused here, before any
 /// data is read, never a silent fallback to the greedy cover.
 fn repair_method(config: &JobConfig) -> Result<RepairMethod, EngineError> {
     let method: RepairMethod = match &config.ir_method {
@@ -149,9 +148,9 @@ fn repair_method(config: &JobConfig) -> Result<RepairMethod, EngineError> {
     let releases_r = config.measures.iter().any(|m| m == "r");
     if let (true, true, Some(limit)) = (method.needs_lp(), releases_r, &config.memory_limit) {
         return Err(invalid(format!(
-            "--ir-method {method} computes the LP relaxation of I_R, which needs the whole \
-             conflict graph's adjacency in memory (8 bytes per edge, no public bound), so it \
-             cannot keep to --memory-limit {limit}: use --ir-method greedy (one pass, 1 bit \
+            "--ir-method {method} computes the LP relaxation of I_R, which holds the conflict \
+             edges among the greedy cover's rows in memory (16 bytes each, no public bound), \
+             so it cannot keep to --memory-limit {limit}: use --ir-method greedy (one pass, 1 bit \
              per row), or drop --memory-limit"
         )));
     }
@@ -197,19 +196,14 @@ pub(crate) fn measure_and_release(
                 }
             }
             if plan.cover {
-                let twice_lp = plan.repair.needs_lp().then(|| twice_lp(graph, &degrees, threads));
-                let values = RepairValues { greedy_cover: cover.cover, twice_lp };
+                let twice_lp =
+                    plan.repair.needs_lp().then(|| twice_fractional_cover(graph, &cover, threads));
+                let values = RepairValues { greedy_cover: cover.size().cover, twice_lp };
                 report.r = Some(release_repair(plan.repair, plan.epsilon, values, rng)?);
             }
             Some(report)
         }
         None => None,
     };
-    Ok(PassResult { exact, cover, releases })
-}
-
-/// 2·LP(G), the doubled minimum fractional vertex cover (exact), from the
-/// pass's degrees, its adjacency built on `threads` threads.
-fn twice_lp(graph: &ConflictGraph, degrees: &DegreeCounts, threads: usize) -> u64 {
-    fractional_cover(&Adjacency::from_degrees(graph, degrees.degrees(), threads)).twice_value()
+    Ok(PassResult { exact, cover: cover.size(), releases })
 }

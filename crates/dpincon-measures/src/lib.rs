@@ -13,11 +13,13 @@
 //!   paper's Algorithm 5 without its noise).
 //! - [`EdgeAddition`]: the projection π_θ of SPEC §4 for many θ at once.
 //!
-//! I_R's LP relaxation and exact value are not one-pass: they need the full
-//! [`Adjacency`] (8 bytes per edge) built from the stream.
+//! I_R's LP relaxation and exact value are not one-pass:
 //!
 //! - [`fractional_cover`]: the minimum fractional vertex cover, exactly
-//!   (Hopcroft–Karp on the bipartite double cover); node sensitivity 1.
+//!   (Hopcroft–Karp on the bipartite double cover of an [`Adjacency`], 8
+//!   bytes per edge); node sensitivity 1.
+//! - [`twice_fractional_cover`]: its value from a second pass, through a
+//!   kernel around the greedy cover (what releases use).
 //! - [`minimum_cover`]: the minimum vertex cover I_R (kernel, components,
 //!   branch and bound) under a work limit, for experiments.
 //!
@@ -31,7 +33,7 @@ mod projection;
 
 pub use cover::{
     Adjacency, CoverSize, FractionalCover, GreedyCover, MinimumCover, fractional_cover,
-    minimum_cover,
+    minimum_cover, twice_fractional_cover,
 };
 pub use degree::{DegreeCounts, ExactCounts};
 pub use pass::{PassCounts, count_degrees, measure_pass};

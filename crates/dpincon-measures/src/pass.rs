@@ -4,17 +4,17 @@
 
 use dpincon_graph::ConflictGraph;
 
-use crate::{CoverSize, DegreeBound, DegreeCounts, ExactCounts, GreedyCover, ProjectedCounts};
+use crate::{DegreeBound, DegreeCounts, ExactCounts, GreedyCover, ProjectedCounts};
 use crate::{ProjectionScratch, project_rows};
 
 /// Everything one pass over the edge stream yields.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PassCounts {
-    /// Every node's degree: the exact counts, and the LP's adjacency
-    /// ([`crate::Adjacency::from_degrees`]) without counting them again.
+    /// Every node's degree, behind the exact counts.
     pub degrees: DegreeCounts,
-    /// The stable-order greedy cover.
-    pub cover: CoverSize,
+    /// The stable-order greedy cover: its size, and the rows the LP's
+    /// kernel is built around ([`crate::twice_fractional_cover`]).
+    pub cover: GreedyCover,
     /// f(G_θ) for each requested θ, in request order.
     pub projected: Vec<ProjectedCounts>,
 }
@@ -61,11 +61,7 @@ pub fn measure_pass(graph: &ConflictGraph, thetas: &[DegreeBound], threads: usiz
         (cover, projected)
     });
     projected.sort_unstable_by_key(|&(i, _)| i);
-    PassCounts {
-        degrees,
-        cover: cover.size(),
-        projected: projected.into_iter().map(|(_, c)| c).collect(),
-    }
+    PassCounts { degrees, cover, projected: projected.into_iter().map(|(_, c)| c).collect() }
 }
 
 /// Node degrees, the rows split among `threads` threads (each with its
@@ -121,7 +117,7 @@ mod tests {
         let mut projection = crate::EdgeAddition::new(3_000, &thetas);
         crate::walk(graph.edges(), &mut [&mut degrees, &mut cover, &mut projection]);
         assert_eq!(one.exact(), degrees.counts());
-        assert_eq!(one.cover, cover.size());
+        assert_eq!(one.cover, cover);
         assert_eq!(one.projected, projection.counts());
         for threads in [2, 3, 8, 20] {
             assert_eq!(measure_pass(&graph, &thetas, threads), one, "{threads} threads");

@@ -59,7 +59,8 @@ pub const COVERAGE: f64 = 0.95;
 pub enum RepairMethod {
     /// The stable-order greedy cover only: one pass, O(n) memory.
     Greedy,
-    /// The LP relaxation only: needs the full adjacency in memory.
+    /// The LP relaxation only: a second pass, and the edges among the
+    /// greedy cover's rows in memory.
     Lp,
     /// Both, ε split between them.
     #[default]
@@ -80,8 +81,8 @@ impl RepairMethod {
         }
     }
 
-    /// Whether the method needs the LP relaxation (and so the adjacency:
-    /// 8 bytes per edge, see `dpincon_measures::Adjacency::bytes_for`).
+    /// Whether the method needs the LP relaxation (and so memory no public
+    /// input bounds, see `dpincon_measures::twice_fractional_cover`).
     pub fn needs_lp(self) -> bool {
         self != RepairMethod::Greedy
     }

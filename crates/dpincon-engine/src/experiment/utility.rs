@@ -145,7 +145,7 @@ fn repair_rows(
 ) -> Result<RepairFacts, EngineError> {
     let privacy =
         plan(config)?.ok_or_else(|| EngineError::Config("an experiment needs --epsilon".into()))?;
-    let greedy = dpincon_measures::measure_pass(&loaded.graph, &[], 1).cover.cover;
+    let greedy = dpincon_measures::measure_pass(&loaded.graph, &[], 1).cover.size().cover;
     let facts = exact_repair(&loaded.graph, greedy, EXACT_COVER_WORK, loaded.threads);
     let twice_lp = facts.paper_yardstick();
     let values = RepairValues { greedy_cover: greedy, twice_lp: Some(twice_lp) };

@@ -5,8 +5,8 @@ use dpincon_graph::{ConflictGraph, Edge};
 ///
 /// The conflict graph stores each edge once, at its smaller endpoint, which
 /// is all a one-pass visitor needs; matching and branching need both
-/// directions. Memory: [`Adjacency::bytes_for`] = 8 bytes per edge plus 8 per
-/// node, on top of the graph itself.
+/// directions. Memory: 8 bytes per edge plus 8 per node, on top of the
+/// graph itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Adjacency {
     offsets: Vec<u64>,
@@ -14,12 +14,6 @@ pub struct Adjacency {
 }
 
 impl Adjacency {
-    /// Bytes the adjacency of a graph with `nodes` nodes and `edges` edges
-    /// takes: two `u32` per edge, one `u64` offset per node.
-    pub fn bytes_for(nodes: u64, edges: u64) -> u64 {
-        8 * edges + 8 * (nodes + 1)
-    }
-
     /// The adjacency of `graph`: its degrees counted on `threads` threads,
     /// then [`Adjacency::from_degrees`].
     pub fn from_graph(graph: &ConflictGraph, threads: usize) -> Self {
@@ -35,7 +29,7 @@ impl Adjacency {
     /// parts from the range's own bitmaps, the lower parts from every
     /// earlier bitmap's values inside the range. The rows of a range are
     /// one slice of the array, so the threads share nothing mutable.
-    pub fn from_degrees(graph: &ConflictGraph, degrees: &[u32], threads: usize) -> Self {
+    pub(crate) fn from_degrees(graph: &ConflictGraph, degrees: &[u32], threads: usize) -> Self {
         Self::build(graph, degrees, threads, SCATTER_HELD)
     }
 
@@ -84,7 +78,39 @@ impl Adjacency {
     /// The adjacency of the graph on `nodes` nodes with these edges, in any
     /// order, duplicates allowed (for tests and small graphs).
     pub fn from_edges(nodes: u32, edges: &[Edge]) -> Self {
-        Self::from_graph(&ConflictGraph::from_edges(nodes, edges.iter().copied()), 1)
+        let mut stream = edges.to_vec();
+        stream.sort_unstable();
+        stream.dedup();
+        Self::from_stream(nodes, &stream)
+    }
+
+    /// The adjacency of the graph on `nodes` nodes whose edges are `edges`
+    /// in the stable order of Λ (ascending, no repeats), on one thread.
+    /// Each row then receives its lower neighbours before its upper ones,
+    /// both ascending: no row needs sorting.
+    pub fn from_stream(nodes: u32, edges: &[Edge]) -> Self {
+        debug_assert!(edges.is_sorted_by(|a, b| a < b), "edges not in the stable order");
+        let n = nodes as usize;
+        let mut offsets = vec![0u64; n + 1];
+        for e in edges {
+            offsets[e.u as usize + 1] += 1;
+            offsets[e.v as usize + 1] += 1;
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut next: Vec<u64> = offsets[..n].to_vec();
+        let mut neighbours = vec![0u32; offsets[n] as usize];
+        for e in edges {
+            for (from, to) in [(e.u, e.v), (e.v, e.u)] {
+                let slot = &mut next[from as usize];
+                neighbours[*slot as usize] = to;
+                *slot += 1;
+            }
+        }
+        let adjacency = Adjacency { offsets, neighbours };
+        debug_assert!((0..nodes).all(|u| adjacency.neighbours(u).is_sorted()));
+        adjacency
     }
 
     /// Number of nodes.

@@ -10,7 +10,7 @@ use crate::EdgeVisitor;
 ///
 /// Adding or removing one tuple changes `c` by at most 2 (SPEC §5), which is
 /// the sensitivity the release uses.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GreedyCover {
     covered: Vec<u64>,
     matching: u64,

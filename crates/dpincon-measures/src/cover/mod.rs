@@ -4,8 +4,12 @@
 //!   over Λ (an [`EdgeVisitor`](crate::EdgeVisitor)); c/2 ≤ I_R ≤ c, node
 //!   sensitivity 2.
 //! - [`fractional_cover`]: the LP relaxation LP(G) ≤ I_R ≤ 2·LP(G), exact
-//!   and half-integral, node sensitivity 1 (proof in `fractional.rs`). It
-//!   needs the full [`Adjacency`] in memory, not just the stream.
+//!   and half-integral, node sensitivity 1 (proof in `fractional.rs`), on a
+//!   full [`Adjacency`] in memory.
+//! - [`twice_fractional_cover`]: the same 2·LP(G) from the graph and its
+//!   greedy cover, on a kernel around the greedy matching: G[C] and a few
+//!   free neighbours per cover node (proof in `greedy_kernel.rs`), a small
+//!   part of the adjacency on conflict graphs.
 //! - [`minimum_cover`]: I_R itself (kernel, components, branch and bound)
 //!   under a work limit; NON-PRIVATE, for experiments and curators.
 
@@ -13,6 +17,7 @@ mod adjacency;
 mod exact;
 mod fractional;
 mod greedy;
+mod greedy_kernel;
 #[cfg(test)]
 mod tests;
 
@@ -20,3 +25,4 @@ pub use adjacency::Adjacency;
 pub use exact::{MinimumCover, minimum_cover};
 pub use fractional::{FractionalCover, fractional_cover};
 pub use greedy::{CoverSize, GreedyCover};
+pub use greedy_kernel::twice_fractional_cover;

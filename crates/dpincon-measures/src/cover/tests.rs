@@ -111,7 +111,7 @@ fn adjacency_rows_stay_sorted_across_many_flushes() {
     let mut edges = random_edges(n, 20_000, 11);
     edges.sort_unstable();
     edges.dedup();
-    let one_flush = Adjacency::from_edges(n, &edges);
+    let one_flush = Adjacency::from_stream(n, &edges);
     let graph = ConflictGraph::from_edges(n, edges.iter().copied());
     let degrees = crate::count_degrees(&graph, 1);
     // A flush every 7 edges: rows get their lower entries in many pieces.
@@ -157,8 +157,52 @@ fn a_work_limit_reports_bounds_not_a_value() {
     }
 }
 
+/// The kernel's 2·LP for every first `keep` and thread count, each equal
+/// to Hopcroft–Karp on the whole adjacency.
+fn assert_kernel_is_exact(n: u32, edges: &[Edge], shard_nodes: u32) -> Result<(), TestCaseError> {
+    let mut builder = GraphBuilder::with_shard_nodes(n, shard_nodes);
+    for e in edges {
+        builder.add(e.u, e.v);
+    }
+    let graph = builder.finish();
+    let mut greedy = GreedyCover::new(n);
+    walk(graph.edges(), &mut [&mut greedy]);
+    let expected = fractional_cover(&Adjacency::from_edges(n, edges)).twice_value();
+    for keep in [1, 2, 3, 32] {
+        for threads in [1, 2, 3] {
+            let twice = greedy_kernel::kernel_twice_lp(&graph, &greedy, keep, threads);
+            prop_assert_eq!(twice, expected, "keep {}, {} threads", keep, threads);
+        }
+    }
+    prop_assert_eq!(twice_fractional_cover(&graph, &greedy, 2), expected);
+    Ok(())
+}
+
+#[test]
+fn the_kernel_lp_equals_the_whole_graphs_on_stars_cliques_and_random_graphs() {
+    // Stars are cut (centres at x = 1); cliques and random graphs need the
+    // augmenting-path test, and with keep = 1 more passes.
+    let (n, edges) = cliques_and_stars(&[2, 3, 4, 7, 12], &[1, 5, 9, 40]);
+    assert_kernel_is_exact(n, &edges, 8).unwrap();
+    for (seed, count) in [(1, 2_000), (2, 6_000), (3, 20_000)] {
+        assert_kernel_is_exact(3_000, &random_edges(3_000, count, seed), 100).unwrap();
+    }
+    // Stars whose leaves are shared: a centre's cut leaves matter.
+    let mut shared = Vec::new();
+    for centre in 0..6u32 {
+        shared
+            .extend((6..30).filter(|leaf| leaf % (centre + 2) != 0).map(|l| Edge::new(centre, l)));
+    }
+    assert_kernel_is_exact(30, &shared, 4).unwrap();
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn the_kernel_lp_matches_the_whole_graphs((n, edges) in edges_strategy(14)) {
+        assert_kernel_is_exact(n, &edges, 3)?;
+    }
 
     #[test]
     fn lp_and_exact_cover_match_brute_force((n, edges) in edges_strategy(9)) {

@@ -1,0 +1,190 @@
+//! 2·LP(G) without the whole adjacency: Hopcroft–Karp on a small subgraph
+//! around the stable-order greedy matching, with the same value.
+//!
+//! The greedy cover C = V(M) of a maximal matching M of G gives a maximal
+//! matching M_B of the double cover B(G) (u_L–v_R and v_L–u_R per uv ∈ M),
+//! of size c = |C|. Every node outside C is free on both sides of M_B, and
+//! V \ C is independent in G. The kernel H keeps G[C] and, for each u ∈ C,
+//! its first `keep` neighbours outside C in the stable order; u is *cut*
+//! when it has more. ν(B(H)) ≤ ν(B(G)) = 2·LP(G), as H ⊆ G; the value is
+//! exact when either test below holds, else `keep` grows (×8) and the pass
+//! runs again. A pass that cuts nothing keeps every edge of G (no edge
+//! joins two nodes outside C), so the loop ends.
+//!
+//! 1. **Every cut node has x_u = 1** in the König optimum of H (both of
+//!    its copies are in H's minimum cover of B(H)). The only edges of B(G)
+//!    missing from B(H) are f_L–u_R and u_L–f_R for a cut u, so that cover
+//!    of size ν(B(H)) also covers B(G): ν(B(G)) ≤ ν(B(H)). Star centres
+//!    with many private neighbours, what cutting hits, pass this test.
+//! 2. **D_H < keep**, D = ν(B(·)) − c. M_B Δ M* for a maximum M* of B(G)
+//!    holds D disjoint M_B-augmenting paths f_L, v_R, …, u_L, x_R whose
+//!    interior lies in C's copies; only f_L and x_R are free. Keep any
+//!    min(D, keep) of them. A root f not among v's kept neighbours swaps
+//!    for a kept one no other kept path starts from (v kept `keep`, the
+//!    others use at most `keep` − 1); ends x_R likewise. The paths stay
+//!    disjoint (free copies only end paths) and lie in B(H), so
+//!    D_H ≥ min(D, keep): D_H < keep forces D = D_H.
+
+use dpincon_graph::{ConflictGraph, Edge};
+
+use super::{Adjacency, GreedyCover, fractional_cover};
+
+/// Free neighbours kept per cover node in the first pass (then ×8).
+const FIRST_KEEP: u32 = 32;
+
+/// 2·LP(G), the doubled minimum fractional vertex cover, exactly, from the
+/// graph and its stable-order greedy cover (`greedy` must have walked all
+/// of `graph`): a pass over the rows on `threads` threads, then
+/// [`fractional_cover`] on the kernel (module doc). Besides the graph it
+/// holds the kernel's edges, 16 bytes each while its adjacency is built.
+pub fn twice_fractional_cover(graph: &ConflictGraph, greedy: &GreedyCover, threads: usize) -> u64 {
+    kernel_twice_lp(graph, greedy, FIRST_KEEP, threads)
+}
+
+/// [`twice_fractional_cover`], keeping `keep` free neighbours in the first
+/// pass (tests take small ones to reach every branch).
+pub(super) fn kernel_twice_lp(
+    graph: &ConflictGraph,
+    greedy: &GreedyCover,
+    mut keep: u32,
+    threads: usize,
+) -> u64 {
+    let matched = greedy.size().cover;
+    loop {
+        let mut kernel = GreedyKernel::collect(graph, greedy, keep, threads);
+        let (adjacency, id) = kernel.adjacency(graph.nodes());
+        let lp = fractional_cover(&adjacency);
+        let twice = lp.twice_value();
+        debug_assert!(twice >= matched, "the greedy matching lies in the kernel");
+        drop(adjacency);
+        let covers_cuts = kernel.cut.iter().all(|&u| lp.twice_weight(id[u as usize]) == 2);
+        if covers_cuts || twice - matched < u64::from(keep) {
+            return twice;
+        }
+        keep = keep.saturating_mul(8);
+    }
+}
+
+/// The kernel's edges, in original node ids.
+struct GreedyKernel {
+    /// G[C] and the kept edges to free nodes, in the stable order of Λ.
+    edges: Vec<Edge>,
+    /// Cover nodes with more free neighbours than were kept, ascending.
+    cut: Vec<u32>,
+}
+
+/// How many free neighbours of each cover node were kept so far.
+struct Kept {
+    keep: u32,
+    count: Vec<u32>,
+    cut: Vec<u32>,
+}
+
+impl Kept {
+    fn new(nodes: u32, keep: u32) -> Self {
+        Kept { keep, count: vec![0; nodes as usize], cut: Vec::new() }
+    }
+
+    /// Whether the edge from cover node `u` to a free node is kept.
+    fn admit(&mut self, u: u32) -> bool {
+        let count = &mut self.count[u as usize];
+        if *count < self.keep {
+            *count += 1;
+            return true;
+        }
+        if *count == self.keep {
+            *count += 1;
+            self.cut.push(u);
+        }
+        false
+    }
+}
+
+impl GreedyKernel {
+    /// The rows shared out among `threads` threads, each keeping its own
+    /// first `keep` per node; then the first `keep` over the threads in
+    /// row order: the stable-order kernel, whatever `threads`.
+    fn collect(graph: &ConflictGraph, greedy: &GreedyCover, keep: u32, threads: usize) -> Self {
+        let parts: Vec<(Vec<Edge>, Vec<u32>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = graph
+                .balanced_shard_ranges(threads.max(1))
+                .into_iter()
+                .map(|range| scope.spawn(move || GreedyKernel::walk(graph, range, greedy, keep)))
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("kernel thread panicked")).collect()
+        });
+        let mut kept = Kept::new(graph.nodes(), keep);
+        let mut edges = Vec::with_capacity(parts.iter().map(|(e, _)| e.len()).sum());
+        let mut cut = Vec::new();
+        for (part, part_cut) in parts {
+            cut.extend(part_cut);
+            edges.extend(part.into_iter().filter(|e| {
+                match (greedy.contains(e.u), greedy.contains(e.v)) {
+                    (true, true) => true,
+                    (true, false) => kept.admit(e.u),
+                    _ => kept.admit(e.v),
+                }
+            }));
+        }
+        cut.extend(kept.cut);
+        cut.sort_unstable();
+        cut.dedup();
+        GreedyKernel { edges, cut }
+    }
+
+    /// The kernel's share from the rows of `shards`, and the nodes it cut.
+    fn walk(
+        graph: &ConflictGraph,
+        shards: std::ops::Range<usize>,
+        greedy: &GreedyCover,
+        keep: u32,
+    ) -> (Vec<Edge>, Vec<u32>) {
+        let mut edges = Vec::new();
+        let mut kept = Kept::new(graph.nodes(), keep);
+        let mut buffer = vec![0u32; 1024];
+        graph.for_each_row(shards, |u, upper| {
+            let covered = greedy.contains(u);
+            let mut values = upper.iter();
+            loop {
+                let chunk = values.next_many(&mut buffer);
+                if chunk.is_empty() {
+                    break;
+                }
+                for &v in chunk.iter() {
+                    let kept = match (covered, greedy.contains(v)) {
+                        (true, true) => true,
+                        (true, false) => kept.admit(u),
+                        (false, true) => kept.admit(v),
+                        // Both free: impossible, the matching is maximal.
+                        (false, false) => unreachable!("greedy cover misses {u}-{v}"),
+                    };
+                    if kept {
+                        edges.push(Edge { u, v });
+                    }
+                }
+            }
+        });
+        (edges, kept.cut)
+    }
+
+    /// The kernel as an adjacency on its own nodes, numbered in id order
+    /// (so the edges keep the stable order), and each node's number there.
+    /// Renumbers the edges in place.
+    fn adjacency(&mut self, nodes: u32) -> (Adjacency, Vec<u32>) {
+        const ABSENT: u32 = u32::MAX;
+        let mut id = vec![ABSENT; nodes as usize];
+        for e in &self.edges {
+            id[e.u as usize] = 0;
+            id[e.v as usize] = 0;
+        }
+        let mut next = 0;
+        for slot in id.iter_mut().filter(|slot| **slot != ABSENT) {
+            *slot = next;
+            next += 1;
+        }
+        for e in &mut self.edges {
+            *e = Edge { u: id[e.u as usize], v: id[e.v as usize] };
+        }
+        (Adjacency::from_stream(next, &self.edges), id)
+    }
+}
