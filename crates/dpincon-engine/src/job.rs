@@ -296,6 +296,8 @@ pub async fn run_job_with(
         total: p.total(),
         ledger: ledger_state,
     });
+    let spilled_bytes = loaded.graph.spilled_bytes();
+    loaded.graph.drop_in_background();
     Ok(Report {
         job_id: id,
         seeded: rng.as_ref().is_some_and(NoiseRng::is_seeded),
@@ -311,7 +313,7 @@ pub async fn run_job_with(
             measures_s,
             total_s: total.elapsed().as_secs_f64(),
             peak_rss_mib: crate::report::peak_rss_mib(),
-            spilled_bytes: loaded.graph.spilled_bytes(),
+            spilled_bytes,
         }),
         non_private,
     })

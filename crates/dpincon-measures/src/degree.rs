@@ -1,3 +1,5 @@
+use std::ops::ControlFlow;
+
 use dpincon_graph::Edge;
 use roaring::RoaringBitmap;
 
@@ -41,9 +43,12 @@ impl DegreeCounts {
     pub fn visit_row(&mut self, u: u32, upper: &RoaringBitmap) {
         let len = upper.len();
         self.degree[u as usize] += len as u32;
-        for v in upper {
-            self.degree[v as usize] += 1;
-        }
+        let _ = crate::row_chunks(upper, |chunk| {
+            for &v in chunk {
+                self.degree[v as usize] += 1;
+            }
+            ControlFlow::<()>::Continue(())
+        });
         self.edges += len;
     }
 

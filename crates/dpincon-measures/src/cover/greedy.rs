@@ -1,3 +1,5 @@
+use std::ops::ControlFlow;
+
 use dpincon_graph::Edge;
 use roaring::RoaringBitmap;
 
@@ -51,7 +53,12 @@ impl GreedyCover {
         if self.is_covered(u) {
             return;
         }
-        if let Some(v) = upper.iter().find(|&v| !self.is_covered(v)) {
+        let first_uncovered =
+            crate::row_chunks(upper, |chunk| match chunk.iter().find(|&&v| !self.is_covered(v)) {
+                Some(&v) => ControlFlow::Break(v),
+                None => ControlFlow::Continue(()),
+            });
+        if let ControlFlow::Break(v) = first_uncovered {
             self.cover(u);
             self.cover(v);
             self.matching += 1;

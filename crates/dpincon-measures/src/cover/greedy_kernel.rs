@@ -25,6 +25,8 @@
 //!    disjoint (free copies only end paths) and lie in B(H), so
 //!    D_H ≥ min(D, keep): D_H < keep forces D = D_H.
 
+use std::ops::ControlFlow;
+
 use dpincon_graph::{ConflictGraph, Edge};
 
 use super::{Adjacency, GreedyCover, fractional_cover};
@@ -141,16 +143,10 @@ impl GreedyKernel {
     ) -> (Vec<Edge>, Vec<u32>) {
         let mut edges = Vec::new();
         let mut kept = Kept::new(graph.nodes(), keep);
-        let mut buffer = vec![0u32; 1024];
         graph.for_each_row(shards, |u, upper| {
             let covered = greedy.contains(u);
-            let mut values = upper.iter();
-            loop {
-                let chunk = values.next_many(&mut buffer);
-                if chunk.is_empty() {
-                    break;
-                }
-                for &v in chunk.iter() {
+            let _ = crate::row_chunks(upper, |chunk| {
+                for &v in chunk {
                     let kept = match (covered, greedy.contains(v)) {
                         (true, true) => true,
                         (true, false) => kept.admit(u),
@@ -162,7 +158,8 @@ impl GreedyKernel {
                         edges.push(Edge { u, v });
                     }
                 }
-            }
+                ControlFlow::<()>::Continue(())
+            });
         });
         (edges, kept.cut)
     }
