@@ -60,7 +60,7 @@ pub(super) fn kernel_twice_lp(
         debug_assert!(twice >= matched, "the greedy matching lies in the kernel");
         drop(adjacency);
         let covers_cuts = kernel.cut.iter().all(|&u| lp.twice_weight(id[u as usize]) == 2);
-        if covers_cuts || twice - matched < u64::from(keep) {
+        if covers_cuts || twice.saturating_sub(matched) < u64::from(keep) {
             return twice;
         }
         keep = keep.saturating_mul(8);
