@@ -58,7 +58,6 @@ pub(super) fn kernel_twice_lp(
         let lp = fractional_cover(&adjacency);
         let twice = lp.twice_value();
         debug_assert!(twice >= matched, "the greedy matching lies in the kernel");
-        drop(adjacency);
         let covers_cuts = kernel.cut.iter().all(|&u| lp.twice_weight(id[u as usize]) == 2);
         if covers_cuts || twice.saturating_sub(matched) < u64::from(keep) {
             return twice;
@@ -67,7 +66,8 @@ pub(super) fn kernel_twice_lp(
     }
 }
 
-/// The kernel's edges, in original node ids.
+/// The kernel's edges, in original node ids until
+/// [`GreedyKernel::adjacency`] renumbers them.
 struct GreedyKernel {
     /// G[C] and the kept edges to free nodes, in the stable order of Λ.
     edges: Vec<Edge>,
@@ -87,8 +87,21 @@ impl Kept {
         Kept { keep, count: vec![0; nodes as usize], cut: Vec::new() }
     }
 
+    /// Whether edge `e` enters the kernel, given whether each end is in C:
+    /// always inside C; to a free node while its cover end has kept fewer
+    /// than `keep`.
+    fn admit(&mut self, e: Edge, u_in_cover: bool, v_in_cover: bool) -> bool {
+        match (u_in_cover, v_in_cover) {
+            (true, true) => true,
+            (true, false) => self.admit_free(e.u),
+            (false, true) => self.admit_free(e.v),
+            // Both free: impossible, the matching is maximal.
+            (false, false) => unreachable!("greedy cover misses {}-{}", e.u, e.v),
+        }
+    }
+
     /// Whether the edge from cover node `u` to a free node is kept.
-    fn admit(&mut self, u: u32) -> bool {
+    fn admit_free(&mut self, u: u32) -> bool {
         let count = &mut self.count[u as usize];
         if *count < self.keep {
             *count += 1;
@@ -120,13 +133,10 @@ impl GreedyKernel {
         let mut cut = Vec::new();
         for (part, part_cut) in parts {
             cut.extend(part_cut);
-            edges.extend(part.into_iter().filter(|e| {
-                match (greedy.contains(e.u), greedy.contains(e.v)) {
-                    (true, true) => true,
-                    (true, false) => kept.admit(e.u),
-                    _ => kept.admit(e.v),
-                }
-            }));
+            edges.extend(
+                part.into_iter()
+                    .filter(|&e| kept.admit(e, greedy.contains(e.u), greedy.contains(e.v))),
+            );
         }
         cut.extend(kept.cut);
         cut.sort_unstable();
@@ -147,15 +157,9 @@ impl GreedyKernel {
             let covered = greedy.contains(u);
             let _ = crate::row_chunks(upper, |chunk| {
                 for &v in chunk {
-                    let kept = match (covered, greedy.contains(v)) {
-                        (true, true) => true,
-                        (true, false) => kept.admit(u),
-                        (false, true) => kept.admit(v),
-                        // Both free: impossible, the matching is maximal.
-                        (false, false) => unreachable!("greedy cover misses {u}-{v}"),
-                    };
-                    if kept {
-                        edges.push(Edge { u, v });
+                    let e = Edge { u, v };
+                    if kept.admit(e, covered, greedy.contains(v)) {
+                        edges.push(e);
                     }
                 }
                 ControlFlow::<()>::Continue(())
