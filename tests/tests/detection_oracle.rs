@@ -260,14 +260,24 @@ proptest! {
 
 /// FD-shaped and key constraints over larger groups than the random test
 /// makes (above `SMALL_GROUP`, 32 rows), where the symmetric enumeration
-/// goes row by row; the random test's groups take the pair-by-pair path.
+/// hands whole groups to the graph; the random test's groups take the
+/// pair-by-pair path. With no memory limit the graph adds a group's rows
+/// when it is finished, merged with the pairs of other constraints; under
+/// a limit it adds them at once.
 #[test]
 fn fd_and_key_paths_on_larger_groups() {
     let rows = 300usize;
     let cell = |v: i64| Some(Value::I(v));
     let columns: Vec<Vec<Option<Value>>> = vec![
         (0..rows).map(|r| cell((r % 7) as i64)).collect(),
-        (0..rows).map(|r| if r % 11 == 0 { None } else { cell((r * 13 % 5) as i64) }).collect(),
+        // Mostly 3: within a group of `a`, one class holds most rows.
+        (0..rows)
+            .map(|r| match r {
+                _ if r % 11 == 0 => None,
+                _ if r % 4 == 0 => cell((r * 13 % 5) as i64),
+                _ => cell(3),
+            })
+            .collect(),
         (0..rows).map(|r| Some(Value::F((r % 3) as f64))).collect(),
         (0..rows).map(|r| Some(Value::S(format!("s{}", r % 4)))).collect(),
         (0..rows).map(|r| Some(Value::S(format!("t{}", r * 7 % 9)))).collect(),
@@ -284,6 +294,8 @@ fn fd_and_key_paths_on_larger_groups() {
         dc(vec![pred("s", Operator::Eq, "s"), pred("a", Operator::Eq, "a")]),
         // Groups of 75 rows: a key large enough to go row by row.
         dc(vec![pred("s", Operator::Eq, "s")]),
+        // The same groups in three classes of equal size.
+        dc(vec![pred("s", Operator::Eq, "s"), pred("x", Operator::Ne, "x")]),
         dc(vec![
             pred("t", Operator::Eq, "t"),
             pred("x", Operator::Lt, "x"),
@@ -293,7 +305,10 @@ fn fd_and_key_paths_on_larger_groups() {
     let want = oracle(&columns, &dcs);
     assert!(want.len() > 1000, "the fixture should be conflict-heavy, got {}", want.len());
     for threads in [1, 2] {
-        assert_eq!(detected(&columns, &dcs, DetectOptions::with_threads(threads)), want);
+        for memory_limit in [None, Some(16 << 10)] {
+            let options = DetectOptions { memory_limit, ..DetectOptions::with_threads(threads) };
+            assert_eq!(detected(&columns, &dcs, options), want, "{options:?}");
+        }
     }
 }
 

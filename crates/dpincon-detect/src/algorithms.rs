@@ -5,8 +5,9 @@
 use std::cmp::Ordering;
 
 use dpincon_constraints::{Operator, TupleVar};
-use dpincon_graph::EdgeSink;
-use roaring::RoaringBitmap;
+use std::sync::Arc;
+
+use dpincon_graph::{EdgeSink, Multipartite};
 
 use crate::plan::{Cross, Driver, FilterRhs, Plan, index};
 use crate::relation::Relation;
@@ -208,15 +209,8 @@ pub(crate) fn run_group(
             // A key: every row pairs with every row above it.
             let mut rows = left.to_vec();
             rows.sort_unstable();
-            let share = part.triangular(rows.len());
-            let mut above: RoaringBitmap = rows.iter().copied().collect();
-            for &a in &rows[share] {
-                above.remove_range(..=a);
-                if above.is_empty() {
-                    break;
-                }
-                sink.add_upper(a, &above);
-            }
+            let group = Arc::new(Multipartite::new(rows.chunks(1)));
+            sink.add_multipartite(&group, part.triangular(rows.len()));
         }
         Driver::AllPairs if same => {
             for i in part.triangular(left.len()) {
@@ -229,8 +223,9 @@ pub(crate) fn run_group(
             // FD: each row pairs with the group's rows outside its class.
             let mut rows = left.to_vec();
             sort_on(relation, &mut rows, &[c.left]);
-            let share = part.even(rows.len());
-            multipartite_rows(&rows, share, |r| key(c.left, r), sink);
+            let classes = rows.chunk_by(|&a, &b| key(c.left, a) == key(c.left, b));
+            let group = Arc::new(Multipartite::new(classes));
+            sink.add_multipartite(&group, part.even(rows.len()));
         }
         Driver::AllPairs => {
             for &a in left {
@@ -277,43 +272,6 @@ pub(crate) fn run_group(
             }
         }
         Driver::IeJoin(x, y) => iejoin(relation, left, right, x, y, &mut emit),
-    }
-}
-
-/// Emits the rows `rows[share]` of a complete multipartite group: `rows`
-/// holds the group sorted on (`class`, id), and each row conflicts with
-/// every row of another class. Row `a` gets the rows above it outside its
-/// class; a class's rows come in ascending order, so one bitmap per class
-/// is trimmed from below as the rows advance.
-fn multipartite_rows(
-    rows: &[u32],
-    share: std::ops::Range<usize>,
-    class: impl Fn(u32) -> u64,
-    sink: &mut impl EdgeSink,
-) {
-    if share.is_empty() {
-        return;
-    }
-    let all: RoaringBitmap = rows.iter().copied().collect();
-    let mut start = share.start;
-    // The class of rows[share.start] may begin before the share.
-    while start > 0 && class(rows[start - 1]) == class(rows[share.start]) {
-        start -= 1;
-    }
-    while start < share.end {
-        let k = class(rows[start]);
-        let end = start + rows[start..].partition_point(|&r| class(r) == k);
-        let members = &rows[start..end];
-        let own: RoaringBitmap = members.iter().copied().collect();
-        let mut above = &all - &own;
-        for &a in &rows[start.max(share.start)..end.min(share.end)] {
-            above.remove_range(..=a);
-            if above.is_empty() {
-                break;
-            }
-            sink.add_upper(a, &above);
-        }
-        start = end;
     }
 }
 

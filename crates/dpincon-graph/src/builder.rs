@@ -1,10 +1,12 @@
-use std::sync::Mutex;
+use std::ops::Range;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use roaring::RoaringBitmap;
 
+use crate::deferred::{Share, add_shares};
 use crate::spill::{SpillConfig, SpillStore};
-use crate::{AdjacencyShard, ConflictGraph, Edge};
+use crate::{AdjacencyShard, ConflictGraph, Edge, Multipartite};
 
 /// Where detection puts the conflicting pairs it finds.
 ///
@@ -24,6 +26,13 @@ pub trait EdgeSink {
         for b in upper {
             self.add(a, b);
         }
+    }
+
+    /// Records the conflicts of the rows at positions `share` of `group`
+    /// (in its (class, id) order) with the group's rows of other classes
+    /// above them. Detection cuts a big group into shares for its threads.
+    fn add_multipartite(&mut self, group: &Arc<Multipartite>, share: Range<usize>) {
+        group.emit_rows(share, self);
     }
 }
 
@@ -69,6 +78,10 @@ pub struct GraphBuilder {
     flush_pairs: usize,
     budget: Option<Budget>,
     pending: Vec<Vec<(u32, u32)>>,
+    /// Multipartite shares whose rows are added when the graph is
+    /// finished (`deferred.rs`); under a budget they are added at once,
+    /// as holding them would take memory the budget does not count.
+    shares: Mutex<Vec<Share>>,
 }
 
 impl GraphBuilder {
@@ -95,6 +108,7 @@ impl GraphBuilder {
             flush_pairs: FLUSH_PAIRS,
             budget: None,
             pending: vec![Vec::new(); count],
+            shares: Mutex::new(Vec::new()),
         }
     }
 
@@ -129,7 +143,11 @@ impl GraphBuilder {
 
     /// A sink for one thread; it flushes what it buffered when dropped.
     pub fn writer(&self) -> ShardWriter<'_> {
-        ShardWriter { builder: self, pending: vec![Vec::new(); self.slots.len()] }
+        ShardWriter {
+            builder: self,
+            pending: vec![Vec::new(); self.slots.len()],
+            shares: Vec::new(),
+        }
     }
 
     fn shard_of(&self, u: u32) -> usize {
@@ -189,6 +207,9 @@ impl GraphBuilder {
         }
         let mut shards: Vec<AdjacencyShard> =
             self.slots.into_iter().map(|s| s.into_inner().expect("shard lock").shard).collect();
+        let shares = self.shares.into_inner().expect("shares lock");
+        add_shares(&mut shards, self.shard_nodes, self.nodes, &shares, threads);
+        drop(shares);
         let chunk = shards.len().div_ceil(threads.max(1)).max(1);
         std::thread::scope(|scope| {
             for part in shards.chunks_mut(chunk) {
@@ -215,24 +236,37 @@ fn sort_pairs(pairs: &mut Vec<(u32, u32)>, first: u32, len: u32) {
         pairs.sort_unstable();
         return;
     }
-    let mut starts = vec![0u32; len as usize + 1];
-    for &(u, _) in pairs.iter() {
-        starts[(u - first) as usize + 1] += 1;
-    }
-    for i in 1..starts.len() {
-        starts[i] += starts[i - 1];
-    }
-    let mut sorted = vec![(0u32, 0u32); pairs.len()];
-    let mut next = starts.clone();
-    for &(u, v) in pairs.iter() {
-        let slot = &mut next[(u - first) as usize];
-        sorted[*slot as usize] = (u, v);
-        *slot += 1;
-    }
+    let (mut sorted, starts) = bucket_by_row(pairs, first, len, |p| p.0);
     for w in starts.windows(2) {
         sorted[w[0] as usize..w[1] as usize].sort_unstable_by_key(|p| p.1);
     }
     *pairs = sorted;
+}
+
+/// A counting sort of `items` on their `row` in `first..first + len`,
+/// keeping the order of items of one row; also returns where each row's
+/// items start (and, last, their count).
+pub(crate) fn bucket_by_row<T: Copy + Default>(
+    items: &[T],
+    first: u32,
+    len: u32,
+    row: impl Fn(&T) -> u32,
+) -> (Vec<T>, Vec<u32>) {
+    let mut starts = vec![0u32; len as usize + 1];
+    for item in items {
+        starts[(row(item) - first) as usize + 1] += 1;
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut sorted = vec![T::default(); items.len()];
+    let mut next = starts.clone();
+    for &item in items {
+        let slot = &mut next[(row(&item) - first) as usize];
+        sorted[*slot as usize] = item;
+        *slot += 1;
+    }
+    (sorted, starts)
 }
 
 /// One thread's way into a [`GraphBuilder`].
@@ -240,6 +274,7 @@ fn sort_pairs(pairs: &mut Vec<(u32, u32)>, first: u32, len: u32) {
 pub struct ShardWriter<'a> {
     builder: &'a GraphBuilder,
     pending: Vec<Vec<(u32, u32)>>,
+    shares: Vec<Share>,
 }
 
 impl EdgeSink for ShardWriter<'_> {
@@ -257,6 +292,14 @@ impl EdgeSink for ShardWriter<'_> {
     fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
         self.builder.absorb_upper(a, upper);
     }
+
+    fn add_multipartite(&mut self, group: &Arc<Multipartite>, share: Range<usize>) {
+        if self.builder.budget.is_some() {
+            group.emit_rows(share, self);
+        } else {
+            self.shares.push((Arc::clone(group), share));
+        }
+    }
 }
 
 impl Drop for ShardWriter<'_> {
@@ -264,6 +307,7 @@ impl Drop for ShardWriter<'_> {
         for (k, pairs) in self.pending.iter_mut().enumerate() {
             self.builder.absorb(k, pairs);
         }
+        self.builder.shares.lock().expect("shares lock").append(&mut self.shares);
     }
 }
 
@@ -282,6 +326,14 @@ impl EdgeSink for GraphBuilder {
 
     fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
         self.absorb_upper(a, upper);
+    }
+
+    fn add_multipartite(&mut self, group: &Arc<Multipartite>, share: Range<usize>) {
+        if self.budget.is_some() {
+            group.emit_rows(share, self);
+        } else {
+            self.shares.get_mut().expect("shares lock").push((Arc::clone(group), share));
+        }
     }
 }
 

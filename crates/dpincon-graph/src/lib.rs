@@ -13,7 +13,9 @@
 //! of all other edges, which the privacy proofs need.
 
 mod builder;
+mod deferred;
 mod graph;
+mod multipartite;
 mod shard;
 mod spill;
 #[cfg(test)]
@@ -22,6 +24,7 @@ mod wire;
 
 pub use builder::{EdgeSink, GraphBuilder, ShardWriter};
 pub use graph::{ConflictGraph, EdgeStream, GraphError};
+pub use multipartite::Multipartite;
 pub use shard::AdjacencyShard;
 pub use spill::SpillConfig;
 pub use wire::{

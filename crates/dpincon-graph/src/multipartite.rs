@@ -1,0 +1,195 @@
+//! Complete multipartite conflict groups: how FD and key groups reach a sink.
+//!
+//! Under an FD `X → A`, the rows agreeing on `X` conflict exactly when they
+//! differ on `A` (SPEC §2): the group's conflict graph is complete
+//! multipartite, one part per value of `A`. A key is the case where every
+//! row is a part of its own. Handing a sink the whole group, rather than
+//! its edges, lets a sink that stores rows build each row's adjacency once,
+//! after every constraint has been detected (`deferred.rs`), instead of
+//! merging one bitmap per constraint into it.
+
+use std::ops::Range;
+
+use roaring::RoaringBitmap;
+
+use crate::EdgeSink;
+
+/// The rows of one group, split into classes (parts) whose rows do not
+/// conflict with each other and conflict with every row of another class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Multipartite {
+    /// The rows sorted on (class, id): the order shares are cut in.
+    by_class: Vec<u32>,
+    /// Class `c` is `by_class[class_start[c]..class_start[c + 1]]`.
+    class_start: Vec<u32>,
+    /// The rows ascending, and the class of each.
+    by_id: Vec<u32>,
+    class_of: Vec<u32>,
+    /// The rows outside the class holding more than half the group,
+    /// ascending: its rows' upper rows are read from here, so that no
+    /// row scans the many rows of its own class.
+    big: Option<(u32, Vec<u32>)>,
+}
+
+impl Multipartite {
+    /// A group from its classes, each a run of rows ascending. Empty
+    /// classes are dropped; the rows must be distinct.
+    pub fn new<'a>(classes: impl IntoIterator<Item = &'a [u32]>) -> Self {
+        let mut by_class = Vec::new();
+        let mut class_start = vec![0u32];
+        for class in classes.into_iter().filter(|c| !c.is_empty()) {
+            debug_assert!(class.is_sorted(), "a class's rows ascend");
+            by_class.extend_from_slice(class);
+            class_start.push(by_class.len() as u32);
+        }
+        let classes = class_start.len() - 1;
+        let mut keyed: Vec<(u32, u32)> = Vec::with_capacity(by_class.len());
+        for c in 0..classes {
+            let rows = &by_class[class_start[c] as usize..class_start[c + 1] as usize];
+            keyed.extend(rows.iter().map(|&r| (r, c as u32)));
+        }
+        keyed.sort_unstable();
+        debug_assert!(keyed.windows(2).all(|w| w[0].0 < w[1].0), "rows are distinct");
+        let (by_id, class_of): (Vec<u32>, Vec<u32>) = keyed.into_iter().unzip();
+        let big = (0..classes)
+            .find(|&c| 2 * (class_start[c + 1] - class_start[c]) as usize > by_id.len())
+            .map(|c| {
+                let c = c as u32;
+                let rest = by_id.iter().zip(&class_of).filter(|p| *p.1 != c).map(|p| *p.0);
+                (c, rest.collect())
+            });
+        Multipartite { by_class, class_start, by_id, class_of, big }
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.by_class.len()
+    }
+
+    /// True if the group has no row.
+    pub fn is_empty(&self) -> bool {
+        self.by_class.is_empty()
+    }
+
+    /// The row at position `i` of the (class, id) order, and its class.
+    pub fn row(&self, i: usize) -> (u32, u32) {
+        let class = self.class_start.partition_point(|&s| s as usize <= i) - 1;
+        (self.by_class[i], class as u32)
+    }
+
+    /// Calls `f` with the neighbours above `row` (of class `class`) in
+    /// ascending order: the group's rows of other classes. Costs the
+    /// group's rows above `row`, or, for rows of the big class, only the
+    /// neighbours themselves.
+    pub fn for_each_upper(&self, row: u32, class: u32, mut f: impl FnMut(u32)) {
+        match &self.big {
+            Some((big, rest)) if *big == class => {
+                rest[rest.partition_point(|&v| v <= row)..].iter().for_each(|&v| f(v));
+            }
+            _ => {
+                let from = self.by_id.partition_point(|&v| v <= row);
+                for (&v, &c) in self.by_id[from..].iter().zip(&self.class_of[from..]) {
+                    if c != class {
+                        f(v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands `sink` the upper rows of the rows at positions `share` of the
+    /// (class, id) order, one bitmap per row ([`EdgeSink::add_upper`]).
+    /// The rows of a class come ascending, so one bitmap per class, the
+    /// group minus the class, is trimmed from below as they advance.
+    pub fn emit_rows(&self, share: Range<usize>, sink: &mut (impl EdgeSink + ?Sized)) {
+        if share.is_empty() {
+            return;
+        }
+        let all: RoaringBitmap = self.by_id.iter().copied().collect();
+        let mut c = self.row(share.start).1 as usize;
+        while c + 1 < self.class_start.len() && (self.class_start[c] as usize) < share.end {
+            let (start, end) = (self.class_start[c] as usize, self.class_start[c + 1] as usize);
+            let members = &self.by_class[start..end];
+            let own: RoaringBitmap = members.iter().copied().collect();
+            let mut above = &all - &own;
+            for &a in &self.by_class[start.max(share.start)..end.min(share.end)] {
+                above.remove_range(..=a);
+                if above.is_empty() {
+                    break;
+                }
+                sink.add_upper(a, &above);
+            }
+            c += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Edge;
+
+    /// The pairs of the definition: rows of different classes.
+    fn definition(classes: &[Vec<u32>]) -> Vec<Edge> {
+        let mut want = Vec::new();
+        for (i, a) in classes.iter().enumerate() {
+            for b in &classes[i + 1..] {
+                want.extend(a.iter().flat_map(|&x| b.iter().map(move |&y| Edge::new(x, y))));
+            }
+        }
+        want.sort_unstable();
+        want
+    }
+
+    fn groups() -> Vec<Vec<Vec<u32>>> {
+        vec![
+            vec![vec![1, 5, 9, 40], vec![2, 3], vec![7], vec![0, 100]],
+            // A big class (more than half the rows), first and last.
+            vec![(10..40).collect(), vec![5, 17_000], vec![41]],
+            vec![vec![3], vec![8], (100..200).step_by(3).collect()],
+            vec![(0..50).collect()],
+            vec![vec![6], vec![4]],
+        ]
+    }
+
+    #[test]
+    fn upper_rows_and_emitted_rows_equal_the_definition() {
+        for classes in groups() {
+            let group = Multipartite::new(classes.iter().map(Vec::as_slice));
+            let want = definition(&classes);
+            let mut got = Vec::new();
+            for i in 0..group.len() {
+                let (row, class) = group.row(i);
+                let mut last = row;
+                group.for_each_upper(row, class, |v| {
+                    assert!(v > last, "ascending and above the row");
+                    last = v;
+                    got.push(Edge::new(row, v));
+                });
+            }
+            got.sort_unstable();
+            assert_eq!(got, want, "{classes:?}");
+            for of in 1..=5 {
+                let mut emitted: Vec<Edge> = Vec::new();
+                for k in 0..of {
+                    let share = group.len() * k / of..group.len() * (k + 1) / of;
+                    group.emit_rows(share, &mut emitted);
+                }
+                emitted.sort_unstable();
+                assert_eq!(emitted, want, "{of} shares of {classes:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_group_of_singletons_is_a_keys_clique() {
+        let rows = [2u32, 4, 9, 30];
+        let group = Multipartite::new(rows.chunks(1));
+        let mut got: Vec<Edge> = Vec::new();
+        group.emit_rows(0..group.len(), &mut got);
+        got.sort_unstable();
+        let want: Vec<Edge> =
+            (0..4).flat_map(|i| (i + 1..4).map(move |j| Edge::new(rows[i], rows[j]))).collect();
+        assert_eq!(got, want);
+    }
+}
