@@ -17,10 +17,8 @@ pub trait EdgeSink {
     fn add(&mut self, a: u32, b: u32);
 
     /// Records that tuple `a` conflicts with every tuple of `upper`, all of
-    /// them above `a`: a whole row of Λ at once. An FD or key group is
-    /// complete multipartite (SPEC §2), so detection hands its rows over
-    /// this way instead of pair by pair; a sink that stores rows absorbs
-    /// them without buffering and sorting each pair.
+    /// them above `a`: a whole row of Λ at once, which a sink that stores
+    /// rows absorbs without buffering and sorting each pair.
     fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
         debug_assert!(upper.min().is_none_or(|b| b > a), "an upper row holds tuples above its own");
         for b in upper {
@@ -30,7 +28,9 @@ pub trait EdgeSink {
 
     /// Records the conflicts of the rows at positions `share` of `group`
     /// (in its (class, id) order) with the group's rows of other classes
-    /// above them. Detection cuts a big group into shares for its threads.
+    /// above them. An FD or key group is complete multipartite (SPEC §2),
+    /// so detection hands it over whole; by default its rows go to
+    /// [`EdgeSink::add_upper`] one by one.
     fn add_multipartite(&mut self, group: &Arc<Multipartite>, share: Range<usize>) {
         group.emit_rows(share, self);
     }
@@ -69,7 +69,9 @@ struct Budget {
 /// Each thread writes through its own [`ShardWriter`] (or the builder's own
 /// [`EdgeSink`] implementation): pairs are buffered per shard, sorted by the
 /// writer, and absorbed under that shard's lock only. There is one copy of
-/// the adjacency however many threads write.
+/// the adjacency however many threads write. Multipartite groups are kept
+/// and their rows added at [`GraphBuilder::finish`], each row built once
+/// with its pairs (`deferred.rs`), unless the builder has a memory budget.
 #[derive(Debug)]
 pub struct GraphBuilder {
     nodes: u32,

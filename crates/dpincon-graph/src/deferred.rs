@@ -45,7 +45,7 @@ pub(crate) fn add_shares(
     let work: Vec<_> = shards.iter_mut().zip(entries).map(std::sync::Mutex::new).collect();
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, work.len()) {
+        for _ in 0..threads.min(work.len()).max(1) {
             scope.spawn(|| {
                 let mut scratch = DenseScratch::new(nodes);
                 let mut values = Vec::new();
