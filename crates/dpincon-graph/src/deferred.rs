@@ -20,7 +20,7 @@ use crate::{AdjacencyShard, Multipartite};
 /// group, whose upper rows are still to be added.
 pub(crate) type Share = (Arc<Multipartite>, Range<usize>);
 
-/// One row's part in one group: the row, the group, the row's class.
+/// One row's part in one group: the row, the index of its share, its class.
 type Entry = (u32, u32, u32);
 
 /// Adds the upper rows of every share to `shards` (node ranges of
