@@ -3,10 +3,9 @@
 //! how they are scheduled lives in `exec.rs`.
 
 use std::cmp::Ordering;
-
-use dpincon_constraints::{Operator, TupleVar};
 use std::sync::Arc;
 
+use dpincon_constraints::{Operator, TupleVar};
 use dpincon_graph::{EdgeSink, Multipartite};
 
 use crate::plan::{Cross, Driver, FilterRhs, Plan, index};
