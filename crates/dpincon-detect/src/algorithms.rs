@@ -136,7 +136,7 @@ pub(crate) fn runs(
     runs
 }
 
-/// The largest group emitted pair by pair when it could go row by row.
+/// The largest multipartite group emitted pair by pair, not handed over whole.
 const SMALL_GROUP: usize = 32;
 
 /// Which share of a group's t1 rows a task covers, so one big group can
@@ -198,10 +198,10 @@ pub(crate) fn run_group(
             _ => false,
         };
     let left = if symmetric_path { left } else { &left[part.even(left.len())] };
-    // With no residual, a symmetric group is complete multipartite: each
-    // row's partners are whole bitmaps, handed over row by row. A small
-    // group's few pairs are cheaper through the writer's pair buffer than
-    // a bitmap per row (most groups of a 10^4-row table are small).
+    // With no residual, a symmetric group is complete multipartite and goes
+    // to the sink whole (`add_multipartite`). A small group's few pairs are
+    // cheaper through the writer's pair buffer (most groups of a 10^4-row
+    // table are small).
     let rowwise = symmetric_path && plan.residual.is_empty() && left.len() > SMALL_GROUP;
     match plan.driver {
         Driver::AllPairs if same && rowwise => {

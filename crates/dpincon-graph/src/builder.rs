@@ -194,14 +194,14 @@ impl GraphBuilder {
         }
     }
 
-    /// Sorts what is buffered into the bitmaps and returns the graph,
-    /// compacting the shards on every core.
+    /// Sorts what is buffered into the bitmaps, adds the kept multipartite
+    /// groups' rows and returns the graph, compacted, using every core.
     pub fn finish(self) -> ConflictGraph {
         self.finish_on(std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
 
-    /// [`GraphBuilder::finish`], compacting on `threads` threads (a job's
-    /// `--threads`). Compacting is a second of a 10^6-row build.
+    /// [`GraphBuilder::finish`] on `threads` threads (a job's `--threads`):
+    /// at 10^6 rows the kept groups' rows take 4 s, compacting 0.4 s.
     pub fn finish_on(mut self, threads: usize) -> ConflictGraph {
         let mut pending = std::mem::take(&mut self.pending);
         for (k, pairs) in pending.iter_mut().enumerate() {

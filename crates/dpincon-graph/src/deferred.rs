@@ -7,14 +7,14 @@
 //! its groups and its pairwise edges are marked in a dense bit array, read
 //! back ascending, and stored as one bitmap, built once.
 
-use std::ops::Range;
+use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use roaring::RoaringBitmap;
 
 use crate::builder::bucket_by_row;
-use crate::{AdjacencyShard, Multipartite};
+use crate::{AdjacencyShard, Multipartite, row_chunks};
 
 /// The rows `share` (positions in the group's (class, id) order) of a
 /// group, whose upper rows are still to be added.
@@ -84,14 +84,10 @@ fn add_to_shard(
             // One group and no pair: its upper row comes out ascending.
             shares[*g as usize].0.for_each_upper(u, *class, |v| values.push(v));
         } else {
-            let (mut pairs, mut chunk) = (slot.iter(), [0u32; 256]);
-            loop {
-                let taken = pairs.next_many(&mut chunk);
-                if taken.is_empty() {
-                    break;
-                }
-                taken.iter().for_each(|&v| scratch.set(v));
-            }
+            let _ = row_chunks(slot, |pairs| {
+                pairs.iter().for_each(|&v| scratch.set(v));
+                ControlFlow::<()>::Continue(())
+            });
             for &(_, g, class) in mine {
                 shares[g as usize].0.for_each_upper(u, class, |v| scratch.set(v));
             }

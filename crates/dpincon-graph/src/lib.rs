@@ -12,6 +12,10 @@
 //! edges or how many workers it used; removing a row keeps the relative order
 //! of all other edges, which the privacy proofs need.
 
+use std::ops::ControlFlow;
+
+use roaring::RoaringBitmap;
+
 mod builder;
 mod deferred;
 mod graph;
@@ -30,6 +34,24 @@ pub use spill::SpillConfig;
 pub use wire::{
     EdgeCollector, EdgeFingerprint, decode_shard, edge_stream_fingerprint, encode_shard,
 };
+
+/// Hands the values of `row` to `visit` in ascending chunks until it breaks.
+/// Roaring's `next_many` copies a container's values at once: on the 330M
+/// edge graph the value-by-value iterator cost seconds per pass.
+pub fn row_chunks<B>(
+    row: &RoaringBitmap,
+    mut visit: impl FnMut(&[u32]) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    let mut buffer = [0u32; 256];
+    let mut values = row.iter();
+    loop {
+        let chunk = values.next_many(&mut buffer);
+        if chunk.is_empty() {
+            return ControlFlow::Continue(());
+        }
+        visit(chunk)?;
+    }
+}
 
 /// An undirected conflict edge with `u < v`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -43,7 +43,7 @@ impl DegreeCounts {
     pub fn visit_row(&mut self, u: u32, upper: &RoaringBitmap) {
         let len = upper.len();
         self.degree[u as usize] += len as u32;
-        let _ = crate::row_chunks(upper, |chunk| {
+        let _ = dpincon_graph::row_chunks(upper, |chunk| {
             for &v in chunk {
                 self.degree[v as usize] += 1;
             }

@@ -39,10 +39,7 @@ pub use degree::{DegreeCounts, ExactCounts};
 pub use pass::{PassCounts, count_degrees, measure_pass};
 pub use projection::{DegreeBound, EdgeAddition, ProjectedCounts, ProjectionScratch, project_rows};
 
-use std::ops::ControlFlow;
-
 use dpincon_graph::Edge;
-use roaring::RoaringBitmap;
 
 /// An algorithm that consumes the edges of Λ one at a time, in order.
 pub trait EdgeVisitor {
@@ -56,23 +53,5 @@ pub fn walk(stream: impl IntoIterator<Item = Edge>, visitors: &mut [&mut dyn Edg
         for visitor in visitors.iter_mut() {
             visitor.visit(edge);
         }
-    }
-}
-
-/// Hands the values of `row` to `visit` in ascending chunks until it breaks.
-/// Roaring's `next_many` copies a container's values at once: on the 330M
-/// edge graph the value-by-value iterator cost seconds per pass.
-pub(crate) fn row_chunks<B>(
-    row: &RoaringBitmap,
-    mut visit: impl FnMut(&[u32]) -> ControlFlow<B>,
-) -> ControlFlow<B> {
-    let mut buffer = [0u32; 256];
-    let mut values = row.iter();
-    loop {
-        let chunk = values.next_many(&mut buffer);
-        if chunk.is_empty() {
-            return ControlFlow::Continue(());
-        }
-        visit(chunk)?;
     }
 }

@@ -53,11 +53,12 @@ impl GreedyCover {
         if self.is_covered(u) {
             return;
         }
-        let first_uncovered =
-            crate::row_chunks(upper, |chunk| match chunk.iter().find(|&&v| !self.is_covered(v)) {
+        let first_uncovered = dpincon_graph::row_chunks(upper, |chunk| {
+            match chunk.iter().find(|&&v| !self.is_covered(v)) {
                 Some(&v) => ControlFlow::Break(v),
                 None => ControlFlow::Continue(()),
-            });
+            }
+        });
         if let ControlFlow::Break(v) = first_uncovered {
             self.cover(u);
             self.cover(v);

@@ -72,22 +72,33 @@ impl InferredType {
 
 /// The bit one cell sets (arrow-csv's `InferredDataType::update`).
 pub(crate) fn cell_bit(cell: &str) -> u16 {
+    bit_for(cell, |cell| {
+        if cell.is_ascii() {
+            ascii_match(cell.as_bytes())
+        } else {
+            // `\d` and the case-insensitive `true` are Unicode-aware: keep
+            // Arrow's expressions for the rare non-ASCII cell of an open column.
+            arrow_match(cell)
+        }
+    })
+}
+
+/// The bit a cell sets, given how to find the first pattern it matches.
+fn bit_for(cell: &str, first_match: impl FnOnce(&str) -> Option<usize>) -> u16 {
     if cell.starts_with('"') {
         return UTF8;
     }
-    let matched = if cell.is_ascii() {
-        ascii_match(cell.as_bytes())
-    } else {
-        // `\d` and the case-insensitive `true` are Unicode-aware: keep
-        // Arrow's expressions for the rare non-ASCII cell of an open column.
-        PATTERNS.matches(cell).into_iter().next()
-    };
-    match matched {
+    match first_match(cell) {
         Some(INTEGER) if cell.len() >= 19 && cell.parse::<i64>().is_err() => UTF8,
         Some(pattern) => 1 << pattern,
         None if matches!(cell, "NaN" | "nan" | "inf" | "-inf") => 1 << FLOAT,
         None => UTF8,
     }
+}
+
+/// The first of [`ARROW_PATTERNS`] a cell matches, by Arrow's expressions.
+fn arrow_match(cell: &str) -> Option<usize> {
+    PATTERNS.matches(cell).into_iter().next()
 }
 
 /// The first of [`ARROW_PATTERNS`] an ASCII cell matches.
@@ -183,17 +194,9 @@ mod tests {
 
     use super::*;
 
-    /// The reference: Arrow's expressions, as arrow-csv applies them.
+    /// The reference: Arrow's expressions for every cell.
     fn reference(cell: &str) -> u16 {
-        if cell.starts_with('"') {
-            return UTF8;
-        }
-        match PATTERNS.matches(cell).into_iter().next() {
-            Some(INTEGER) if cell.len() >= 19 && cell.parse::<i64>().is_err() => UTF8,
-            Some(pattern) => 1 << pattern,
-            None if matches!(cell, "NaN" | "nan" | "inf" | "-inf") => 1 << FLOAT,
-            None => UTF8,
-        }
+        bit_for(cell, arrow_match)
     }
 
     #[test]

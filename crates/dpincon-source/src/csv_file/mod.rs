@@ -66,7 +66,7 @@ fn infer_schema(reader: impl std::io::Read, infer_rows: Option<usize>) -> Result
     {
         rows += 1;
         for (t, cell) in types.iter_mut().zip(record.iter()) {
-            if t.is_open() && !cell.is_empty() {
+            if !cell.is_empty() {
                 t.update(cell);
             }
         }
