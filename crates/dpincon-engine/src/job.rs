@@ -297,7 +297,6 @@ pub async fn run_job_with(
         ledger: ledger_state,
     });
     let spilled_bytes = loaded.graph.spilled_bytes();
-    loaded.graph.drop_in_background();
     Ok(Report {
         job_id: id,
         seeded: rng.as_ref().is_some_and(NoiseRng::is_seeded),

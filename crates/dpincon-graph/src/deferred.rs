@@ -1,20 +1,19 @@
-//! Multipartite groups held back until the graph is finished, then each
-//! row's adjacency built once.
+//! Finishing the graph: each row built once, frozen.
 //!
 //! A row of a 10^6-row Tax table conflicts under several FDs: merging one
 //! bitmap per constraint into it reallocated its containers at every
-//! merge, most of detection's time. Deferred, a row's neighbours from all
-//! its groups and its pairwise edges are marked in a dense bit array, read
-//! back ascending, and stored as one bitmap, built once.
+//! merge, most of detection's time. So multipartite groups are held back
+//! until the graph is finished; then a row's neighbours from all its
+//! groups and its pairwise edges are marked in a dense bit array, read back
+//! ascending and written once into the shard's [`FrozenShard`]. Rows
+//! without groups are copied from their bitmaps.
 
 use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use roaring::RoaringBitmap;
-
 use crate::builder::bucket_by_row;
-use crate::{AdjacencyShard, Multipartite, row_chunks};
+use crate::{AdjacencyShard, FrozenShard, Multipartite, row_chunks};
 
 /// The rows `share` (positions in the group's (class, id) order) of a
 /// group, whose upper rows are still to be added.
@@ -23,18 +22,15 @@ pub(crate) type Share = (Arc<Multipartite>, Range<usize>);
 /// One row's part in one group: the row, the index of its share, its class.
 type Entry = (u32, u32, u32);
 
-/// Adds the upper rows of every share to `shards` (node ranges of
-/// `shard_nodes` ids each), spread over `threads` threads by shard.
-pub(crate) fn add_shares(
-    shards: &mut [AdjacencyShard],
+/// Freezes `shards` (node ranges of `shard_nodes` ids each) with the upper
+/// rows of every share added, spread over `threads` threads by shard.
+pub(crate) fn freeze_shards(
+    shards: Vec<AdjacencyShard>,
     shard_nodes: u32,
     nodes: u32,
     shares: &[Share],
     threads: usize,
-) {
-    if shares.is_empty() {
-        return;
-    }
+) -> Vec<FrozenShard> {
     let mut entries: Vec<Vec<Entry>> = vec![Vec::new(); shards.len()];
     for (g, (group, share)) in shares.iter().enumerate() {
         for i in share.clone() {
@@ -42,59 +38,83 @@ pub(crate) fn add_shares(
             entries[(row / shard_nodes) as usize].push((row, g as u32, class));
         }
     }
-    let work: Vec<_> = shards.iter_mut().zip(entries).map(std::sync::Mutex::new).collect();
+    let work: Vec<_> =
+        shards.into_iter().zip(entries).map(|w| std::sync::Mutex::new(Some(w))).collect();
     let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..threads.min(work.len()).max(1) {
-            scope.spawn(|| {
-                let mut scratch = DenseScratch::new(nodes);
-                let mut values = Vec::new();
-                loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(slot) = work.get(k) else { break };
-                    let mut taken = slot.lock().expect("each shard is taken once");
-                    let (shard, entries) = &mut *taken;
-                    add_to_shard(shard, entries, shares, &mut scratch, &mut values);
-                    *entries = Vec::new();
-                }
-            });
-        }
+    let mut frozen: Vec<(usize, FrozenShard)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.min(work.len()).max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut freezer = Freezer::new(nodes);
+                    let mut done = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(slot) = work.get(k) else { break done };
+                        let taken = slot.lock().expect("shard lock").take();
+                        let (shard, entries) = taken.expect("each shard is taken once");
+                        done.push((k, freezer.freeze(shard, &entries, shares)));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("freezing thread panicked")).collect()
     });
+    frozen.sort_unstable_by_key(|&(k, _)| k);
+    frozen.into_iter().map(|(_, shard)| shard).collect()
 }
 
-/// Builds the final bitmap of every row of `shard` that has entries.
-fn add_to_shard(
-    shard: &mut AdjacencyShard,
-    entries: &[Entry],
-    shares: &[Share],
-    scratch: &mut DenseScratch,
-    values: &mut Vec<u32>,
-) {
-    let first = shard.first();
-    // By row; a row's groups in any order (the union does not care).
-    let (sorted, _) = bucket_by_row(entries, first, shard.len(), |e| e.0);
-    let mut rest = &sorted[..];
-    while let Some(&(u, _, _)) = rest.first() {
-        let run = rest.iter().take_while(|e| e.0 == u).count();
-        let (mine, tail) = rest.split_at(run);
-        rest = tail;
-        let slot = &mut shard.bitmaps_mut()[(u - first) as usize];
-        values.clear();
-        if let ([(_, g, class)], true) = (mine, slot.is_empty()) {
-            // One group and no pair: its upper row comes out ascending.
-            shares[*g as usize].0.for_each_upper(u, *class, |v| values.push(v));
-        } else {
-            let _ = row_chunks(slot, |pairs| {
-                pairs.iter().for_each(|&v| scratch.set(v));
-                ControlFlow::<()>::Continue(())
-            });
-            for &(_, g, class) in mine {
-                shares[g as usize].0.for_each_upper(u, class, |v| scratch.set(v));
+/// What freezing a shard needs besides the shard, reused across shards.
+pub(crate) struct Freezer {
+    scratch: DenseScratch,
+    values: Vec<u32>,
+}
+
+impl Freezer {
+    pub(crate) fn new(nodes: u32) -> Self {
+        Freezer { scratch: DenseScratch::new(nodes), values: Vec::new() }
+    }
+
+    /// `shard`'s rows, with the upper rows of the `shares` its `entries`
+    /// name added, frozen.
+    pub(crate) fn freeze(
+        &mut self,
+        shard: AdjacencyShard,
+        entries: &[Entry],
+        shares: &[Share],
+    ) -> FrozenShard {
+        let Freezer { scratch, values } = self;
+        let first = shard.first();
+        // By row; a row's groups in any order (the union does not care).
+        let (sorted, starts) = bucket_by_row(entries, first, shard.len(), |e| e.0);
+        let mut out = FrozenShard::new(first);
+        for (k, pairs) in shard.into_bitmaps().into_iter().enumerate() {
+            let u = first + k as u32;
+            match (&sorted[starts[k] as usize..starts[k + 1] as usize], pairs.is_empty()) {
+                ([], true) => out.push_empty(1),
+                ([], false) => out.push_bitmap(&pairs, values),
+                ([(_, g, class)], true) => {
+                    // One group and no pair: its upper row comes out ascending.
+                    values.clear();
+                    shares[*g as usize].0.for_each_upper(u, *class, |v| values.push(v));
+                    out.push_sorted(values);
+                }
+                (mine, _) => {
+                    let _ = row_chunks(&pairs, |pairs| {
+                        pairs.iter().for_each(|&v| scratch.set(v));
+                        ControlFlow::<()>::Continue(())
+                    });
+                    for &(_, g, class) in mine {
+                        shares[g as usize].0.for_each_upper(u, class, |v| scratch.set(v));
+                    }
+                    values.clear();
+                    scratch.drain_sorted(values);
+                    out.push_sorted(values);
+                }
             }
-            scratch.drain_sorted(values);
         }
-        *slot = RoaringBitmap::from_sorted_iter(values.iter().copied())
-            .expect("values come out ascending");
+        // Growing by doubling leaves up to half of each vector unused.
+        out.shrink_to_fit();
+        out
     }
 }
 

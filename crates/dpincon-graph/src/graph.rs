@@ -1,11 +1,9 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use roaring::RoaringBitmap;
-use roaring::bitmap::Iter as BitmapIter;
-
+use crate::frozen::Position;
 use crate::spill::SpillStore;
-use crate::{AdjacencyShard, Edge};
+use crate::{Edge, FrozenShard, Row};
 
 /// The graph's one error type.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -41,19 +39,21 @@ pub enum GraphError {
 /// The conflict graph `G = (V, E)` of SPEC §2: all `n` tuple ids are nodes,
 /// isolated ones included.
 ///
-/// Shards live in memory, or, for a graph built under a memory budget, in
-/// a spill file from which [`ConflictGraph::edges`] reads them one at a time.
+/// Rows live in memory as [`FrozenShard`]s, or, for a graph built under a
+/// memory budget, in a spill file from which [`ConflictGraph::edges`] and
+/// [`ConflictGraph::for_each_row`] read them a shard at a time.
 #[derive(Debug)]
 pub struct ConflictGraph {
     nodes: u32,
-    shards: Vec<AdjacencyShard>,
+    /// A spilled shard is an empty placeholder here.
+    shards: Vec<FrozenShard>,
     spill: Option<SpillStore>,
     edge_count: u64,
 }
 
 impl ConflictGraph {
     /// A graph from shards that tile `0..nodes` in order.
-    pub fn from_shards(nodes: u32, shards: Vec<AdjacencyShard>) -> Result<Self, GraphError> {
+    pub fn from_shards(nodes: u32, shards: Vec<FrozenShard>) -> Result<Self, GraphError> {
         let mut expected = 0u64;
         for shard in &shards {
             if u64::from(shard.first()) != expected {
@@ -65,21 +65,23 @@ impl ConflictGraph {
             return Err(GraphError::ShardGap { expected, found: u64::from(nodes) });
         }
         for shard in &shards {
-            for (k, bits) in shard.bitmaps().iter().enumerate() {
-                if let Some(max) = bits.max().filter(|&m| m >= nodes) {
+            for (k, row) in shard.rows().enumerate() {
+                if let Some(max) = row.max()
+                    && max >= nodes
+                {
                     let node = shard.first() + k as u32;
                     return Err(GraphError::NeighbourOutOfRange { node, neighbour: max, nodes });
                 }
             }
         }
-        let edge_count = shards.iter().map(AdjacencyShard::edge_count).sum();
+        let edge_count = shards.iter().map(FrozenShard::edge_count).sum();
         Ok(ConflictGraph { nodes, shards, spill: None, edge_count })
     }
 
     /// A graph whose shards are partly in `store` (built by the builder).
     pub(crate) fn spilled(
         nodes: u32,
-        shards: Vec<AdjacencyShard>,
+        shards: Vec<FrozenShard>,
         store: SpillStore,
         edge_count: u64,
     ) -> Self {
@@ -93,15 +95,6 @@ impl ConflictGraph {
             crate::EdgeSink::add(&mut builder, e.u, e.v);
         }
         builder.finish()
-    }
-
-    /// Frees the graph on a thread of its own and returns at once: its
-    /// millions of bitmaps take seconds to free (1.5 s at 330M edges),
-    /// which no caller waits for. A process that exits first leaves it to
-    /// the OS; the spill file has no name, so nothing stays on disk.
-    pub fn drop_in_background(self) {
-        // Without a thread (spawn failed), the closure and graph drop here.
-        let _ = std::thread::Builder::new().name("graph-drop".into()).spawn(move || drop(self));
     }
 
     /// Number of nodes `n` (tuples of the table).
@@ -119,45 +112,44 @@ impl ConflictGraph {
         self.spill.as_ref().map_or(0, SpillStore::bytes_written)
     }
 
-    /// The in-memory adjacency shards, in node order. A spilled shard is
-    /// empty here: read spilled graphs through [`ConflictGraph::edges`].
-    pub fn shards(&self) -> &[AdjacencyShard] {
-        &self.shards
+    /// Bytes of heap the in-memory rows hold.
+    pub fn heap_bytes(&self) -> u64 {
+        self.shards.iter().map(FrozenShard::heap_bytes).sum()
     }
 
     /// The edges in the stable order Λ: lexicographic in `(u, v)`, `u < v`.
     pub fn edges(&self) -> EdgeStream<'_> {
-        EdgeStream { graph: self, next_shard: 0, nodes: Nodes::Done, current: None }
+        EdgeStream { graph: self, next_shard: 0, current: None }
     }
 
-    /// Number of adjacency shards.
+    /// Number of shards.
     pub fn shard_count(&self) -> usize {
         self.shards.len()
+    }
+
+    /// The shards holding rows below `node`: `0..k` for the smallest such `k`.
+    pub fn shards_below(&self, node: u32) -> std::ops::Range<usize> {
+        0..self.shards.partition_point(|s| s.first() < node)
     }
 
     /// Calls `visit(u, upper(u))` for every node `u` of the shards in
     /// `shards`, in node order: Λ row by row (each row ascending). Walking
     /// rows lets an algorithm skip or count a whole row at once where the
     /// edge stream would hand it every edge.
-    pub fn for_each_row(&self, shards: Range<usize>, mut visit: impl FnMut(u32, &RoaringBitmap)) {
+    pub fn for_each_row(&self, shards: Range<usize>, mut visit: impl FnMut(u32, Row<'_>)) {
         for k in shards {
             let shard = self.shard(k);
-            for (i, upper) in shard.bitmaps().iter().enumerate() {
-                visit(shard.first() + i as u32, upper);
+            for (i, row) in shard.rows().enumerate() {
+                visit(shard.first() + i as u32, row);
             }
         }
     }
 
     /// Shard `k`: in memory, or read back from the spill file.
-    fn shard(&self, k: usize) -> Cow<'_, AdjacencyShard> {
-        let shard = &self.shards[k];
+    fn shard(&self, k: usize) -> Cow<'_, FrozenShard> {
         match &self.spill {
-            Some(store) if store.has(k) => {
-                let mut loaded = AdjacencyShard::new(shard.first(), shard.len());
-                store.load_into(k, &mut loaded);
-                Cow::Owned(loaded)
-            }
-            _ => Cow::Borrowed(shard),
+            Some(store) if store.has(k) => Cow::Owned(store.load(k)),
+            _ => Cow::Borrowed(&self.shards[k]),
         }
     }
 
@@ -189,30 +181,6 @@ impl ConflictGraph {
     }
 }
 
-/// The bitmaps of the shard being walked: borrowed from memory, or owned
-/// after reading a spilled shard back.
-enum Nodes<'a> {
-    Borrowed { first: u32, slot: u32, bitmaps: std::slice::Iter<'a, RoaringBitmap> },
-    Owned { first: u32, slot: u32, bitmaps: std::vec::IntoIter<RoaringBitmap> },
-    Done,
-}
-
-enum Neighbours<'a> {
-    Borrowed(BitmapIter<'a>),
-    Owned(roaring::bitmap::IntoIter),
-}
-
-impl Iterator for Neighbours<'_> {
-    type Item = u32;
-
-    fn next(&mut self) -> Option<u32> {
-        match self {
-            Neighbours::Borrowed(it) => it.next(),
-            Neighbours::Owned(it) => it.next(),
-        }
-    }
-}
-
 /// The one edge stream: a graph's edges in the stable order Λ (SPEC §2).
 ///
 /// Every measure and mechanism walks this stream, so they all see the same
@@ -221,8 +189,9 @@ impl Iterator for Neighbours<'_> {
 pub struct EdgeStream<'a> {
     graph: &'a ConflictGraph,
     next_shard: usize,
-    nodes: Nodes<'a>,
-    current: Option<(u32, Neighbours<'a>)>,
+    /// The shard being walked (owned when read back from the spill
+    /// file), its row and where in the row.
+    current: Option<(Cow<'a, FrozenShard>, u32, Position)>,
 }
 
 impl std::fmt::Debug for EdgeStream<'_> {
@@ -231,58 +200,26 @@ impl std::fmt::Debug for EdgeStream<'_> {
     }
 }
 
-impl<'a> EdgeStream<'a> {
-    /// Moves to the next node with neighbours; false at the end.
-    fn advance(&mut self) -> bool {
-        loop {
-            let next = match &mut self.nodes {
-                Nodes::Borrowed { first, slot, bitmaps } => bitmaps.next().map(|b| {
-                    *slot += 1;
-                    (*first + *slot - 1, Neighbours::Borrowed(b.iter()))
-                }),
-                Nodes::Owned { first, slot, bitmaps } => bitmaps.next().map(|b| {
-                    *slot += 1;
-                    (*first + *slot - 1, Neighbours::Owned(b.into_iter()))
-                }),
-                Nodes::Done => None,
-            };
-            if let Some(node) = next {
-                self.current = Some(node);
-                return true;
-            }
-            let k = self.next_shard;
-            if k == self.graph.shards.len() {
-                return false;
-            }
-            self.next_shard += 1;
-            self.nodes = match self.graph.shard(k) {
-                Cow::Owned(loaded) => {
-                    let first = loaded.first();
-                    Nodes::Owned { first, slot: 0, bitmaps: loaded.into_bitmaps().into_iter() }
-                }
-                Cow::Borrowed(shard) => Nodes::Borrowed {
-                    first: shard.first(),
-                    slot: 0,
-                    bitmaps: shard.bitmaps().iter(),
-                },
-            };
-        }
-    }
-}
-
 impl Iterator for EdgeStream<'_> {
     type Item = Edge;
 
     fn next(&mut self) -> Option<Edge> {
         loop {
-            if let Some((u, neighbours)) = &mut self.current
-                && let Some(v) = neighbours.next()
-            {
-                return Some(Edge { u: *u, v });
+            if let Some((shard, k, at)) = &mut self.current {
+                while *k < shard.len() {
+                    if let Some(v) = at.next(shard.row(*k)) {
+                        return Some(Edge { u: shard.first() + *k, v });
+                    }
+                    (*k, *at) = (*k + 1, Position::default());
+                }
             }
-            if !self.advance() {
+            if self.next_shard == self.graph.shards.len() {
+                self.current = None;
                 return None;
             }
+            let shard = self.graph.shard(self.next_shard);
+            self.next_shard += 1;
+            self.current = Some((shard, 0, Position::default()));
         }
     }
 }
@@ -290,7 +227,7 @@ impl Iterator for EdgeStream<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{EdgeSink, GraphBuilder};
+    use crate::{AdjacencyShard, EdgeSink, GraphBuilder};
 
     #[test]
     fn stream_is_sorted_deduplicated_and_complete() {
@@ -348,13 +285,19 @@ mod tests {
 
     #[test]
     fn shards_must_tile_the_node_range() {
-        let s = AdjacencyShard::new(0, 5);
-        let t = AdjacencyShard::new(6, 4);
+        let s = FrozenShard::empty(0, 5);
+        let t = FrozenShard::empty(6, 4);
         assert_eq!(
             ConflictGraph::from_shards(10, vec![s.clone(), t]).unwrap_err(),
             GraphError::ShardGap { expected: 5, found: 6 }
         );
         assert!(ConflictGraph::from_shards(5, vec![s]).is_ok());
+        let mut far = FrozenShard::new(0);
+        far.push_sorted(&[3, 70_000]);
+        assert_eq!(
+            ConflictGraph::from_shards(1, vec![far]).unwrap_err(),
+            GraphError::NeighbourOutOfRange { node: 0, neighbour: 70_000, nodes: 1 }
+        );
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! The conflict graph of a table (SPEC §2) and its one stable-order edge stream.
 //!
 //! Nodes are tuple ids `0..n`; an edge `{u, v}` joins two tuples that together
-//! violate some denial constraint. The graph is stored as *adjacency shards*:
-//! each shard covers a contiguous range of node ids and keeps, for every node
-//! `u` in it, a [`roaring::RoaringBitmap`] of its neighbours `v > u`. Walking
-//! the shards in order, the nodes in order and each bitmap in order yields the
-//! edges in the lexicographic order Λ of SPEC §2, which every measure and
-//! mechanism downstream consumes through [`EdgeStream`].
+//! violate some denial constraint. The graph is stored in *shards*: each
+//! covers a contiguous range of node ids and keeps, for every node `u` in
+//! it, the row of its neighbours `v > u`. While the graph is built a row is
+//! a [`roaring::RoaringBitmap`] ([`AdjacencyShard`], also the unit sent
+//! between machines); once built it is frozen ([`FrozenShard`], [`Row`]).
+//! Walking the shards in order, the rows in order and each row in order
+//! yields the edges in the lexicographic order Λ of SPEC §2, which every
+//! measure and mechanism downstream consumes through [`EdgeStream`] or
+//! [`ConflictGraph::for_each_row`].
 //!
 //! The order depends only on the edge set, never on how detection found the
 //! edges or how many workers it used; removing a row keeps the relative order
@@ -18,6 +21,7 @@ use roaring::RoaringBitmap;
 
 mod builder;
 mod deferred;
+mod frozen;
 mod graph;
 mod multipartite;
 mod shard;
@@ -27,6 +31,7 @@ mod test_pairs;
 mod wire;
 
 pub use builder::{EdgeSink, GraphBuilder, ShardWriter};
+pub use frozen::{Block, FrozenShard, Row, RowIter};
 pub use graph::{ConflictGraph, EdgeStream, GraphError};
 pub use multipartite::Multipartite;
 pub use shard::AdjacencyShard;
@@ -38,7 +43,7 @@ pub use wire::{
 /// Hands the values of `row` to `visit` in ascending chunks until it breaks.
 /// Roaring's `next_many` copies a container's values at once: on the 330M
 /// edge graph the value-by-value iterator cost seconds per pass.
-pub fn row_chunks<B>(
+pub(crate) fn row_chunks<B>(
     row: &RoaringBitmap,
     mut visit: impl FnMut(&[u32]) -> ControlFlow<B>,
 ) -> ControlFlow<B> {

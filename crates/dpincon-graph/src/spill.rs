@@ -1,12 +1,13 @@
 //! Spilling adjacency shards to disk when the graph outgrows its memory
 //! budget (`--memory-limit`).
 //!
-//! A spilled shard is written as segments to one anonymous temporary file
-//! (deleted by the OS when the graph is dropped). The same edge may be
-//! spilled twice (added before and after a spill), so [`SpillStore::compact`]
-//! merges each shard's segments into one, a shard at a time; the edge
-//! stream then reads spilled shards back one at a time. Memory stays
-//! bounded by the budget plus one shard.
+//! While the graph is built, a spilled shard is written as segments of
+//! roaring rows to one anonymous temporary file (deleted by the OS when the
+//! graph is dropped). The same edge may be spilled twice (added before and
+//! after a spill), so [`SpillStore::compact`] merges each shard's segments,
+//! a shard at a time, and writes it back frozen ([`FrozenShard`]); walks
+//! then read spilled shards back one at a time. Memory stays bounded by
+//! the budget plus one shard.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -15,7 +16,7 @@ use std::sync::Mutex;
 
 use roaring::RoaringBitmap;
 
-use crate::AdjacencyShard;
+use crate::{AdjacencyShard, FrozenShard};
 
 /// Where and when to spill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +39,10 @@ struct Segment {
 pub(crate) struct SpillStore {
     file: Mutex<File>,
     end: u64,
+    /// Roaring segments of each shard while the graph is built.
     segments: Vec<Vec<Segment>>,
+    /// Each compacted shard, frozen.
+    frozen: Vec<Option<Segment>>,
     /// Bytes written, for reports.
     written: u64,
 }
@@ -56,6 +60,7 @@ impl SpillStore {
             file: Mutex::new(file),
             end: 0,
             segments: vec![Vec::new(); shards],
+            frozen: vec![None; shards],
             written: 0,
         })
     }
@@ -65,14 +70,35 @@ impl SpillStore {
         self.written
     }
 
-    /// Bytes of shard `k` on disk.
+    /// Bytes of compacted shard `k` on disk.
     pub(crate) fn bytes_of(&self, k: usize) -> u64 {
-        self.segments[k].iter().map(|s| s.len).sum()
+        self.frozen[k].map_or(0, |s| s.len)
     }
 
-    /// Whether shard `k` has spilled segments.
+    /// Whether compacted shard `k` is on disk.
     pub(crate) fn has(&self, k: usize) -> bool {
-        !self.segments[k].is_empty()
+        self.frozen[k].is_some()
+    }
+
+    /// Appends `bytes` to the file.
+    fn append(&mut self, bytes: &[u8]) -> Segment {
+        let file = self.file.get_mut().expect("spill file lock");
+        file.seek(SeekFrom::Start(self.end))
+            .and_then(|_| file.write_all(bytes))
+            .unwrap_or_else(|e| io_panic(e));
+        let segment = Segment { offset: self.end, len: bytes.len() as u64 };
+        self.end += segment.len;
+        self.written += segment.len;
+        segment
+    }
+
+    fn read(&self, segment: Segment) -> Vec<u8> {
+        let mut bytes = vec![0u8; segment.len as usize];
+        let mut file = self.file.lock().expect("spill file lock");
+        file.seek(SeekFrom::Start(segment.offset))
+            .and_then(|_| file.read_exact(&mut bytes))
+            .unwrap_or_else(|e| io_panic(e));
+        bytes
     }
 
     /// Appends the non-empty bitmaps of `shard` as a segment of shard `k`
@@ -89,26 +115,16 @@ impl SpillStore {
             bits.serialize_into(&mut bytes).unwrap_or_else(|e| io_panic(e));
             *bits = RoaringBitmap::new();
         }
-        if bytes.is_empty() {
-            return;
+        if !bytes.is_empty() {
+            let segment = self.append(&bytes);
+            self.segments[k].push(segment);
         }
-        let file = self.file.get_mut().expect("spill file lock");
-        file.seek(SeekFrom::Start(self.end))
-            .and_then(|_| file.write_all(&bytes))
-            .unwrap_or_else(|e| io_panic(e));
-        self.segments[k].push(Segment { offset: self.end, len: bytes.len() as u64 });
-        self.end += bytes.len() as u64;
-        self.written += bytes.len() as u64;
     }
 
     /// Unions shard `k`'s segments into `shard` (in place).
-    pub(crate) fn load_into(&self, k: usize, shard: &mut AdjacencyShard) {
-        let mut file = self.file.lock().expect("spill file lock");
-        for segment in &self.segments[k] {
-            let mut bytes = vec![0u8; segment.len as usize];
-            file.seek(SeekFrom::Start(segment.offset))
-                .and_then(|_| file.read_exact(&mut bytes))
-                .unwrap_or_else(|e| io_panic(e));
+    fn load_into(&self, k: usize, shard: &mut AdjacencyShard) {
+        for &segment in &self.segments[k] {
+            let bytes = self.read(segment);
             let mut rest = &bytes[..];
             while rest.len() >= 8 {
                 let node = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes")) as usize;
@@ -121,20 +137,38 @@ impl SpillStore {
         }
     }
 
-    /// Merges every shard's segments into one de-duplicated segment, one
-    /// shard in memory at a time; returns the edge count of each shard.
-    pub(crate) fn compact(&mut self, shards: &mut [AdjacencyShard]) -> Vec<u64> {
-        let mut counts = Vec::with_capacity(shards.len());
-        for (k, shard) in shards.iter_mut().enumerate() {
-            if self.segments[k].is_empty() {
-                counts.push(shard.edge_count());
-                continue;
+    /// Compacted shard `k`, read back.
+    pub(crate) fn load(&self, k: usize) -> FrozenShard {
+        let segment = self.frozen[k].expect("shard k was compacted to disk");
+        FrozenShard::from_bytes(&self.read(segment))
+            .unwrap_or_else(|| panic!("graph spill file: shard {k} does not read back"))
+    }
+
+    /// Freezes every shard with `freeze`, a shard in memory at a time:
+    /// a spilled one is merged with its segments and written back frozen
+    /// (an empty placeholder is returned for it), the others are returned.
+    /// Also returns the edge count.
+    pub(crate) fn compact(
+        &mut self,
+        shards: Vec<AdjacencyShard>,
+        mut freeze: impl FnMut(AdjacencyShard) -> FrozenShard,
+    ) -> (Vec<FrozenShard>, u64) {
+        let mut edges = 0;
+        let mut out = Vec::with_capacity(shards.len());
+        for (k, mut shard) in shards.into_iter().enumerate() {
+            let spilled = !self.segments[k].is_empty();
+            self.load_into(k, &mut shard);
+            let (first, len) = (shard.first(), shard.len());
+            let frozen = freeze(shard);
+            edges += frozen.edge_count();
+            if spilled {
+                self.segments[k].clear();
+                self.frozen[k] = Some(self.append(&frozen.to_bytes()));
+                out.push(FrozenShard::empty(first, len));
+            } else {
+                out.push(frozen);
             }
-            self.load_into(k, shard);
-            counts.push(shard.edge_count());
-            self.segments[k].clear();
-            self.spill(k, shard);
         }
-        counts
+        (out, edges)
     }
 }

@@ -68,7 +68,7 @@ pub fn encode_shard(shard: &AdjacencyShard) -> Vec<u8> {
 /// holds only larger node ids below `nodes`.
 pub fn decode_shard(bytes: &[u8], nodes: u32) -> Result<AdjacencyShard, GraphError> {
     let bad = |message: String| GraphError::Wire { message };
-    let mut input = Reader { bytes, at: 0 };
+    let mut input = Reader::new(bytes);
     if input.take(4).map_err(bad)? != MAGIC {
         return Err(bad("not an adjacency shard (bad magic)".into()));
     }
@@ -119,13 +119,28 @@ pub fn decode_shard(bytes: &[u8], nodes: u32) -> Result<AdjacencyShard, GraphErr
         .ok_or_else(|| bad("a node lists a neighbour not above itself".into()))
 }
 
-struct Reader<'a> {
+/// Reads little-endian fields off a byte slice (shards on the wire and
+/// in the spill file).
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Reader { bytes, at: 0 }
+    }
+
+    /// True when every byte was read.
+    pub(crate) fn is_done(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    pub(crate) fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
         let end = end.ok_or_else(|| format!("shard truncated at byte {}", self.at))?;
         let out = &self.bytes[self.at..end];
@@ -133,7 +148,7 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    fn u32(&mut self) -> Result<u32, String> {
+    pub(crate) fn u32(&mut self) -> Result<u32, String> {
         let raw = self.take(4)?;
         Ok(u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]))
     }

@@ -1,7 +1,6 @@
 use std::ops::ControlFlow;
 
-use dpincon_graph::Edge;
-use roaring::RoaringBitmap;
+use dpincon_graph::{Edge, Row};
 
 use crate::EdgeVisitor;
 
@@ -40,10 +39,10 @@ impl DegreeCounts {
 
     /// Counts the row `u`, `upper` = its neighbours above it: the same as
     /// visiting each of its edges.
-    pub fn visit_row(&mut self, u: u32, upper: &RoaringBitmap) {
+    pub fn visit_row(&mut self, u: u32, upper: Row<'_>) {
         let len = upper.len();
         self.degree[u as usize] += len as u32;
-        let _ = dpincon_graph::row_chunks(upper, |chunk| {
+        let _ = upper.chunks(|chunk| {
             for &v in chunk {
                 self.degree[v as usize] += 1;
             }

@@ -1,3 +1,5 @@
+use std::ops::ControlFlow;
+
 use dpincon_graph::{ConflictGraph, Edge};
 
 /// The full adjacency of a graph in compressed sparse rows: every edge
@@ -26,8 +28,8 @@ impl Adjacency {
     ///
     /// The nodes are cut into `threads` ranges holding about as many
     /// entries each, and a thread writes every row of its range: the upper
-    /// parts from the range's own bitmaps, the lower parts from every
-    /// earlier bitmap's values inside the range. The rows of a range are
+    /// parts from the range's own rows of the graph, the lower parts from
+    /// every earlier row's values inside the range. The rows of a range are
     /// one slice of the array, so the threads share nothing mutable.
     pub(crate) fn from_degrees(graph: &ConflictGraph, degrees: &[u32], threads: usize) -> Self {
         Self::build(graph, degrees, threads, SCATTER_HELD)
@@ -153,22 +155,23 @@ impl RowRange<'_> {
         let base = offsets[lo];
         let (first, end) = (lo as u32, hi as u32);
         // Only rows below `hi` have neighbours in the range (v > u).
-        let shards = graph.shards().partition_point(|s| (s.first() as usize) < hi);
+        let shards = graph.shards_below(end);
         let mut scatter = Scatter::new(lo, hi - lo, held.max(1));
-        graph.for_each_row(0..shards, |u, upper| {
+        graph.for_each_row(shards, |u, upper| {
             if u >= end {
                 return;
             }
             if u >= first {
                 let stop = (offsets[u as usize + 1] - base) as usize;
-                let row = &mut rows[stop - upper.len() as usize..stop];
-                let written = upper.iter().next_many(row).len();
-                debug_assert_eq!(written, row.len());
+                let mut at = stop - upper.len() as usize;
+                let _ = upper.chunks(|chunk| {
+                    rows[at..at + chunk.len()].copy_from_slice(chunk);
+                    at += chunk.len();
+                    ControlFlow::<()>::Continue(())
+                });
             }
             let mut full = false;
-            for v in upper.range(first.max(u + 1)..end) {
-                full |= scatter.push(Edge { u, v });
-            }
+            upper.for_each_in(first.max(u + 1)..end, |v| full |= scatter.push(Edge { u, v }));
             if full {
                 scatter.flush(rows, base, lower_next);
             }

@@ -1,7 +1,6 @@
 use std::ops::ControlFlow;
 
-use dpincon_graph::Edge;
-use roaring::RoaringBitmap;
+use dpincon_graph::{Edge, Row};
 
 use crate::EdgeVisitor;
 
@@ -49,16 +48,15 @@ impl GreedyCover {
     /// Visits the row `u` (its neighbours above it, ascending) at once: a
     /// covered `u` blocks the whole row, else its first uncovered neighbour
     /// is matched with it, exactly as edge by edge.
-    pub fn visit_row(&mut self, u: u32, upper: &RoaringBitmap) {
+    pub fn visit_row(&mut self, u: u32, upper: Row<'_>) {
         if self.is_covered(u) {
             return;
         }
-        let first_uncovered = dpincon_graph::row_chunks(upper, |chunk| {
-            match chunk.iter().find(|&&v| !self.is_covered(v)) {
+        let first_uncovered =
+            upper.chunks(|chunk| match chunk.iter().find(|&&v| !self.is_covered(v)) {
                 Some(&v) => ControlFlow::Break(v),
                 None => ControlFlow::Continue(()),
-            }
-        });
+            });
         if let ControlFlow::Break(v) = first_uncovered {
             self.cover(u);
             self.cover(v);

@@ -155,7 +155,7 @@ impl GreedyKernel {
         let mut kept = Kept::new(graph.nodes(), keep);
         graph.for_each_row(shards, |u, upper| {
             let covered = greedy.contains(u);
-            let _ = dpincon_graph::row_chunks(upper, |chunk| {
+            let _ = upper.chunks(|chunk| {
                 for &v in chunk {
                     let e = Edge { u, v };
                     if kept.admit(e, covered, greedy.contains(v)) {

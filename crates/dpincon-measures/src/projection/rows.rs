@@ -14,17 +14,20 @@
 //! definition (`tests` checks both on random, skewed and spilled graphs).
 
 use dpincon_graph::ConflictGraph;
-use roaring::RoaringBitmap;
 
 use super::{DegreeBound, ProjectedCounts};
 
 /// Per-node working memory of [`project_rows`], reused across θs:
-/// 4 bytes and 1 bit per node.
+/// 4 bytes and 1 bit per node, and 4 bytes per heavy node.
 #[derive(Debug, Default)]
 pub struct ProjectionScratch {
     /// Heavy node: its kept degree. Light node: its dropped edges.
     count: Vec<u32>,
     heavy: Vec<u64>,
+    /// The heavy nodes ascending, and where those of each 65,536-id block
+    /// (a row's [`Block`](dpincon_graph::Block)) start.
+    heavy_nodes: Vec<u32>,
+    block_start: Vec<usize>,
 }
 
 impl ProjectionScratch {
@@ -33,6 +36,8 @@ impl ProjectionScratch {
         ProjectionScratch {
             count: Vec::with_capacity(nodes as usize),
             heavy: Vec::with_capacity((nodes as usize).div_ceil(64)),
+            heavy_nodes: Vec::new(),
+            block_start: Vec::new(),
         }
     }
 }
@@ -48,22 +53,26 @@ pub fn project_rows(
 ) -> ProjectedCounts {
     debug_assert_eq!(degrees.len(), graph.nodes() as usize);
     let t = theta.get();
-    let heavy_nodes: RoaringBitmap =
-        (0..graph.nodes()).filter(|&v| degrees[v as usize] >= t).collect();
+    let ProjectionScratch { count, heavy, heavy_nodes, block_start } = scratch;
+    heavy_nodes.clear();
+    heavy_nodes.extend((0..graph.nodes()).filter(|&v| degrees[v as usize] >= t));
     if heavy_nodes.is_empty() {
         // θ above every degree: π_θ(G) = G.
         let edges = degrees.iter().map(|&d| u64::from(d)).sum::<u64>() / 2;
         let problematic = degrees.iter().filter(|&&d| d > 0).count() as u64;
         return ProjectedCounts { theta, edges, problematic };
     }
-    let ProjectionScratch { count, heavy } = scratch;
     count.clear();
     count.resize(degrees.len(), 0);
     heavy.clear();
     heavy.resize(degrees.len().div_ceil(64), 0);
-    for v in &heavy_nodes {
+    for &v in heavy_nodes.iter() {
         heavy[(v / 64) as usize] |= 1 << (v % 64);
     }
+    block_start.clear();
+    block_start
+        .extend((0..=graph.nodes() >> 16).map(|b| heavy_nodes.partition_point(|&v| v >> 16 < b)));
+    block_start.push(heavy_nodes.len());
     let is_heavy = |v: u32| heavy[(v / 64) as usize] >> (v % 64) & 1 == 1;
     let mut kept = 0u64;
     graph.for_each_row(0..graph.shard_count(), |u, upper| {
@@ -97,17 +106,32 @@ pub fn project_rows(
                     count[v as usize] += 1;
                 }
             }
-        } else if upper.is_disjoint(&heavy_nodes) {
-            kept += upper.len();
         } else {
             // u never fills, so each heavy neighbour decides alone and the
-            // order within the row does not matter.
+            // order within the row does not matter. A block is searched for
+            // the few heavy nodes in its range, or they are picked out of it.
             let mut dropped = 0u32;
-            for v in &(upper & &heavy_nodes) {
+            let mut decide = |v: u32| {
                 if count[v as usize] < t {
                     count[v as usize] += 1;
                 } else {
                     dropped += 1;
+                }
+            };
+            for block in upper.blocks() {
+                let key = usize::from(block.key());
+                let among = &heavy_nodes[block_start[key]..block_start[key + 1]];
+                if among.is_empty() {
+                    continue;
+                }
+                if among.len() * 16 < block.len() as usize {
+                    among.iter().filter(|&&v| block.contains(v)).for_each(|&v| decide(v));
+                } else {
+                    block.for_each(|v| {
+                        if is_heavy(v) {
+                            decide(v);
+                        }
+                    });
                 }
             }
             kept += upper.len() - u64::from(dropped);
