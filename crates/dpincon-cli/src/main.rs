@@ -253,8 +253,29 @@ fn disable_transparent_huge_pages() {
     }
 }
 
+/// mimalloc's `mi_option_purge_delay` (`mimalloc.h` of libmimalloc-sys
+/// 0.1.49, v2 and v3 alike; the lock file pins the version).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Milliseconds mimalloc keeps freed memory before returning it to the OS
+/// (its default is 1000). Finishing the graph frees the roaring rows of
+/// detection while it allocates the frozen rows, and memory freed within
+/// the last second counts in RSS next to them: at 10^6 rows the peak was
+/// 1.6 GiB with 1000 ms, 1.3 GiB with 100 ms. `MIMALLOC_PURGE_DELAY`
+/// still overrides it.
+const PURGE_DELAY_MS: std::ffi::c_long = 100;
+
+fn return_freed_memory_sooner() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets one integer option of the allocator, which reads it
+        // at its next purge; no memory is touched.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) }
+    }
+}
+
 fn main() -> ExitCode {
     disable_transparent_huge_pages();
+    return_freed_memory_sooner();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

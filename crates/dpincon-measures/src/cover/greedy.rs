@@ -32,6 +32,11 @@ impl GreedyCover {
         GreedyCover { covered: vec![0; (nodes as usize).div_ceil(64)], matching: 0 }
     }
 
+    /// The cover as a bitset: bit `v % 64` of word `v / 64` is node `v`.
+    pub(crate) fn bits(&self) -> &[u64] {
+        &self.covered
+    }
+
     fn is_covered(&self, node: u32) -> bool {
         self.covered[(node / 64) as usize] >> (node % 64) & 1 == 1
     }
