@@ -67,11 +67,15 @@ pub(crate) fn freeze_shards(
 pub(crate) struct Freezer {
     scratch: DenseScratch,
     values: Vec<u32>,
+    /// Containers and values of the last shard frozen: shards of one
+    /// table are alike, so the next one reserves about as much and its
+    /// vectors rarely grow (each doubling copies and faults in fresh pages).
+    last: (usize, usize),
 }
 
 impl Freezer {
     pub(crate) fn new(nodes: u32) -> Self {
-        Freezer { scratch: DenseScratch::new(nodes), values: Vec::new() }
+        Freezer { scratch: DenseScratch::new(nodes), values: Vec::new(), last: (0, 0) }
     }
 
     /// `shard`'s rows, with the upper rows of the `shares` its `entries`
@@ -82,11 +86,12 @@ impl Freezer {
         entries: &[Entry],
         shares: &[Share],
     ) -> FrozenShard {
-        let Freezer { scratch, values } = self;
+        let Freezer { scratch, values, last } = self;
         let first = shard.first();
         // By row; a row's groups in any order (the union does not care).
         let (sorted, starts) = bucket_by_row(entries, first, shard.len(), |e| e.0);
-        let mut out = FrozenShard::new(first);
+        let room = |n: usize| n + n / 8;
+        let mut out = FrozenShard::with_capacity(first, shard.len(), room(last.0), room(last.1));
         for (k, pairs) in shard.into_bitmaps().into_iter().enumerate() {
             let u = first + k as u32;
             match (&sorted[starts[k] as usize..starts[k + 1] as usize], pairs.is_empty()) {
@@ -112,7 +117,8 @@ impl Freezer {
                 }
             }
         }
-        // Growing by doubling leaves up to half of each vector unused.
+        *last = out.sizes();
+        // What was reserved or doubled and not used goes back.
         out.shrink_to_fit();
         out
     }

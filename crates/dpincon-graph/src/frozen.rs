@@ -67,6 +67,17 @@ impl FrozenShard {
         FrozenShard { first, row_containers: vec![0], row_values: vec![0], ..Self::default() }
     }
 
+    /// [`FrozenShard::new`], with room for `rows`, `containers` and
+    /// `values` (`u16` units) before any vector grows.
+    pub fn with_capacity(first: u32, rows: u32, containers: usize, values: usize) -> Self {
+        let mut shard = Self::new(first);
+        shard.row_containers.reserve_exact(rows as usize);
+        shard.row_values.reserve_exact(rows as usize);
+        shard.containers.reserve_exact(containers);
+        shard.values.reserve_exact(values);
+        shard
+    }
+
     /// `len` empty rows from `first` (a placeholder for a spilled shard).
     pub fn empty(first: u32, len: u32) -> Self {
         let mut shard = Self::new(first);
@@ -179,6 +190,11 @@ impl FrozenShard {
             + self.row_values.capacity() * 8
             + self.containers.capacity() * size_of::<Container>()
             + self.values.capacity() * 2) as u64
+    }
+
+    /// Containers and values (`u16` units) stored.
+    pub(crate) fn sizes(&self) -> (usize, usize) {
+        (self.containers.len(), self.values.len())
     }
 
     /// Releases the vectors' spare capacity.

@@ -112,11 +112,6 @@ impl ConflictGraph {
         self.spill.as_ref().map_or(0, SpillStore::bytes_written)
     }
 
-    /// Bytes of heap the in-memory rows hold.
-    pub fn heap_bytes(&self) -> u64 {
-        self.shards.iter().map(FrozenShard::heap_bytes).sum()
-    }
-
     /// The edges in the stable order Λ: lexicographic in `(u, v)`, `u < v`.
     pub fn edges(&self) -> EdgeStream<'_> {
         EdgeStream { graph: self, next_shard: 0, current: None }
