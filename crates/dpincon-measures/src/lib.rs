@@ -37,7 +37,9 @@ pub use cover::{
 };
 pub use degree::{DegreeCounts, ExactCounts};
 pub use pass::{PassCounts, count_degrees, measure_pass};
-pub use projection::{DegreeBound, EdgeAddition, ProjectedCounts, ProjectionScratch, project_rows};
+pub use projection::{
+    DegreeBound, EdgeAddition, NeighbourDegrees, ProjectedCounts, ProjectionScratch, project_rows,
+};
 
 use dpincon_graph::Edge;
 

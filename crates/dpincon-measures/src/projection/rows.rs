@@ -3,27 +3,113 @@
 //! Under π_θ (SPEC §4) an edge is dropped only when an endpoint already
 //! has θ kept edges, and a node whose degree in G is below θ (*light*)
 //! never gets there: it never blocks an edge. So only edges at a *heavy*
-//! node (degree ≥ θ) need a check, a heavy node's row is dropped whole
-//! once it is full, and a light row with no heavy neighbour is kept whole.
-//! One θ costs O(n + edges at heavy nodes) row operations instead of O(m)
-//! edge visits, and nothing beyond the degrees when θ exceeds the maximum
+//! node (degree ≥ θ) need a check, and a light row with no heavy neighbour
+//! is kept whole.
+//!
+//! A heavy row is read in Λ order only until its node is full: the rest
+//! of the row is dropped, and which of those dropped edges leave a light
+//! neighbour with no kept edge at all (what I_P needs) follows without
+//! reading them: a light node keeps an edge iff it has a light neighbour
+//! (an edge no one can drop: [`NeighbourDegrees`] knows each node's
+//! lightest neighbour), or a heavy row took it before filling, or its own
+//! row kept one. One θ costs O(n) plus the heavy rows' edges up to where
+//! they fill plus the light rows' edges at heavy nodes, instead of O(m)
+//! edge visits; nothing beyond the degrees when θ exceeds the maximum
 //! degree, the usual case for the default `ub-direct`, whose θ sits above
 //! a noisy degree bound.
 //!
 //! The counts equal [`EdgeAddition`](super::EdgeAddition)'s, the edge-by-edge
 //! definition (`tests` checks both on random, skewed and spilled graphs).
 
-use dpincon_graph::ConflictGraph;
+use std::ops::ControlFlow;
+
+use dpincon_graph::{ConflictGraph, Row};
 
 use super::{DegreeBound, ProjectedCounts};
 
+/// The degrees around each node that let [`project_rows`] skip rows: one
+/// more walk over the rows after the degrees, 8 bytes per node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeighbourDegrees {
+    /// The smallest degree among a node's neighbours (`u32::MAX` if none):
+    /// a light node with a light neighbour keeps that edge under any θ.
+    lightest: Vec<u32>,
+    /// The largest degree among a row's neighbours (0 for an empty row):
+    /// a light row whose neighbours are all light is kept whole.
+    heaviest_above: Vec<u32>,
+}
+
+impl NeighbourDegrees {
+    /// Nothing seen yet, for a graph on `degrees.len()` nodes.
+    pub fn new(nodes: u32) -> Self {
+        NeighbourDegrees {
+            lightest: vec![u32::MAX; nodes as usize],
+            heaviest_above: vec![0; nodes as usize],
+        }
+    }
+
+    /// Sees the row `u`, `upper` its neighbours above it, given every
+    /// node's degree.
+    pub fn visit_row(&mut self, u: u32, upper: Row<'_>, degrees: &[u32]) {
+        let du = degrees[u as usize];
+        let (mut lightest, mut heaviest) = (self.lightest[u as usize], 0);
+        let _ = upper.chunks(|chunk| {
+            for &v in chunk {
+                let dv = degrees[v as usize];
+                lightest = lightest.min(dv);
+                heaviest = heaviest.max(dv);
+                let other = &mut self.lightest[v as usize];
+                *other = (*other).min(du);
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        self.lightest[u as usize] = lightest;
+        self.heaviest_above[u as usize] = heaviest;
+    }
+
+    /// Adds what another part of the same graph's rows showed.
+    pub fn merge(&mut self, other: &NeighbourDegrees) {
+        for (a, &b) in self.lightest.iter_mut().zip(&other.lightest) {
+            *a = (*a).min(b);
+        }
+        for (a, &b) in self.heaviest_above.iter_mut().zip(&other.heaviest_above) {
+            *a = (*a).max(b);
+        }
+    }
+}
+
+/// One bit per node.
+#[derive(Debug, Default)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn reset(&mut self, nodes: usize) {
+        self.0.clear();
+        self.0.resize(nodes.div_ceil(64), 0);
+    }
+
+    fn get(&self, v: u32) -> bool {
+        self.0[(v / 64) as usize] >> (v % 64) & 1 == 1
+    }
+
+    fn set(&mut self, v: u32) {
+        self.0[(v / 64) as usize] |= 1 << (v % 64);
+    }
+}
+
 /// Per-node working memory of [`project_rows`], reused across θs:
-/// 4 bytes and 1 bit per node, and 4 bytes per heavy node.
+/// 4 bytes and 3 bits per node, and 4 bytes per heavy node. The bits are
+/// what most edges are checked against: 1/32 of the counts' size, they stay
+/// in cache where the counts would not.
 #[derive(Debug, Default)]
 pub struct ProjectionScratch {
-    /// Heavy node: its kept degree. Light node: its dropped edges.
+    /// A heavy node's kept degree.
     count: Vec<u32>,
-    heavy: Vec<u64>,
+    heavy: Bits,
+    /// Heavy nodes with θ kept edges: every later edge at them is dropped.
+    full: Bits,
+    /// Light nodes that kept an edge at a heavy node.
+    kept_heavy: Bits,
     /// The heavy nodes ascending, and where those of each 65,536-id block
     /// (a row's [`Block`](dpincon_graph::Block)) start.
     heavy_nodes: Vec<u32>,
@@ -33,27 +119,24 @@ pub struct ProjectionScratch {
 impl ProjectionScratch {
     /// Scratch for graphs of up to `nodes` nodes.
     pub fn new(nodes: u32) -> Self {
-        ProjectionScratch {
-            count: Vec::with_capacity(nodes as usize),
-            heavy: Vec::with_capacity((nodes as usize).div_ceil(64)),
-            heavy_nodes: Vec::new(),
-            block_start: Vec::new(),
-        }
+        ProjectionScratch { count: Vec::with_capacity(nodes as usize), ..Self::default() }
     }
 }
 
-/// f(G_θ) of the edge-addition projection, from the graph's rows and its
+/// f(G_θ) of the edge-addition projection, from the graph's rows, its
 /// node degrees (`degrees[v]` = deg_G(v), as [`crate::DegreeCounts`] counts
-/// them).
+/// them) and the [`NeighbourDegrees`] read off both.
 pub fn project_rows(
     graph: &ConflictGraph,
     degrees: &[u32],
+    neighbours: &NeighbourDegrees,
     theta: DegreeBound,
     scratch: &mut ProjectionScratch,
 ) -> ProjectedCounts {
     debug_assert_eq!(degrees.len(), graph.nodes() as usize);
+    debug_assert_eq!(neighbours.lightest.len(), degrees.len());
     let t = theta.get();
-    let ProjectionScratch { count, heavy, heavy_nodes, block_start } = scratch;
+    let ProjectionScratch { count, heavy, full, kept_heavy, heavy_nodes, block_start } = scratch;
     heavy_nodes.clear();
     heavy_nodes.extend((0..graph.nodes()).filter(|&v| degrees[v as usize] >= t));
     if heavy_nodes.is_empty() {
@@ -64,60 +147,67 @@ pub fn project_rows(
     }
     count.clear();
     count.resize(degrees.len(), 0);
-    heavy.clear();
-    heavy.resize(degrees.len().div_ceil(64), 0);
+    for bits in [&mut *heavy, &mut *full, &mut *kept_heavy] {
+        bits.reset(degrees.len());
+    }
     for &v in heavy_nodes.iter() {
-        heavy[(v / 64) as usize] |= 1 << (v % 64);
+        heavy.set(v);
     }
     block_start.clear();
     block_start
         .extend((0..=graph.nodes() >> 16).map(|b| heavy_nodes.partition_point(|&v| v >> 16 < b)));
     block_start.push(heavy_nodes.len());
-    let is_heavy = |v: u32| heavy[(v / 64) as usize] >> (v % 64) & 1 == 1;
+    // Heavy v takes one more edge, if not full.
+    let take = |v: u32, count: &mut [u32], full: &mut Bits| {
+        if full.get(v) {
+            return false;
+        }
+        count[v as usize] += 1;
+        if count[v as usize] == t {
+            full.set(v);
+        }
+        true
+    };
     let mut kept = 0u64;
     graph.for_each_row(0..graph.shard_count(), |u, upper| {
         if upper.is_empty() {
             return;
         }
-        if is_heavy(u) {
-            // Order matters here: u takes its neighbours in Λ until full.
-            let mut filled = count[u as usize];
-            let mut rest = upper.iter();
-            if filled < t {
-                for v in rest.by_ref() {
-                    let v_heavy = is_heavy(v);
-                    if v_heavy && count[v as usize] >= t {
+        if heavy.get(u) {
+            // Order matters here: u takes its neighbours in Λ until full;
+            // the rest of its row is dropped.
+            if full.get(u) {
+                return;
+            }
+            let before = count[u as usize];
+            let mut filled = before;
+            let _ = upper.chunks(|chunk| {
+                for &v in chunk {
+                    if !heavy.get(v) {
+                        kept_heavy.set(v);
+                    } else if !take(v, count, full) {
                         continue;
                     }
-                    if v_heavy {
-                        count[v as usize] += 1;
-                    }
                     filled += 1;
-                    kept += 1;
                     if filled == t {
-                        break;
+                        return ControlFlow::Break(());
                     }
                 }
-                count[u as usize] = filled;
+                ControlFlow::Continue(())
+            });
+            kept += u64::from(filled - before);
+            count[u as usize] = filled;
+            if filled == t {
+                full.set(u);
             }
-            // u is full: the rest of its row is dropped.
-            for v in rest {
-                if !is_heavy(v) {
-                    count[v as usize] += 1;
-                }
-            }
+        } else if neighbours.heaviest_above[u as usize] < t {
+            kept += upper.len();
         } else {
             // u never fills, so each heavy neighbour decides alone and the
             // order within the row does not matter. A block is searched for
             // the few heavy nodes in its range, or they are picked out of it.
             let mut dropped = 0u32;
-            let mut decide = |v: u32| {
-                if count[v as usize] < t {
-                    count[v as usize] += 1;
-                } else {
-                    dropped += 1;
-                }
-            };
+            let mut decide = |v: u32| dropped += u32::from(!take(v, count, full));
             for block in upper.blocks() {
                 let key = usize::from(block.key());
                 let among = &heavy_nodes[block_start[key]..block_start[key + 1]];
@@ -128,18 +218,27 @@ pub fn project_rows(
                     among.iter().filter(|&&v| block.contains(v)).for_each(|&v| decide(v));
                 } else {
                     block.for_each(|v| {
-                        if is_heavy(v) {
+                        if heavy.get(v) {
                             decide(v);
                         }
                     });
                 }
             }
-            kept += upper.len() - u64::from(dropped);
-            count[u as usize] += dropped;
+            if upper.len() > u64::from(dropped) {
+                kept += upper.len() - u64::from(dropped);
+                kept_heavy.set(u);
+            }
         }
     });
-    let problematic = (0..degrees.len())
-        .filter(|&v| if is_heavy(v as u32) { count[v] > 0 } else { degrees[v] > count[v] })
+    let problematic = (0..graph.nodes())
+        .filter(|&v| {
+            if heavy.get(v) {
+                count[v as usize] > 0
+            } else {
+                degrees[v as usize] > 0
+                    && (neighbours.lightest[v as usize] < t || kept_heavy.get(v))
+            }
+        })
         .count() as u64;
     ProjectedCounts { theta, edges: kept, problematic }
 }
@@ -196,9 +295,13 @@ mod tests {
         let bounds: Vec<DegreeBound> = (1..=max + 2).filter_map(DegreeBound::new).collect();
         let mut reference = EdgeAddition::new(graph.nodes(), &bounds);
         walk(graph.edges(), &mut [&mut reference]);
+        let mut neighbours = NeighbourDegrees::new(graph.nodes());
+        graph.for_each_row(0..graph.shard_count(), |u, upper| {
+            neighbours.visit_row(u, upper, degrees.degrees())
+        });
         let mut scratch = ProjectionScratch::new(graph.nodes());
         for want in reference.counts() {
-            let got = project_rows(graph, degrees.degrees(), want.theta, &mut scratch);
+            let got = project_rows(graph, degrees.degrees(), &neighbours, want.theta, &mut scratch);
             assert_eq!(got, want, "θ = {}", want.theta.get());
         }
     }
