@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use dpincon_graph::{ConflictGraph, Row};
 
 use crate::{DegreeBound, DegreeCounts, ExactCounts, GreedyCover, ProjectedCounts};
-use crate::{NeighbourDegrees, ProjectionScratch, project_rows};
+use crate::{LANES, NeighbourDegrees, ProjectionScratch, project_rows};
 
 /// Everything one pass over the edge stream yields.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,8 +32,8 @@ impl PassCounts {
 /// `threads` threads. The degrees come first: they tell each projection
 /// which rows it can skip ([`project_rows`]). The cover and the
 /// projections each walk Λ in order on one thread, so the result does not
-/// depend on `threads`; the θs are handed out one at a time, the most
-/// costly first, to whichever thread is free.
+/// depend on `threads`; batches of θs are handed out to whichever thread
+/// is free.
 pub fn measure_pass(graph: &ConflictGraph, thetas: &[DegreeBound], threads: usize) -> PassCounts {
     let threads = threads.max(1);
     let degrees = count_degrees(graph, threads);
@@ -45,32 +45,46 @@ pub fn measure_pass(graph: &ConflictGraph, thetas: &[DegreeBound], threads: usiz
     } else {
         NeighbourDegrees::new(nodes)
     };
-    // The work of a θ grows with the edges at heavy nodes: a guess good
-    // enough to start the costly ones first.
-    let mut edges_at_least = vec![0u64; max_degree as usize + 2];
-    for &d in degrees.degrees() {
-        edges_at_least[d as usize] += u64::from(d);
-    }
-    for d in (0..=max_degree as usize).rev() {
-        edges_at_least[d] += edges_at_least[d + 1];
-    }
-    let cost = |t: DegreeBound| edges_at_least[(t.get() as usize).min(max_degree as usize + 1)];
+    // θs projected side by side share a walk (rows read once, a node's
+    // state for all of them in one cache line): neighbouring θs, which
+    // check the same rows, go together, and θs whose states need the same
+    // width (`project_rows`), in as many batches as threads can share.
+    // θs above every degree cost nothing and go in one batch. The largest
+    // θs go first: the small ones, quicker, even out the threads' ends.
     let mut order: Vec<usize> = (0..thetas.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(cost(thetas[i])));
+    order.sort_by_key(|&i| std::cmp::Reverse(thetas[i]));
+    let width = |i: usize| match thetas[i].get() {
+        t if t > max_degree => 0,
+        t if t <= u32::from(u8::MAX) => 1,
+        t if t <= u32::from(u16::MAX) => 2,
+        _ => 3,
+    };
+    let mut batches: Vec<&[usize]> = Vec::new();
+    for group in order.chunk_by(|&a, &b| width(a) == width(b)) {
+        if width(group[0]) == 0 {
+            batches.push(group);
+            continue;
+        }
+        // Split among threads, unless states are 4 bytes a lane (64 MB a
+        // thread at 10^6 rows): θs past 65,535 are few and cheap.
+        let spread = if width(group[0]) == 3 { 1 } else { threads.min(group.len()) };
+        let count = group.len().div_ceil(LANES).max(spread);
+        batches.extend(group.chunks(group.len().div_ceil(count)));
+    }
     let next = AtomicUsize::new(0);
     let project = || {
         let mut scratch = ProjectionScratch::new(nodes);
         let mut done = Vec::new();
-        while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            let counts =
-                project_rows(graph, degrees.degrees(), &neighbours, thetas[i], &mut scratch);
-            done.push((i, counts));
+        while let Some(&batch) = batches.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let bounds: Vec<DegreeBound> = batch.iter().map(|&i| thetas[i]).collect();
+            let counts = project_rows(graph, degrees.degrees(), &neighbours, &bounds, &mut scratch);
+            done.extend(batch.iter().copied().zip(counts));
         }
         done
     };
     let (cover, mut projected) = std::thread::scope(|scope| {
         let handles: Vec<_> =
-            (1..threads.min(thetas.len() + 1)).map(|_| scope.spawn(project)).collect();
+            (1..threads.min(batches.len())).map(|_| scope.spawn(project)).collect();
         let mut cover = GreedyCover::new(nodes);
         graph.for_each_row(0..graph.shard_count(), |u, upper| cover.visit_row(u, upper));
         let mut projected = project();
