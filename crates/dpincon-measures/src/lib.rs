@@ -12,6 +12,9 @@
 //! - [`GreedyCover`]: the stable-order greedy vertex cover of SPEC §5 (the
 //!   paper's Algorithm 5 without its noise).
 //! - [`EdgeAddition`]: the projection π_θ of SPEC §4 for many θ at once.
+//!   [`project_rows`] computes the same from the graph's rows, checking
+//!   only the edges θ can drop, [`LANES`] θs per walk; [`measure_pass`]
+//!   runs it with the degrees and the cover.
 //!
 //! I_R's LP relaxation and exact value are not one-pass:
 //!
@@ -37,7 +40,10 @@ pub use cover::{
 };
 pub use degree::{DegreeCounts, ExactCounts};
 pub use pass::{PassCounts, count_degrees, measure_pass};
-pub use projection::{DegreeBound, EdgeAddition, ProjectedCounts, ProjectionScratch, project_rows};
+pub use projection::{
+    DegreeBound, EdgeAddition, LANES, NeighbourDegrees, ProjectedCounts, ProjectionScratch,
+    project_rows,
+};
 
 use dpincon_graph::Edge;
 

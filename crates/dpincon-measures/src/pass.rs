@@ -2,10 +2,12 @@
 //! out among threads), then the greedy cover and one projection per θ
 //! (each an order-dependent walk of Λ) side by side.
 
-use dpincon_graph::ConflictGraph;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use dpincon_graph::{ConflictGraph, Row};
 
 use crate::{DegreeBound, DegreeCounts, ExactCounts, GreedyCover, ProjectedCounts};
-use crate::{ProjectionScratch, project_rows};
+use crate::{LANES, NeighbourDegrees, ProjectionScratch, project_rows};
 
 /// Everything one pass over the edge stream yields.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,31 +32,62 @@ impl PassCounts {
 /// `threads` threads. The degrees come first: they tell each projection
 /// which rows it can skip ([`project_rows`]). The cover and the
 /// projections each walk Λ in order on one thread, so the result does not
-/// depend on `threads`.
+/// depend on `threads`; batches of θs are handed out to whichever thread
+/// is free.
 pub fn measure_pass(graph: &ConflictGraph, thetas: &[DegreeBound], threads: usize) -> PassCounts {
     let threads = threads.max(1);
     let degrees = count_degrees(graph, threads);
     let nodes = graph.nodes();
-    // θs dealt round-robin; thread 0 also builds the cover.
-    let shares: Vec<Vec<(usize, DegreeBound)>> = (0..threads)
-        .map(|t| thetas.iter().copied().enumerate().skip(t).step_by(threads).collect())
-        .collect();
-    let project = |share: &[(usize, DegreeBound)]| {
+    let max_degree = degrees.counts().max_degree;
+    // θ above every degree keeps G whole and needs no more walks.
+    let neighbours = if thetas.iter().any(|t| t.get() <= max_degree) {
+        neighbour_degrees(graph, degrees.degrees(), threads)
+    } else {
+        NeighbourDegrees::new(nodes)
+    };
+    // θs projected side by side share a walk (rows read once, a node's
+    // state for all of them in one cache line): neighbouring θs, which
+    // check the same rows, go together, and θs whose states need the same
+    // width (`project_rows`), in as many batches as threads can share.
+    // θs above every degree cost nothing and go in one batch. The largest
+    // θs go first: the small ones, quicker, even out the threads' ends.
+    let mut order: Vec<usize> = (0..thetas.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(thetas[i]));
+    let width = |i: usize| match thetas[i].get() {
+        t if t > max_degree => 0,
+        t if t <= u32::from(u8::MAX) => 1,
+        t if t <= u32::from(u16::MAX) => 2,
+        _ => 3,
+    };
+    let mut batches: Vec<&[usize]> = Vec::new();
+    for group in order.chunk_by(|&a, &b| width(a) == width(b)) {
+        if width(group[0]) == 0 {
+            batches.push(group);
+            continue;
+        }
+        // Split among threads, unless states are 4 bytes a lane (64 MB a
+        // thread at 10^6 rows): θs past 65,535 are few and cheap.
+        let spread = if width(group[0]) == 3 { 1 } else { threads.min(group.len()) };
+        let count = group.len().div_ceil(LANES).max(spread);
+        batches.extend(group.chunks(group.len().div_ceil(count)));
+    }
+    let next = AtomicUsize::new(0);
+    let project = || {
         let mut scratch = ProjectionScratch::new(nodes);
-        share
-            .iter()
-            .map(|&(i, theta)| (i, project_rows(graph, degrees.degrees(), theta, &mut scratch)))
-            .collect::<Vec<_>>()
+        let mut done = Vec::new();
+        while let Some(&batch) = batches.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let bounds: Vec<DegreeBound> = batch.iter().map(|&i| thetas[i]).collect();
+            let counts = project_rows(graph, degrees.degrees(), &neighbours, &bounds, &mut scratch);
+            done.extend(batch.iter().copied().zip(counts));
+        }
+        done
     };
     let (cover, mut projected) = std::thread::scope(|scope| {
-        let handles: Vec<_> = shares[1..]
-            .iter()
-            .filter(|share| !share.is_empty())
-            .map(|share| scope.spawn(|| project(share)))
-            .collect();
+        let handles: Vec<_> =
+            (1..threads.min(batches.len())).map(|_| scope.spawn(project)).collect();
         let mut cover = GreedyCover::new(nodes);
         graph.for_each_row(0..graph.shard_count(), |u, upper| cover.visit_row(u, upper));
-        let mut projected = project(&shares[0]);
+        let mut projected = project();
         for h in handles {
             projected.extend(h.join().expect("projection thread panicked"));
         }
@@ -68,24 +101,56 @@ pub fn measure_pass(graph: &ConflictGraph, thetas: &[DegreeBound], threads: usiz
 /// own counters: 4 bytes per node per thread), summed.
 pub fn count_degrees(graph: &ConflictGraph, threads: usize) -> DegreeCounts {
     let nodes = graph.nodes();
-    let parts: Vec<DegreeCounts> = std::thread::scope(|scope| {
+    rows_in_parallel(
+        graph,
+        threads,
+        || DegreeCounts::new(nodes),
+        |part, u, upper| part.visit_row(u, upper),
+        |total, part| total.merge(part),
+    )
+}
+
+/// [`NeighbourDegrees`] as [`count_degrees`] counts degrees: 8 bytes per
+/// node per thread.
+fn neighbour_degrees(graph: &ConflictGraph, degrees: &[u32], threads: usize) -> NeighbourDegrees {
+    let nodes = graph.nodes();
+    rows_in_parallel(
+        graph,
+        threads,
+        || NeighbourDegrees::new(nodes),
+        |part, u, upper| part.visit_row(u, upper, degrees),
+        |total, part| total.merge(part),
+    )
+}
+
+/// Walks the rows split among `threads` threads, each into a part of its
+/// own (`new`, `visit`), and merges the parts into the first.
+fn rows_in_parallel<T: Send>(
+    graph: &ConflictGraph,
+    threads: usize,
+    new: impl Fn() -> T + Sync,
+    visit: impl Fn(&mut T, u32, Row<'_>) + Sync,
+    merge: impl Fn(&mut T, &T),
+) -> T {
+    let parts: Vec<T> = std::thread::scope(|scope| {
         let handles: Vec<_> = graph
             .balanced_shard_ranges(threads)
             .into_iter()
             .map(|range| {
+                let (new, visit) = (&new, &visit);
                 scope.spawn(move || {
-                    let mut part = DegreeCounts::new(nodes);
-                    graph.for_each_row(range, |u, upper| part.visit_row(u, upper));
+                    let mut part = new();
+                    graph.for_each_row(range, |u, upper| visit(&mut part, u, upper));
                     part
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("degree thread panicked")).collect()
+        handles.into_iter().map(|h| h.join().expect("row walk thread panicked")).collect()
     });
     let mut parts = parts.into_iter();
-    let mut total = parts.next().unwrap_or_else(|| DegreeCounts::new(nodes));
+    let mut total = parts.next().unwrap_or_else(new);
     for part in parts {
-        total.merge(&part);
+        merge(&mut total, &part);
     }
     total
 }

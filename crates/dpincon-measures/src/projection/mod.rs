@@ -4,7 +4,7 @@ use crate::EdgeVisitor;
 
 mod rows;
 
-pub use rows::{ProjectionScratch, project_rows};
+pub use rows::{LANES, NeighbourDegrees, ProjectionScratch, project_rows};
 
 /// A degree bound θ ≥ 1 of the edge-addition projection (SPEC §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
