@@ -14,6 +14,7 @@ use std::ops::{ControlFlow, Range};
 
 use roaring::RoaringBitmap;
 
+use crate::row_chunks;
 use crate::wire::Reader;
 
 /// More values than this in one container: a bitmap (roaring's threshold,
@@ -69,7 +70,7 @@ impl FrozenShard {
 
     /// [`FrozenShard::new`], with room for `rows`, `containers` and
     /// `values` (`u16` units) before any vector grows.
-    pub fn with_capacity(first: u32, rows: u32, containers: usize, values: usize) -> Self {
+    pub(crate) fn with_capacity(first: u32, rows: u32, containers: usize, values: usize) -> Self {
         let mut shard = Self::new(first);
         shard.row_containers.reserve_exact(rows as usize);
         shard.row_values.reserve_exact(rows as usize);
@@ -151,24 +152,13 @@ impl FrozenShard {
 
     /// Appends the next row from a bitmap (`scratch` holds its values on
     /// the way).
-    pub fn push_bitmap(&mut self, row: &RoaringBitmap, scratch: &mut Vec<u32>) {
+    pub(crate) fn push_bitmap(&mut self, row: &RoaringBitmap, scratch: &mut Vec<u32>) {
         scratch.clear();
-        scratch.resize(row.len() as usize, 0);
-        // `next_many` copies a container at a time (value by value costs
-        // seconds at 10^8 edges).
-        let written = row.iter().next_many(scratch).len();
-        debug_assert_eq!(written, scratch.len());
+        let _ = row_chunks(row, |chunk| {
+            scratch.extend_from_slice(chunk);
+            ControlFlow::<()>::Continue(())
+        });
         self.push_sorted(scratch);
-    }
-
-    /// A shard from roaring rows, entry `k` for node `first + k`.
-    pub fn from_bitmaps(first: u32, rows: &[RoaringBitmap]) -> Self {
-        let mut shard = Self::new(first);
-        let mut scratch = Vec::new();
-        for row in rows {
-            shard.push_bitmap(row, &mut scratch);
-        }
-        shard
     }
 
     /// Row `k` of the shard (node `first + k`).
@@ -184,21 +174,13 @@ impl FrozenShard {
         (0..self.len()).map(|k| self.row(k))
     }
 
-    /// Bytes of heap the shard holds.
-    pub fn heap_bytes(&self) -> u64 {
-        (self.row_containers.capacity() * 8
-            + self.row_values.capacity() * 8
-            + self.containers.capacity() * size_of::<Container>()
-            + self.values.capacity() * 2) as u64
-    }
-
     /// Containers and values (`u16` units) stored.
     pub(crate) fn sizes(&self) -> (usize, usize) {
         (self.containers.len(), self.values.len())
     }
 
     /// Releases the vectors' spare capacity.
-    pub fn shrink_to_fit(&mut self) {
+    pub(crate) fn shrink_to_fit(&mut self) {
         self.row_containers.shrink_to_fit();
         self.row_values.shrink_to_fit();
         self.containers.shrink_to_fit();
@@ -207,7 +189,9 @@ impl FrozenShard {
 
     /// The shard as bytes (for the spill file), little-endian.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.heap_bytes() as usize + 32);
+        let indexes = 2 * self.row_containers.len();
+        let size = 8 * (4 + indexes + self.containers.len()) + 2 * self.values.len();
+        let mut out = Vec::with_capacity(size);
         for x in [u64::from(self.first), u64::from(self.len()), self.containers.len() as u64] {
             out.extend_from_slice(&x.to_le_bytes());
         }
@@ -223,6 +207,7 @@ impl FrozenShard {
         for v in &self.values {
             out.extend_from_slice(&v.to_le_bytes());
         }
+        debug_assert_eq!(out.len(), size);
         out
     }
 
@@ -293,6 +278,11 @@ pub struct Row<'a> {
 }
 
 impl<'a> Row<'a> {
+    /// The `u16` units container `c` of this row stores its values in.
+    fn units(&self, c: Container) -> &'a [u16] {
+        &self.values[c.offset as usize..c.offset as usize + c.units()]
+    }
+
     /// Number of neighbours.
     pub fn len(&self) -> u64 {
         self.containers.iter().map(|c| c.card() as u64).sum()
@@ -306,7 +296,7 @@ impl<'a> Row<'a> {
     /// The largest neighbour, if any.
     pub fn max(&self) -> Option<u32> {
         let c = *self.containers.last()?;
-        let units = &self.values[c.offset as usize..c.offset as usize + c.units()];
+        let units = self.units(c);
         let low = if c.is_bitmap() {
             let (w, &word) = units.iter().enumerate().rev().find(|(_, w)| **w != 0)?;
             w as u32 * 16 + 15 - word.leading_zeros()
@@ -318,11 +308,8 @@ impl<'a> Row<'a> {
 
     /// The row's values by 65,536-id block, ascending.
     pub fn blocks(&self) -> impl Iterator<Item = Block<'a>> + 'a {
-        let values = self.values;
-        self.containers.iter().map(move |&c| {
-            let units = &values[c.offset as usize..c.offset as usize + c.units()];
-            Block { container: c, units }
-        })
+        let row = *self;
+        self.containers.iter().map(move |&c| Block { container: c, units: row.units(c) })
     }
 
     /// Hands the values to `visit` in ascending chunks until it breaks:
@@ -486,7 +473,7 @@ impl Position {
         loop {
             let c = *row.containers.get(self.container)?;
             let base = u32::from(c.key) << 16;
-            let units = &row.values[c.offset as usize..c.offset as usize + c.units()];
+            let units = row.units(c);
             if !c.is_bitmap() {
                 if let Some(&low) = units.get(self.unit) {
                     self.unit += 1;
@@ -602,7 +589,9 @@ mod tests {
         let rows = rows();
         let bitmaps: Vec<RoaringBitmap> =
             rows.iter().map(|r| r.iter().copied().collect()).collect();
-        let shard = FrozenShard::from_bitmaps(0, &bitmaps);
+        let mut shard = FrozenShard::new(0);
+        let mut scratch = Vec::new();
+        bitmaps.iter().for_each(|b| shard.push_bitmap(b, &mut scratch));
         let mut direct = FrozenShard::new(0);
         rows.iter().for_each(|r| direct.push_sorted(r));
         assert_eq!(shard, direct);

@@ -65,11 +65,6 @@ impl AdjacencyShard {
         &mut self.upper
     }
 
-    /// Number of edges stored in the shard.
-    pub fn edge_count(&self) -> u64 {
-        self.upper.iter().map(RoaringBitmap::len).sum()
-    }
-
     /// Adds the sorted, de-duplicated edges `(u, v)` (all `u` in range, `u < v`).
     /// With `account`, returns how many bytes the touched bitmaps grew by in
     /// memory (the builder's estimate, see [`heap_bytes`]); else 0, and the
