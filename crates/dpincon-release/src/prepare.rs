@@ -69,9 +69,11 @@ impl Prepared {
         let mut thetas = match &self.choice {
             Choice::Fixed(theta) => vec![*theta],
             Choice::TrueMax => vec![],
-            Choice::Hierarchical { candidates, .. }
-            | Choice::Generalized { candidates, .. }
-            | Choice::Tested { candidates, .. } => candidates.clone(),
+            Choice::Hierarchical { candidates, .. } | Choice::Generalized { candidates, .. } => {
+                candidates.clone()
+            }
+            // The look reads f(G_top); a client's candidates need not hold top.
+            Choice::Tested { top, candidates, .. } => [candidates.as_slice(), &[*top]].concat(),
         };
         thetas.sort_unstable();
         thetas.dedup();

@@ -211,7 +211,10 @@ pub fn release_projected(
         }
     };
     let eps2 = release.value();
-    let counts = table.get(theta)?;
+    let counts = match prepared.choice {
+        Choice::TrueMax => table.at_max_degree(),
+        _ => table.get(theta)?,
+    };
     let sensitivity = measure.sensitivity(theta);
     let noise = DiscreteLaplace::new(sensitivity, eps2)?;
     let noisy = noise.release(measure.value(&counts) as i64, rng);

@@ -25,17 +25,27 @@ impl ProjectionTable {
         &self.exact
     }
 
-    /// f(G_θ)'s counts. A bound at or above the maximum degree truncates
-    /// nothing, so G_θ = G there and the pass need not have evaluated it.
+    /// f(G_θ)'s counts, for a θ the pass evaluated.
+    ///
+    /// A θ the pass did not evaluate is an error whatever the graph, even
+    /// when θ is at or above the maximum degree (where G_θ = G): a lookup
+    /// that failed only below the maximum degree would end a charged job
+    /// iff a private fact holds (issue 26). [`Prepared::thetas`] lists
+    /// every θ a release may look up.
+    ///
+    /// [`Prepared::thetas`]: crate::Prepared::thetas
     pub fn get(&self, theta: u32) -> Result<ProjectedCounts, ReleaseError> {
-        let bound = DegreeBound::new(theta).ok_or(ReleaseError::MissingTheta(theta))?;
-        if theta >= self.exact.max_degree {
-            return Ok(ProjectedCounts {
-                theta: bound,
-                edges: self.exact.edges,
-                problematic: self.exact.problematic,
-            });
-        }
         self.projected.get(&theta).copied().ok_or(ReleaseError::MissingTheta(theta))
+    }
+
+    /// The unprojected counts as f(G_θ) at the true maximum degree (at
+    /// least 1): `baseline-truemax`, NOT private, needs no pass lookup.
+    pub fn at_max_degree(&self) -> ProjectedCounts {
+        let theta = self.exact.max_degree.max(1);
+        ProjectedCounts {
+            theta: DegreeBound::new(theta).expect("θ ≥ 1"),
+            edges: self.exact.edges,
+            problematic: self.exact.problematic,
+        }
     }
 }

@@ -224,6 +224,42 @@ fn ub_direct_looks_before_releasing_at_the_row_bound() {
     assert!((u.selection - (0.1 + 0.36)).abs() < 1e-9 && (u.release - 0.54).abs() < 1e-9);
 }
 
+/// Every θ a release looks up is one the pass computed, whatever the
+/// client's candidates and the row bound: a lookup that failed only when
+/// the maximum degree exceeds n_max would end a charged job iff a private
+/// fact holds (issue 26). A star of degree 60 with `max-rows` 10 (below
+/// the true n) and candidates that omit n_max: `ub-direct`'s look reads
+/// f(G_{n_max}), so the pass must have evaluated it.
+#[test]
+fn every_lookup_is_a_computed_theta_even_past_a_low_row_bound() {
+    let star = ConflictGraph::from_edges(61, (1..61).map(|leaf| Edge::new(0, leaf)).collect::<Vec<_>>());
+    for strategy in Strategy::ALL.into_iter().filter(|s| s.is_private()) {
+        for measure in [ProjectedMeasure::Mi, ProjectedMeasure::P] {
+            for (candidates, max_rows) in
+                [(Some(vec![1, 2]), Some(10)), (Some(vec![3]), None), (None, Some(10))]
+            {
+                for unbounded in [true, false] {
+                    let spec = ProjectedSpec {
+                        strategy,
+                        candidates: candidates.clone(),
+                        max_rows,
+                        ..ProjectedSpec::new(measure, Budget::new(1.0).unwrap())
+                    };
+                    let f = facts(&star, 61, unbounded);
+                    for seed in 0..5 {
+                        let what = format!("{strategy:?} {measure:?} {candidates:?} {max_rows:?}");
+                        let (prepared, r) = run(&star, &spec, &f, &mut NoiseRng::seeded(seed))
+                            .unwrap_or_else(|e| panic!("{what}: {e}"));
+                        let thetas: Vec<u32> =
+                            prepared.thetas().iter().map(|t| t.get()).collect();
+                        assert!(thetas.contains(&r.theta), "{what}: θ* {} ∉ {thetas:?}", r.theta);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The look's decision is a post-processed DLap(n_max/ε_t) release: on a
 /// neighbour that adds a row adjacent to every other, its privacy loss stays
 /// within ε_t; the same decision with half the noise exceeds it.
