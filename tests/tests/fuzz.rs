@@ -238,7 +238,7 @@ fn coordinator_in(dir: &Path) -> CoordinatorConfig {
     std::fs::write(dir.join("t.csv"), "Zip,City\n1,a\n").unwrap();
     let text = format!(
         "state-dir = {:?}\n[datasets.t]\ndata = {:?}\nschema = \"Zip:int,City:string\"\n\
-         ledger = {:?}\nbudget-cap = 10.0\nmax-job-epsilon = 3.0\n",
+         ledger = {:?}\nbudget-cap = 10.0\nmax-job-epsilon = 3.0\nallow-non-private = true\n",
         dir.join("state").display().to_string(),
         dir.join("t.csv").display().to_string(),
         dir.join("t.ledger").display().to_string(),
@@ -269,7 +269,7 @@ proptest! {
     #[test]
     fn client_jobs_are_accepted_valid_or_refused_with_a_reason((text, format) in client_job()) {
         let c = coordinator();
-        let rules = Rules { datasets: &c.datasets, limits: &c.limits, allow_non_private: true };
+        let rules = Rules { datasets: &c.datasets, limits: &c.limits };
         match check(&text, format, rules) {
             Ok(accepted) => {
                 prop_assert!(validate(&accepted.job_config(Path::new("x.dcs"))).is_ok());

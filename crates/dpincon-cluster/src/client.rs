@@ -147,6 +147,14 @@ pub struct StatusView {
     /// Fingerprint of the stable edge stream.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub edge_fingerprint: String,
+    /// A private job on a fixed-time dataset: when its outcome becomes
+    /// visible (Unix ms), fixed at acceptance.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub release_at_unix_ms: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// A state's lower-case name.
@@ -175,6 +183,7 @@ impl From<&JobStatus> for StatusView {
             phases: s.phases.iter().map(|p| (p.phase.clone(), p.seconds)).collect(),
             edges: s.edges,
             edge_fingerprint: s.edge_fingerprint.clone(),
+            release_at_unix_ms: s.release_at_unix_ms,
         }
     }
 }
@@ -192,6 +201,8 @@ pub fn reason_name(reason: i32) -> Option<&'static str> {
         FailureReason::Interrupted => "interrupted",
         FailureReason::Internal => "internal",
         FailureReason::InvalidJob => "invalid-job",
+        FailureReason::DeadlineExceeded => "deadline-exceeded",
+        FailureReason::OverQuota => "over-quota",
     })
 }
 
@@ -206,6 +217,13 @@ pub fn progress_line(s: &JobStatus) -> String {
     }
     if !s.error.is_empty() {
         line += &format!(" ({})", s.error);
+    }
+    if s.state == JobState::Queued as i32 && s.release_at_unix_ms > 0 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let seconds = s.release_at_unix_ms.saturating_sub(now).div_ceil(1000);
+        line += &format!(" (result in {seconds} s, at a time fixed when it was accepted)");
     }
     line
 }

@@ -1,21 +1,25 @@
 //! The coordinator's job layer: the Coordinator gRPC service in front of
-//! `dpincon_engine::run_job_with`, with the table loaded on Ballista
-//! executors (`dpincon_ballista::BallistaLoader`).
+//! the engine, with each job run in a process of its own
+//! ([`crate::job_process`]) that loads its table on Ballista executors.
 //!
 //! The operator registers datasets ([`crate::datasets`]); a client submits
-//! a job naming one, which is checked ([`crate::submission`]), admitted
-//! against the queue limit and the dataset's budget (ε already spent in its
-//! ledger plus ε reserved by the jobs queued or running before the charge),
-//! stored ([`crate::store`]) and queued. Jobs run one at a time
+//! a job naming one, which is checked ([`crate::submission`]) and admitted
+//! against the queue limits, then **charged** in the dataset's ledger,
+//! given a time slot, stored ([`crate::store`]) and queued, in that order,
+//! before any row is read: a cancel, a failure, a timeout or a crash after
+//! acceptance keeps the charge; only a refusal decided from the request and
+//! the public configuration costs nothing. Jobs run one at a time
 //! ([`crate::runner`]). Jobs belong to the client whose token submitted
 //! them: other clients get "not found".
 //!
-//! What a client sees of a private job: its state (queued, running,
-//! succeeded, failed, cancelled) and, on failure, a public reason. Counts,
-//! phases, phase times, task progress and queue positions grow with the
-//! conflict graph or other jobs' running times; only non-private jobs of
-//! test clusters show them (SPEC §8; the total latency remains, see the
-//! README).
+//! What a client sees of a private job: `queued` until its release time,
+//! then how it ended (succeeded with its report, failed with a public
+//! reason, or cancelled by that client). On a fixed-time dataset the
+//! release time is its slot's end, fixed at acceptance from the
+//! acceptance time, the slots before it and the dataset's deadline, all
+//! public: the timeline is the same whatever the rows (issue 26). Counts,
+//! phases and phase times are shown only for non-private jobs of test
+//! datasets.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
@@ -41,9 +45,9 @@ use tonic::{Request, Response, Status};
 
 use crate::ClusterError;
 use crate::auth::{ClientName, ClientTokens, RequireClient};
-use crate::datasets::CoordinatorConfig;
-use crate::runner::{Active, run_queue};
-use crate::store::{Ending, JobStore, StoredJob};
+use crate::datasets::{CoordinatorConfig, ReleaseMode};
+use crate::runner::{Active, run_queue, sleep_until_ms};
+use crate::store::{Ending, JobStore, Slot, StoredJob, now_ms};
 use crate::submission::{self, Refusal, Rules, reason_text};
 use crate::tls::ServerTls;
 
@@ -56,13 +60,17 @@ pub struct CoordinatorOptions {
     pub ballista: BallistaOptions,
     /// The clients' tokens.
     pub clients: ClientTokens,
-    /// A test cluster: accept `seed`, `non-private`, `brute-force` and the
-    /// non-private strategy, and show their jobs' progress detail.
-    pub allow_non_private: bool,
+    /// Write private jobs' figures and engine messages (edge counts,
+    /// fingerprints, phase times, errors quoting cells) to the log.
+    pub log_private_values: bool,
+    /// The program that runs one job (`PROGRAM run-job`): the
+    /// `dpincon-coordinator` binary.
+    pub job_program: PathBuf,
 }
 
 /// How jobs reach the Ballista cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct BallistaOptions {
     /// The scheduler, `http://host:port`.
     pub scheduler: String,
@@ -92,9 +100,9 @@ pub(crate) struct Shared {
     pub store: JobStore,
     /// Queued and running jobs; ended ones are only in the store.
     active: Mutex<HashMap<String, Arc<Active>>>,
-    /// Serialises admission: the queue count and the budget reservation
-    /// are checked and the job inserted as one step.
-    admission: tokio::sync::Mutex<()>,
+    /// Serialises admission (queue counts, the charge, the slot, the
+    /// insert as one step); holds the end of the last fixed-time slot.
+    admission: tokio::sync::Mutex<i64>,
     queue: mpsc::UnboundedSender<Arc<Active>>,
     next_seq: AtomicU64,
     _locks: Vec<DirLock>,
@@ -112,6 +120,11 @@ impl Shared {
         self.options.config.state_dir.join("constraints").join(format!("{id}.dcs"))
     }
 
+    /// What submissions are checked against.
+    fn rules(&self) -> Rules<'_> {
+        Rules { datasets: &self.options.config.datasets, limits: &self.options.config.limits }
+    }
+
     /// Drops an ended job from memory (the store has it).
     pub fn forget(&self, id: &str) {
         self.active.lock().expect("active jobs poisoned").remove(id);
@@ -121,44 +134,42 @@ impl Shared {
         self.active.lock().expect("active jobs poisoned").get(id).cloned()
     }
 
-    /// The status a client sees of a live job.
-    fn live_status(&self, job: &Active) -> JobStatus {
-        let full = job.status.borrow().clone();
-        if !job.accepted.non_private {
-            return private_view(&full);
+    /// The job's full status: live while it is active, else from the store.
+    fn full_status(&self, stored: &StoredJob) -> JobStatus {
+        if let Some(job) = self.active(&stored.id) {
+            let mut status = job.status.borrow().clone();
+            if status.state == JobState::Queued as i32 {
+                let active = self.active.lock().expect("active jobs poisoned");
+                status.queue_position =
+                    active.values().filter(|j| j.seq < job.seq && j.is_queued()).count() as u32;
+            }
+            return status;
         }
-        let mut status = full;
-        if status.state == JobState::Queued as i32 {
-            let active = self.active.lock().expect("active jobs poisoned");
-            status.queue_position = active.values().filter(|j| j.seq < job.seq).count() as u32;
+        if let Some(full) = stored.detail.as_deref().and_then(|d| JobStatus::decode(d).ok()) {
+            return full;
         }
-        status
+        JobStatus {
+            job_id: stored.id.clone(),
+            state: stored.state as i32,
+            reason: stored.reason as i32,
+            error: match stored.state {
+                JobState::Failed => stored.error.clone(),
+                JobState::Cancelled => "cancelled by a client".into(),
+                _ => String::new(),
+            },
+            ..JobStatus::default()
+        }
     }
 
-    /// The status a client sees of a stored (ended, or live) job.
+    /// The status a client sees: everything for a non-private job of a test
+    /// dataset; for a private job its state and public reason, and
+    /// `queued` until its release time.
     fn status_of(&self, stored: &StoredJob) -> JobStatus {
-        if let Some(job) = self.active(&stored.id) {
-            return self.live_status(&job);
+        let full = self.full_status(stored);
+        if stored.non_private {
+            return full;
         }
-        let full = stored.detail.as_deref().and_then(|d| JobStatus::decode(d).ok());
-        match full {
-            Some(full) if stored.non_private => full,
-            _ => {
-                let mut status = JobStatus {
-                    job_id: stored.id.clone(),
-                    state: stored.state as i32,
-                    reason: stored.reason as i32,
-                    ..JobStatus::default()
-                };
-                status.error = match stored.state {
-                    JobState::Failed if stored.non_private => stored.error.clone(),
-                    JobState::Failed => reason_text(stored.reason).to_string(),
-                    JobState::Cancelled => "cancelled by a client".into(),
-                    _ => String::new(),
-                };
-                private_view(&status)
-            }
-        }
+        client_view(&full, stored.slot, now_ms())
     }
 
     /// The job `id` if `client` owns it.
@@ -169,63 +180,60 @@ impl Shared {
         }
     }
 
-    /// Checks the queue and the budget, then stores and queues the job.
+    /// Checks the queue limits, charges the dataset's ledger, fixes the
+    /// job's slot, then stores and queues it. A recovered job (accepted by
+    /// a previous process) was charged then: it only gets a new slot.
     async fn admit(
         &self,
         client: &str,
         accepted: submission::Accepted,
         recovered: Option<StoredJob>,
     ) -> Result<String, Refusal> {
-        let _admission = self.admission.lock().await;
+        let mut fixed_until = self.admission.lock().await;
         let dataset = accepted.dataset.clone();
-        let reserved: f64 = {
+        let limits = &self.options.config.limits;
+        let busy_until = {
             let active = self.active.lock().expect("active jobs poisoned");
-            let queued = active
-                .values()
-                .filter(|j| j.status.borrow().state == JobState::Queued as i32)
-                .count();
-            if recovered.is_none() && queued >= self.options.config.limits.max_queued {
+            let queued = active.values().filter(|j| j.is_queued());
+            let (all, mine) =
+                queued.fold((0, 0), |(a, m), j| (a + 1, m + usize::from(j.owner == client)));
+            if recovered.is_none() && all >= limits.max_queued {
                 return Err(Refusal::new(
                     FailureReason::QueueFull,
-                    format!("{queued} jobs are waiting; submit again later"),
+                    format!("{all} jobs are waiting; submit again later"),
                 ));
             }
-            active
-                .values()
-                .filter(|j| {
-                    j.accepted.dataset.name == dataset.name && !j.charged.load(Ordering::SeqCst)
-                })
-                .map(|j| j.accepted.total_epsilon)
-                .sum()
-        };
-        if accepted.total_epsilon > 0.0 {
-            let need = reserved + accepted.total_epsilon;
-            if let Err(e) =
-                ledger::check(&dataset.ledger, &dataset.data, Some(dataset.budget_cap), need)
-            {
-                eprintln!(
-                    "dataset {}: refusing a job of ε = {}: {e}",
-                    dataset.name, accepted.total_epsilon
-                );
-                let text = e.to_string();
-                return Err(if text.contains("cap exceeded") {
-                    Refusal::new(
-                        FailureReason::BudgetExhausted,
-                        format!(
-                            "dataset '{}' cannot fund ε = {} more within its cap {} (spent and \
-                             reserved by queued jobs: see the operator)",
-                            dataset.name, accepted.total_epsilon, dataset.budget_cap
-                        ),
-                    )
-                } else {
-                    Refusal::new(FailureReason::Internal, "the dataset's ledger cannot be read")
-                });
+            if recovered.is_none() && mine >= limits.max_queued_per_client {
+                return Err(Refusal::new(
+                    FailureReason::QueueFull,
+                    format!(
+                        "{mine} of your jobs are waiting (the limit per client); submit again later"
+                    ),
+                ));
             }
-        }
-        let id = match &recovered {
-            Some(job) => job.id.clone(),
+            // Jobs whose end shows as soon as it comes hold their whole
+            // slot until they end: their own timing is public by choice.
+            active.values().filter(|j| !j.slot.fixed).map(|j| j.slot.end_ms).max().unwrap_or(0)
+        };
+        let start_ms = now_ms().max(*fixed_until).max(busy_until);
+        let deadline_ms = i64::try_from(dataset.job_deadline.as_millis()).unwrap_or(i64::MAX);
+        let slot = Slot {
+            start_ms,
+            end_ms: start_ms.saturating_add(deadline_ms),
+            fixed: !accepted.non_private && dataset.release == ReleaseMode::FixedTime,
+        };
+        let (id, prepaid) = match &recovered {
+            Some(job) => {
+                self.store.reslot(&job.id, slot).map_err(|e| {
+                    eprintln!("job {}: cannot give it a new slot: {e}", job.id);
+                    Refusal::new(FailureReason::Internal, "the job store refused the job")
+                })?;
+                (job.id.clone(), job.prepaid.clone())
+            }
             None => {
                 let id = new_job_id();
+                // The charge comes first: from here on every outcome is paid.
+                let prepaid = self.charge(&id, &accepted)?;
                 let stored = StoredJob {
                     id: id.clone(),
                     owner: client.to_string(),
@@ -237,16 +245,22 @@ impl Shared {
                     error: String::new(),
                     report: None,
                     detail: None,
+                    slot,
+                    prepaid: prepaid.clone(),
                 };
                 self.store.insert(&stored).map_err(|e| {
-                    eprintln!("cannot store a job: {e}");
+                    eprintln!("job {id}: charged but cannot be stored: {e}");
                     Refusal::new(FailureReason::Internal, "the job store refused the job")
                 })?;
-                id
+                (id, prepaid)
             }
         };
+        if slot.fixed {
+            *fixed_until = slot.end_ms;
+        }
         let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
-        let job = Arc::new(Active::new(id.clone(), seq, accepted));
+        let job =
+            Arc::new(Active::new(id.clone(), client.to_string(), seq, accepted, slot, prepaid));
         self.active.lock().expect("active jobs poisoned").insert(id.clone(), job.clone());
         if self.queue.send(job).is_err() {
             return Err(Refusal::new(FailureReason::Internal, "the job runner has stopped"));
@@ -254,6 +268,65 @@ impl Shared {
         eprintln!("job {id}: queued for {client} on dataset {}", dataset.name);
         Ok(id)
     }
+
+    /// Records the job's ε in its dataset's ledger (fsynced) or refuses it
+    /// (over the cap: nothing is recorded).
+    fn charge(
+        &self,
+        id: &str,
+        accepted: &submission::Accepted,
+    ) -> Result<dpincon_engine::Prepaid, Refusal> {
+        let dataset = &accepted.dataset;
+        let charges = accepted.charges();
+        if charges.is_empty() {
+            return Ok(dpincon_engine::Prepaid { job_id: id.to_string(), ledger: None });
+        }
+        let cap = Some(dataset.budget_cap);
+        match ledger::charge(&dataset.ledger, &dataset.data, cap, id, &charges) {
+            Ok(state) => {
+                Ok(dpincon_engine::Prepaid { job_id: id.to_string(), ledger: Some(state) })
+            }
+            Err(e) => {
+                eprintln!(
+                    "dataset {}: refusing a job of ε = {}: {e}",
+                    dataset.name, accepted.total_epsilon
+                );
+                Err(if e.to_string().contains("cap exceeded") {
+                    Refusal::new(
+                        FailureReason::BudgetExhausted,
+                        format!(
+                            "dataset '{}' cannot fund ε = {} more within its cap {} (see the \
+                             operator)",
+                            dataset.name, accepted.total_epsilon, dataset.budget_cap
+                        ),
+                    )
+                } else {
+                    Refusal::new(FailureReason::Internal, "the dataset's ledger cannot be read")
+                })
+            }
+        }
+    }
+}
+
+/// A private job's status as its client sees it at `now_ms`: how it ended
+/// once that is released (a cancel at once: the client's own act), else
+/// `queued`; never `running`, counts or phases.
+fn client_view(full: &JobStatus, slot: Slot, now_ms: i64) -> JobStatus {
+    let ended = match JobState::try_from(full.state) {
+        Ok(JobState::Cancelled) => true,
+        Ok(JobState::Succeeded | JobState::Failed) => slot.released(now_ms),
+        _ => false,
+    };
+    let release_at_unix_ms = if slot.fixed { slot.end_ms.max(0) as u64 } else { 0 };
+    if !ended {
+        return JobStatus {
+            job_id: full.job_id.clone(),
+            state: JobState::Queued as i32,
+            release_at_unix_ms,
+            ..JobStatus::default()
+        };
+    }
+    JobStatus { release_at_unix_ms, ..private_view(full) }
 }
 
 /// Only what a private job's client may see: id, state, public reason.
@@ -331,7 +404,7 @@ impl CoordinatorService {
             options,
             store,
             active: Mutex::default(),
-            admission: tokio::sync::Mutex::new(()),
+            admission: tokio::sync::Mutex::new(0),
             queue,
             next_seq: AtomicU64::new(0),
             _locks: locks,
@@ -348,34 +421,24 @@ impl CoordinatorService {
     }
 
     fn rules(&self) -> Rules<'_> {
-        let o = &self.shared.options;
-        Rules {
-            datasets: &o.config.datasets,
-            limits: &o.config.limits,
-            allow_non_private: o.allow_non_private,
-        }
+        self.shared.rules()
     }
 }
 
-/// Queues a job a previous process accepted, checked again against the
-/// configuration now (a dataset may be gone); fails it if refused.
+/// Queues a job a previous process accepted (and charged) in a new slot,
+/// checked again against the configuration now (a dataset may be gone);
+/// fails it if refused.
 async fn resume(shared: &Arc<Shared>, job: StoredJob) {
-    let o = &shared.options;
-    let rules = Rules {
-        datasets: &o.config.datasets,
-        limits: &o.config.limits,
-        allow_non_private: o.allow_non_private,
-    };
-    let outcome = match submission::check(&job.request, ConfigFormat::Json, rules) {
+    let outcome = match submission::check(&job.request, ConfigFormat::Json, shared.rules()) {
         Ok(accepted) => shared.admit(&job.owner.clone(), accepted, Some(job.clone())).await,
         Err(refusal) => Err(refusal),
     };
     match outcome {
         Ok(id) => eprintln!("job {id}: resumed after a restart"),
         Err(refusal) => {
-            let error = format!("not resumed: {}", refusal.detail);
-            eprintln!("job {}: {error}", job.id);
-            let end = Ending::plain(JobState::Failed, refusal.reason, &error);
+            eprintln!("job {}: not resumed (its charge stays): {}", job.id, refusal.detail);
+            let error = reason_text(refusal.reason);
+            let end = Ending::plain(JobState::Failed, refusal.reason, error);
             if let Err(e) = shared.store.finish(&job.id, &end) {
                 eprintln!("job {}: {e}", job.id);
             }
@@ -409,8 +472,8 @@ impl Coordinator for CoordinatorService {
     type WatchJobStream = ReceiverStream<Result<JobStatus, Status>>;
 
     /// Streams the client's view of the job each time it changes: for a
-    /// private job that is its state only, so the stream's timing shows the
-    /// state changes and nothing of detection's progress.
+    /// private job that is `queued`, then its end at its release time, so
+    /// the stream's timing shows nothing of detection's progress.
     async fn watch_job(
         &self,
         request: Request<JobRef>,
@@ -420,24 +483,41 @@ impl Coordinator for CoordinatorService {
         let (tx, rx) = mpsc::channel(16);
         let shared = self.shared.clone();
         tokio::spawn(async move {
-            let Some(job) = shared.active(&stored.id) else {
-                let _ = tx.send(Ok(shared.status_of(&stored))).await;
-                return;
-            };
-            let mut changes = job.status.subscribe();
+            let mut changes = shared.active(&stored.id).map(|j| j.status.subscribe());
             let mut last: Option<JobStatus> = None;
             loop {
-                changes.borrow_and_update();
-                let status = shared.live_status(&job);
-                let terminal = is_terminal(status.state);
+                if let Some(c) = changes.as_mut() {
+                    c.borrow_and_update();
+                }
+                let Ok(Some(now)) = shared.store.get(&stored.id) else { return };
+                let status = shared.status_of(&now);
                 if last.as_ref() != Some(&status) {
                     if tx.send(Ok(status.clone())).await.is_err() {
                         return;
                     }
-                    last = Some(status);
+                    last = Some(status.clone());
                 }
-                if terminal || changes.changed().await.is_err() {
+                if is_terminal(status.state) {
                     return;
+                }
+                // Wake on a change of the live job, or at the release time.
+                let release = (now.slot.fixed && !now.non_private).then_some(now.slot.end_ms);
+                tokio::select! {
+                    changed = async {
+                        match changes.as_mut() {
+                            Some(c) => c.changed().await.is_ok(),
+                            None => std::future::pending().await,
+                        }
+                    } => if !changed { changes = None },
+                    _ = async {
+                        match release {
+                            Some(at) if at > now_ms() => sleep_until_ms(at).await,
+                            // Released or unfixed: the job's own end wakes us;
+                            // past the release but not yet recorded: look again soon.
+                            Some(_) => tokio::time::sleep(std::time::Duration::from_millis(5)).await,
+                            None => std::future::pending().await,
+                        }
+                    } => {}
                 }
             }
         });
@@ -448,45 +528,43 @@ impl Coordinator for CoordinatorService {
         let client = client_of(&request)?;
         let job_id = request.into_inner().job_id;
         let job = self.shared.owned(&job_id, &client)?;
+        // What the client's view says, not the store: a private job's end is
+        // not there before its release time.
         let status = self.shared.status_of(&job);
-        match job.state {
-            JobState::Succeeded => {
+        match JobState::try_from(status.state) {
+            Ok(JobState::Succeeded) => {
                 Ok(Response::new(JobResult { job_id, report_json: job.report.unwrap_or_default() }))
             }
-            JobState::Failed => {
+            Ok(JobState::Failed) => {
                 Err(Status::failed_precondition(format!("job {job_id} failed: {}", status.error)))
             }
-            JobState::Cancelled => {
+            Ok(JobState::Cancelled) => {
                 Err(Status::failed_precondition(format!("job {job_id} was cancelled")))
             }
             _ => Err(Status::failed_precondition(format!("job {job_id} has not finished"))),
         }
     }
 
+    /// Cancels a job whose end its client cannot see yet: its process is
+    /// stopped, its charge stays (it was made at acceptance).
     async fn cancel_job(&self, request: Request<JobRef>) -> Result<Response<JobStatus>, Status> {
         let client = client_of(&request)?;
         let stored = self.shared.owned(&request.into_inner().job_id, &client)?;
+        let cancelled = self.shared.store.cancel(&stored.id, now_ms()).map_err(internal)?;
         if let Some(job) = self.shared.active(&stored.id) {
             job.cancel.send_replace(true);
-            // A queued job ends here; a running one in its runner, which
-            // drops the job (and its in-flight tasks) at its next await.
-            if job.status.borrow().state == JobState::Queued as i32 {
-                let end = Ending::plain(
-                    JobState::Cancelled,
-                    FailureReason::Unspecified,
-                    "cancelled by a client",
-                );
-                if self.shared.store.finish(&job.id, &end).map_err(internal)? {
-                    job.status.send_modify(|s| {
-                        s.state = JobState::Cancelled as i32;
-                        s.error = "cancelled by a client".into();
-                    });
-                    self.shared.forget(&job.id);
-                }
+            if cancelled {
+                job.status.send_modify(|s| {
+                    s.state = JobState::Cancelled as i32;
+                    s.error = "cancelled by a client".into();
+                });
             }
-            return Ok(Response::new(self.shared.live_status(&job)));
         }
-        Ok(Response::new(self.shared.status_of(&stored)))
+        if cancelled {
+            eprintln!("job {}: cancelled by {client} (charged)", stored.id);
+        }
+        let now = self.shared.owned(&stored.id, &client)?;
+        Ok(Response::new(self.shared.status_of(&now)))
     }
 
     async fn list_jobs(

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use dpincon_constraints::TableSchema;
 use dpincon_source::{DataFormat, declared_schema, parquet_schema, parse_schema_override};
@@ -30,13 +31,39 @@ pub struct Limits {
     pub max_constraint_bytes: usize,
     /// Denial constraints of a job (after FD expansion).
     pub max_constraints: usize,
+    /// Jobs one client may have waiting: no client can fill the queue
+    /// (and so the schedule) alone.
+    pub max_queued_per_client: usize,
+    /// θ candidates a job may list (the pass keeps a degree array each).
+    pub max_candidates: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_queued: 64, max_constraint_bytes: 64 * 1024, max_constraints: 64 }
+        Limits {
+            max_queued: 64,
+            max_constraint_bytes: 64 * 1024,
+            max_constraints: 64,
+            max_queued_per_client: 8,
+            max_candidates: 256,
+        }
     }
 }
+
+/// When a private job's result becomes visible (`release` of a dataset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReleaseMode {
+    /// At a public time fixed when the job is accepted: its slot's start
+    /// plus the dataset's `job-deadline` (the default; issue 26).
+    FixedTime,
+    /// As soon as the job ends: the end time grows with detection work, a
+    /// channel on the rows; needs `accept-timing-channel = true`.
+    WhenDone,
+}
+
+/// The default `job-deadline`.
+const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -67,6 +94,18 @@ struct RawDataset {
     threads: Option<usize>,
     #[serde(default)]
     memory_limit: Option<String>,
+    #[serde(default)]
+    job_deadline: Option<String>,
+    #[serde(default)]
+    release: Option<ReleaseMode>,
+    #[serde(default)]
+    accept_timing_channel: bool,
+    #[serde(default)]
+    allow_non_private: bool,
+    #[serde(default)]
+    max_edges: Option<u64>,
+    #[serde(default)]
+    max_job_memory: Option<String>,
 }
 
 /// One registered dataset.
@@ -98,6 +137,20 @@ pub struct Dataset {
     pub threads: Option<usize>,
     /// Graph memory before it spills, e.g. `4GiB`.
     pub memory_limit: Option<String>,
+    /// A job's time slot: it starts at its slot's start, is stopped at the
+    /// slot's end, and (with [`ReleaseMode::FixedTime`]) its result is
+    /// visible from then on.
+    pub job_deadline: Duration,
+    /// When private results become visible.
+    pub release: ReleaseMode,
+    /// A test dataset: jobs may ask for exact, NON-PRIVATE values or a
+    /// fixed seed (`non-private`, `seed`, `brute-force`, `baseline-truemax`).
+    pub allow_non_private: bool,
+    /// Most conflict edges a job may measure (public quota).
+    pub max_edges: Option<u64>,
+    /// Most memory (address space, bytes) of a job's process: the graph,
+    /// the LP kernel and all (public quota).
+    pub max_job_memory: Option<u64>,
 }
 
 /// The whole configuration.
@@ -132,8 +185,14 @@ impl CoordinatorConfig {
     /// (names only: no row is read), the ledger's directory present.
     pub fn parse(text: &str, origin: &str) -> Result<Self, ClusterError> {
         let raw: RawConfig = toml::from_str(text).map_err(|e| bad(origin, e))?;
-        if raw.limits.max_queued == 0 || raw.limits.max_constraints == 0 {
-            return Err(bad(origin, "[limits] max-queued and max-constraints must be > 0"));
+        let l = &raw.limits;
+        if [l.max_queued, l.max_constraints, l.max_queued_per_client, l.max_candidates].contains(&0)
+        {
+            return Err(bad(
+                origin,
+                "[limits] max-queued, max-constraints, max-queued-per-client and max-candidates \
+                 must be > 0",
+            ));
         }
         let mut datasets = BTreeMap::new();
         for (name, d) in raw.datasets {
@@ -211,6 +270,41 @@ impl CoordinatorConfig {
                     format!("the ledger's directory '{}' does not exist", ledger_dir.display()),
                 ));
             }
+            let job_deadline = match &d.job_deadline {
+                None => DEFAULT_DEADLINE,
+                Some(text) => parse_duration(text)
+                    .filter(|d| *d >= Duration::from_secs(1) && *d <= Duration::from_secs(7 * 86_400))
+                    .ok_or_else(|| {
+                        bad(&at, format!(
+                            "job-deadline '{text}': give a duration from 1s to 7d, e.g. \"90s\", \"10m\", \"2h\""
+                        ))
+                    })?,
+            };
+            let release = d.release.unwrap_or(ReleaseMode::FixedTime);
+            if release == ReleaseMode::WhenDone && !d.accept_timing_channel {
+                return Err(bad(
+                    &at,
+                    "release = \"when-done\" lets a client time detection, which depends on the \
+                     rows: set accept-timing-channel = true to accept that channel",
+                ));
+            }
+            if d.max_edges == Some(0) {
+                return Err(bad(&at, "max-edges must be > 0"));
+            }
+            let max_job_memory = d
+                .max_job_memory
+                .as_deref()
+                .map(|m| {
+                    dpincon_engine::parse_bytes(m)
+                        .ok()
+                        .filter(|b| *b >= 64 << 20)
+                        .ok_or_else(|| bad(&at, format!("max-job-memory '{m}': give a size of at least 64MiB, e.g. \"8GiB\"")))
+                })
+                .transpose()?;
+            if let Some(limit) = &d.memory_limit {
+                dpincon_engine::parse_bytes(limit)
+                    .map_err(|e| bad(&at, format!("memory-limit: {e}")))?;
+            }
             let dataset = Dataset {
                 name: name.clone(),
                 data: d.data,
@@ -224,12 +318,18 @@ impl CoordinatorConfig {
                 max_rows: d.max_rows,
                 threads: d.threads,
                 memory_limit: d.memory_limit,
+                job_deadline,
+                release,
+                allow_non_private: d.allow_non_private,
+                max_edges: d.max_edges,
+                max_job_memory,
             };
             datasets.insert(name, Arc::new(dataset));
         }
         if datasets.is_empty() {
             return Err(bad(origin, "no [datasets.NAME] table: clients could run nothing"));
         }
+        same_source_same_ledger(origin, &datasets)?;
         Ok(CoordinatorConfig { state_dir: raw.state_dir, limits: raw.limits, datasets })
     }
 
@@ -246,6 +346,51 @@ impl CoordinatorConfig {
         }
         dirs
     }
+}
+
+/// Two datasets on one table must share one ledger: with two, each cap
+/// would hold for its own jobs only and the table would spend both.
+fn same_source_same_ledger(
+    origin: &str,
+    datasets: &BTreeMap<String, Arc<Dataset>>,
+) -> Result<(), ClusterError> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut seen: BTreeMap<PathBuf, &Dataset> = BTreeMap::new();
+    for d in datasets.values() {
+        match seen.get(&canonical(&d.data)) {
+            Some(first) if canonical(&first.ledger) != canonical(&d.ledger) => {
+                return Err(bad(
+                    origin,
+                    format!(
+                        "datasets '{}' and '{}' read the same table with different ledgers: \
+                         give them one ledger (and cap), or the table spends both caps",
+                        first.name, d.name
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => {
+                seen.insert(canonical(&d.data), d);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `90s`, `10m`, `2h`, `1d` or plain seconds.
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: u64 = number.parse().ok()?;
+    let scale = match unit.trim() {
+        "" | "s" => 1,
+        "m" | "min" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return None,
+    };
+    n.checked_mul(scale).map(Duration::from_secs)
 }
 
 fn ledger_dir(ledger: &Path) -> PathBuf {

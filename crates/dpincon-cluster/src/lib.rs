@@ -27,6 +27,7 @@ pub mod auth;
 pub mod client;
 pub mod coordinator;
 pub mod datasets;
+pub mod job_process;
 mod runner;
 pub mod server;
 pub mod store;

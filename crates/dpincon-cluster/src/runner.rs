@@ -1,44 +1,58 @@
-//! Running accepted jobs, one at a time, through
-//! `dpincon_engine::run_job_with` with a `BallistaLoader` (detection on
-//! the Ballista cluster), and recording how each ended.
+//! Running accepted jobs one at a time, each in its slot and in a process
+//! of its own ([`crate::job_process`]), and recording how each ended.
 //!
-//! A job is marked running in the store before the engine can charge the
-//! ledger, and its report is stored in the statement that marks it
-//! succeeded (see `store`). How it failed is mapped to a public reason; the
-//! full message goes to the coordinator's log and the store only, except
-//! for non-private jobs of test clusters.
+//! Every job here was charged when it was accepted. A job on a fixed-time
+//! dataset starts at its slot's start, never earlier (whether it ends in
+//! time must not depend on how long the jobs before it ran); any job is
+//! killed at its slot's end. The store records the end at once; clients see
+//! it from the release time on ([`crate::store::Slot::released`]). How a
+//! job failed is one public reason; the engine's message goes to the
+//! operator's log only for non-private jobs or with `--log-private-values`.
 
+use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-use dpincon_engine::{EngineError, Phase, Progress, run_job_with};
+use dpincon_engine::Prepaid;
 use dpincon_proto::v1::{FailureReason, JobState, JobStatus, PhaseTime};
 use prost::Message;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
 use tokio::sync::{mpsc, watch};
 
 use crate::coordinator::Shared;
-use crate::store::Ending;
+use crate::job_process::{ChildMessage, JobSpec, LoadStats};
+use crate::store::{Ending, Slot, now_ms};
 use crate::submission::{Accepted, reason_text};
-use dpincon_ballista::BallistaLoader;
 
 /// A job accepted and not yet ended, in memory. Finished jobs live only in
 /// the store, so memory is bounded by the queue limit.
 #[derive(Debug)]
 pub(crate) struct Active {
     pub id: String,
+    /// The client that submitted it.
+    pub owner: String,
     /// Submission order, for queue positions.
     pub seq: u64,
     pub accepted: Accepted,
+    /// Its time slot, fixed at acceptance.
+    pub slot: Slot,
+    /// The charge made at acceptance.
+    pub prepaid: Prepaid,
     /// The full status (operator and non-private view).
     pub status: Arc<watch::Sender<JobStatus>>,
     pub cancel: watch::Sender<bool>,
-    /// The engine has charged the ledger (its measure phase started): the
-    /// job's ε is in the ledger, no longer a reservation.
-    pub charged: AtomicBool,
 }
 
 impl Active {
-    pub(crate) fn new(id: String, seq: u64, accepted: Accepted) -> Self {
+    pub(crate) fn new(
+        id: String,
+        owner: String,
+        seq: u64,
+        accepted: Accepted,
+        slot: Slot,
+        prepaid: Prepaid,
+    ) -> Self {
         let status = JobStatus {
             job_id: id.clone(),
             state: JobState::Queued as i32,
@@ -46,17 +60,23 @@ impl Active {
         };
         Active {
             id,
+            owner,
             seq,
             accepted,
+            slot,
+            prepaid,
             status: Arc::new(watch::Sender::new(status)),
             cancel: watch::Sender::new(false),
-            charged: AtomicBool::new(false),
         }
+    }
+
+    /// Still waiting for its slot.
+    pub(crate) fn is_queued(&self) -> bool {
+        self.status.borrow().state == JobState::Queued as i32
     }
 }
 
-/// Runs queued jobs one at a time, on a runtime of their own (CPU-bound
-/// phases never starve the RPC server).
+/// Runs queued jobs one at a time, on a runtime of their own.
 pub(crate) fn run_queue(mut rx: mpsc::UnboundedReceiver<Arc<Active>>, shared: Arc<Shared>) {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -72,113 +92,33 @@ pub(crate) fn run_queue(mut rx: mpsc::UnboundedReceiver<Arc<Active>>, shared: Ar
     });
 }
 
-/// Records the engine's phases in the job's status, and when the table
-/// starts being read (failures before that depend on no row) and when the
-/// ledger has been charged (the measure phase starts right after).
-struct StatusProgress<'a> {
-    status: &'a watch::Sender<JobStatus>,
-    read_started: AtomicBool,
-    charged: &'a AtomicBool,
-}
-
-fn phase_key(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Read => "read",
-        Phase::Detect => "detect",
-        Phase::Measure => "measure",
+/// Sleeps until Unix millisecond `at` (at once if it is past).
+pub(crate) async fn sleep_until_ms(at: i64) {
+    let wait = at.saturating_sub(now_ms());
+    if wait > 0 {
+        tokio::time::sleep(Duration::from_millis(wait as u64)).await;
     }
 }
 
-impl Progress for StatusProgress<'_> {
-    fn start(&self, phase: Phase) {
-        match phase {
-            Phase::Read => self.read_started.store(true, Ordering::SeqCst),
-            Phase::Measure => self.charged.store(true, Ordering::SeqCst),
-            Phase::Detect => {}
-        }
-        self.status.send_modify(|s| s.phase = phase_key(phase).into());
-    }
-
-    fn finish(&self, phase: Phase, seconds: f64) {
-        self.status.send_modify(|s| {
-            s.phases.push(PhaseTime { phase: phase_key(phase).into(), seconds });
-            s.phase.clear();
-        });
-    }
-}
-
-/// The public reason of an engine failure (its message is shown to a
-/// private job's client only for [`FailureReason::InvalidJob`]).
-fn classify(error: &EngineError, read_started: bool) -> FailureReason {
-    match error {
-        // The cap was reached between admission and the charge (admission
-        // reserves queued jobs' ε, so only an edited ledger gets here).
-        EngineError::Ledger { message, .. } if message.contains("cap exceeded") => {
-            FailureReason::BudgetExhausted
-        }
-        // Option checks run before the first row is read: nothing in them
-        // depends on the data.
-        EngineError::Config(_) if !read_started => FailureReason::InvalidJob,
-        _ => FailureReason::Internal,
-    }
-}
-
-/// The report as a client sees it: the dataset's name instead of the
-/// operator's paths (table, constraint file, ledger).
-fn client_report(report: &dpincon_engine::Report, dataset: &str) -> Result<String, String> {
-    let mut value = serde_json::to_value(report).map_err(|e| e.to_string())?;
-    value["data"] = serde_json::Value::String(format!("dataset {dataset}"));
-    value["constraints"] = serde_json::Value::String("inline".into());
-    if let Some(ledger) = value.pointer_mut("/budget/ledger").filter(|l| l.is_object()) {
-        ledger["path"] = serde_json::Value::String(format!("ledger of dataset {dataset}"));
-    }
-    serde_json::to_string_pretty(&value).map(|s| s + "\n").map_err(|e| e.to_string())
-}
-
-/// Runs the engine on the job; `None` if a client cancelled it first.
-async fn run_engine(
-    job: &Active,
-    shared: &Shared,
-    constraints: &std::path::Path,
-) -> Option<Result<dpincon_engine::Report, (FailureReason, String)>> {
-    let config = job.accepted.job_config(constraints);
-    let progress = StatusProgress {
-        status: &job.status,
-        read_started: AtomicBool::new(false),
-        charged: &job.charged,
-    };
-    let options = &shared.options.ballista;
-    let mut loader = BallistaLoader::new(&options.scheduler, shared.work_dir());
-    loader.partitions = options.partitions.max(1);
-    loader.graph_memory = options.graph_memory;
-    let mut cancel = job.cancel.subscribe();
-    let outcome = tokio::select! {
-        // A job that finished wins over a late cancel: its budget is spent.
-        biased;
-        r = run_job_with(&config, &progress, &loader) => Some(r.map_err(|e| {
-            let read_started = progress.read_started.load(Ordering::SeqCst);
-            (classify(&e, read_started), e.to_string())
-        })),
-        // Dropping the engine's future drops the result stream: the
-        // Ballista client stops fetching; the scheduler finishes or
-        // abandons the stages (they write only shuffle files).
-        _ = cancel.wait_for(|c| *c) => None,
-    };
-    if let Some(stats) = loader.stats() {
-        job.status.send_modify(|s| {
-            s.tasks_total = stats.tasks as u32;
-            s.tasks_done = stats.tasks as u32;
-            s.edges = stats.fingerprint.edges;
-            s.edge_fingerprint = stats.fingerprint.to_string();
-        });
-    }
-    outcome
+/// How the child process ended, as the coordinator saw it.
+enum Outcome {
+    Succeeded(String),
+    Failed(FailureReason, String),
+    Cancelled,
 }
 
 async fn run_one(job: &Active, shared: &Shared) {
     let id = &job.id;
+    let mut cancel = job.cancel.subscribe();
+    // A fixed-time job starts at its slot's start, never before.
+    if job.slot.fixed {
+        tokio::select! {
+            _ = sleep_until_ms(job.slot.start_ms) => {}
+            _ = cancel.wait_for(|c| *c) => {}
+        }
+    }
     if *job.cancel.borrow() {
-        return; // Cancelled while queued: already ended.
+        return shared.forget(id); // Cancelled while queued: already ended.
     }
     match shared.store.start(id) {
         Ok(true) => {}
@@ -189,56 +129,53 @@ async fn run_one(job: &Active, shared: &Shared) {
         }
     }
     job.status.send_modify(|s| s.state = JobState::Running as i32);
-    eprintln!("job {id}: running on dataset {}", job.accepted.dataset.name);
-    let constraints = shared.constraint_path(id);
-    let outcome = match std::fs::write(&constraints, job.accepted.constraints()) {
-        Err(e) => Some(Err((
-            FailureReason::Internal,
-            format!("cannot write '{}': {e}", constraints.display()),
-        ))),
-        Ok(()) => run_engine(job, shared, &constraints).await,
+    eprintln!("job {id}: started");
+    let reveal = job.accepted.non_private || shared.options.log_private_values;
+    let mut stats = None;
+    let outcome = match child_spec(job, shared) {
+        Ok(spec) => run_child(job, shared, &spec, reveal, &mut cancel, &mut stats).await,
+        Err(e) => Outcome::Failed(FailureReason::Internal, e),
     };
-    let _ = std::fs::remove_file(&constraints);
+    if let Some(s) = &stats {
+        job.status.send_modify(|status| {
+            status.tasks_total = s.tasks;
+            status.tasks_done = s.tasks;
+            status.edges = s.edges;
+            status.edge_fingerprint = s.fingerprint.clone();
+        });
+    }
     let non_private = job.accepted.non_private;
-    let dataset = job.accepted.dataset.name.as_str();
     let (state, reason, full, report) = match outcome {
-        None => {
+        Outcome::Cancelled => {
             (JobState::Cancelled, FailureReason::Unspecified, "cancelled by a client".into(), None)
         }
-        Some(Ok(report)) => match client_report(&report, dataset) {
-            Ok(json) => {
-                (JobState::Succeeded, FailureReason::Unspecified, String::new(), Some(json))
-            }
-            Err(e) => (
-                JobState::Failed,
-                FailureReason::Internal,
-                format!("cannot serialise the report: {e}"),
-                None,
-            ),
-        },
-        Some(Err((reason, message))) => (JobState::Failed, reason, message, None),
+        Outcome::Succeeded(report) => {
+            (JobState::Succeeded, FailureReason::Unspecified, String::new(), Some(report))
+        }
+        Outcome::Failed(reason, message) => (JobState::Failed, reason, message, None),
     };
-    let shown = match state {
-        JobState::Failed if non_private => full.clone(),
-        JobState::Failed => public_error(reason, &full),
+    // A private job's store keeps the public text only; its detail went to
+    // the operator's log only if `reveal`.
+    let kept = match state {
+        JobState::Failed if !non_private => reason_text(reason).to_string(),
         _ => full.clone(),
     };
-    // Stored first, then announced: a client told the job ended finds its
-    // end (and report) in the store.
     let mut last = job.status.borrow().clone();
     last.state = state as i32;
     last.reason = reason as i32;
-    last.error = shown;
+    last.error = kept.clone();
     last.phase.clear();
     let detail = non_private.then(|| last.encode_to_vec());
     let end = Ending {
         state,
         reason,
-        error: &full,
+        error: &kept,
         report: report.as_deref(),
         detail: detail.as_deref(),
     };
-    log_end(id, &last, &full);
+    log_end(id, &last, &full, reveal);
+    // Stored first, then announced: a client told the job ended finds its
+    // end (and report) in the store.
     if let Err(e) = shared.store.finish(id, &end) {
         eprintln!("job {id}: cannot record its end: {e}");
     }
@@ -246,48 +183,139 @@ async fn run_one(job: &Active, shared: &Shared) {
     shared.forget(id);
 }
 
-/// What a private job's client is told of a failure: the reason's fixed
-/// text, plus the engine's message only when it was produced before any
-/// row was read.
-fn public_error(reason: FailureReason, full: &str) -> String {
-    if reason == FailureReason::InvalidJob {
-        format!("{}: {full}", reason_text(reason))
-    } else {
-        reason_text(reason).to_string()
+fn child_spec(job: &Active, shared: &Shared) -> Result<JobSpec, String> {
+    let constraints = shared.constraint_path(&job.id);
+    std::fs::write(&constraints, job.accepted.constraints())
+        .map_err(|e| format!("cannot write '{}': {e}", constraints.display()))?;
+    Ok(JobSpec {
+        config: job.accepted.job_config(&constraints),
+        prepaid: job.prepaid.clone(),
+        ballista: shared.options.ballista.clone(),
+        work_dir: shared.work_dir(),
+        dataset: job.accepted.dataset.name.clone(),
+        max_memory: job.accepted.dataset.max_job_memory,
+    })
+}
+
+/// Runs `spec` in a child process until it reports, its slot ends (killed:
+/// deadline exceeded) or its client cancels it (killed).
+async fn run_child(
+    job: &Active,
+    shared: &Shared,
+    spec: &JobSpec,
+    reveal: bool,
+    cancel: &mut watch::Receiver<bool>,
+    stats: &mut Option<LoadStats>,
+) -> Outcome {
+    let id = &job.id;
+    let spawned = Command::new(&shared.options.job_program)
+        .arg("run-job")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => return Outcome::Failed(FailureReason::Internal, format!("cannot start: {e}")),
+    };
+    let input = serde_json::to_vec(spec).expect("a job spec serialises");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+    let stderr = child.stderr.take().expect("piped stderr");
+    // The child's standard error may quote rows: the operator's log only
+    // when `reveal`; an allocation failure is noted either way (a quota).
+    let prefix = format!("job {id}: ");
+    let out_of_memory = tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        let mut oom = false;
+        while let Ok(Some(line)) = lines.next_line().await {
+            oom |= line.starts_with("memory allocation of");
+            if reveal {
+                eprintln!("{prefix}{line}");
+            }
+        }
+        oom
+    });
+    let constraints = shared.constraint_path(id);
+    let talk = async {
+        stdin.write_all(&input).await.map_err(|e| format!("cannot send the job: {e}"))?;
+        drop(stdin);
+        let mut last = None;
+        while let Some(line) = stdout.next_line().await.map_err(|e| e.to_string())? {
+            match serde_json::from_str::<ChildMessage>(&line) {
+                Ok(ChildMessage::Start(phase)) => job.status.send_modify(|s| s.phase = phase),
+                Ok(ChildMessage::Finish(phase, seconds)) => job.status.send_modify(|s| {
+                    s.phases.push(PhaseTime { phase, seconds });
+                    s.phase.clear();
+                }),
+                Ok(end) => last = Some(end),
+                Err(e) => return Err(format!("unreadable message from the job process: {e}")),
+            }
+        }
+        Ok::<_, String>(last)
+    };
+    let deadline = job.slot.end_ms;
+    let result = tokio::select! {
+        r = talk => Some(r),
+        _ = sleep_until_ms(deadline) => None,
+        _ = cancel.wait_for(|c| *c) => {
+            let _ = child.kill().await;
+            let _ = std::fs::remove_file(&constraints);
+            return Outcome::Cancelled;
+        }
+    };
+    let _ = std::fs::remove_file(&constraints);
+    let Some(result) = result else {
+        let _ = child.kill().await;
+        return Outcome::Failed(
+            FailureReason::DeadlineExceeded,
+            "still running at the end of its slot: stopped".into(),
+        );
+    };
+    let status = child.wait().await;
+    let oom = out_of_memory.await.unwrap_or(false);
+    match result {
+        Ok(Some(ChildMessage::Succeeded { report, stats: s })) => {
+            *stats = s;
+            Outcome::Succeeded(report)
+        }
+        Ok(Some(ChildMessage::Failed { reason, detail, stats: s })) => {
+            *stats = s;
+            let reason = FailureReason::from_str_name(&reason).unwrap_or(FailureReason::Internal);
+            Outcome::Failed(reason, detail)
+        }
+        _ if oom => Outcome::Failed(
+            FailureReason::OverQuota,
+            "the job process ran out of its max-job-memory".into(),
+        ),
+        Ok(_) => Outcome::Failed(
+            FailureReason::Internal,
+            format!("the job process ended without an outcome ({status:?})"),
+        ),
+        Err(e) => Outcome::Failed(FailureReason::Internal, e),
     }
 }
 
-/// One line per job on standard error, with every figure (the operator's
-/// log: it may hold what clients never see).
-fn log_end(id: &str, s: &JobStatus, error: &str) {
+/// One line per job on standard error. Figures and the engine's message
+/// only when `reveal` (non-private jobs, `--log-private-values`): counts,
+/// fingerprints and phase times of a private job depend on its rows.
+fn log_end(id: &str, s: &JobStatus, error: &str, reveal: bool) {
+    let state = crate::client::state_name(s.state);
+    if !reveal {
+        let reason = FailureReason::try_from(s.reason).unwrap_or(FailureReason::Internal);
+        let why = if s.state == JobState::Failed as i32 { reason_text(reason) } else { "" };
+        eprintln!("job {id}: {state} {why}");
+        return;
+    }
     let phases: Vec<String> =
         s.phases.iter().map(|p| format!("{} {:.3}s", p.phase, p.seconds)).collect();
     eprintln!(
-        "job {id}: {} {}| detection tasks {} | edges {} fingerprint {} | {}",
-        crate::client::state_name(s.state),
+        "job {id}: {state} {}| detection tasks {} | edges {} fingerprint {} | {}",
         if error.is_empty() { String::new() } else { format!("({error}) ") },
         s.tasks_total,
         s.edges,
         s.edge_fingerprint,
         phases.join(", ")
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_option_errors_before_reading_are_shown() {
-        let config = EngineError::Config("unknown strategy 'x'".into());
-        assert_eq!(classify(&config, false), FailureReason::InvalidJob);
-        assert_eq!(classify(&config, true), FailureReason::Internal);
-        let cap = EngineError::Ledger {
-            path: "/l".into(),
-            message: "budget cap exceeded: the dataset has spent".into(),
-        };
-        assert_eq!(classify(&cap, true), FailureReason::BudgetExhausted);
-        let read = EngineError::Source(dpincon_source::SourceError::Schema("x".into()));
-        assert_eq!(classify(&read, false), FailureReason::Internal);
-    }
 }

@@ -1,19 +1,21 @@
 //! The coordinator's durable job store: one SQLite file (`jobs.sqlite` in
 //! the operator's state directory) holding every job, its state, its
-//! public failure reason, the full error (operator only) and its report.
+//! public failure reason (the full error only for non-private jobs), its
+//! time slot and its report.
 //!
 //! Each state change is one statement in its own transaction, fsynced
-//! (`synchronous = FULL`) before the coordinator acts on it: a job is
-//! marked running before the engine can charge the ledger, and a report is
-//! written in the same statement that marks the job succeeded. So after a
-//! SIGKILL, [`JobStore::recover`] finds every job either finished (report
-//! kept), queued (never started: run it), or running (it may have been
-//! charged: fail it as interrupted, never run it twice).
+//! (`synchronous = FULL`) before the coordinator acts on it; a report is
+//! written in the same statement that marks the job succeeded. Every job
+//! here was charged when it was accepted. So after a SIGKILL,
+//! [`JobStore::recover`] finds every job either finished (report kept,
+//! visible from its release time), queued (never started: run it in a new
+//! slot), or running (fail it as interrupted, never run it twice).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use dpincon_engine::Prepaid;
 use dpincon_proto::v1::{FailureReason, JobState};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -43,6 +45,32 @@ pub struct StoredJob {
     /// The final full `JobStatus` (protobuf) of a non-private job, for its
     /// progress detail after the end; never kept for private jobs.
     pub detail: Option<Vec<u8>>,
+    /// Its slot: when it starts and when its result becomes visible
+    /// (Unix milliseconds; a release time of 0 means "when it ends").
+    pub slot: Slot,
+    /// The charge made when it was accepted.
+    pub prepaid: Prepaid,
+}
+
+/// A job's time slot, fixed when it is accepted from public values only
+/// (the acceptance time, the slots before it, the dataset's deadline).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Slot {
+    /// When it starts (Unix ms).
+    pub start_ms: i64,
+    /// When it is stopped and, for a fixed-time release, when its result
+    /// becomes visible (Unix ms).
+    pub end_ms: i64,
+    /// Its result is visible only from `end_ms` on (a private job on a
+    /// fixed-time dataset); else as soon as it ends.
+    pub fixed: bool,
+}
+
+impl Slot {
+    /// Whether a client may see how the job ended at `now_ms`.
+    pub fn released(&self, now_ms: i64) -> bool {
+        !self.fixed || now_ms >= self.end_ms
+    }
 }
 
 /// How a job ended, as [`JobStore::finish`] records it.
@@ -82,8 +110,13 @@ fn now() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
-const COLUMNS: &str =
-    "id, owner, dataset, request, non_private, state, reason, error, report, detail";
+/// Unix milliseconds now.
+pub fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+const COLUMNS: &str = "id, owner, dataset, request, non_private, state, reason, error, report, \
+                       detail, slot_start_ms, slot_end_ms, slot_fixed, charge";
 
 fn row_to_job(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredJob> {
     Ok(StoredJob {
@@ -97,6 +130,14 @@ fn row_to_job(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredJob> {
         error: row.get(7)?,
         report: row.get(8)?,
         detail: row.get(9)?,
+        slot: Slot { start_ms: row.get(10)?, end_ms: row.get(11)?, fixed: row.get(12)? },
+        prepaid: {
+            let charge: Option<String> = row.get(13)?;
+            let id: String = row.get(0)?;
+            charge
+                .and_then(|c| serde_json::from_str(&c).ok())
+                .unwrap_or(Prepaid { job_id: id, ledger: None })
+        },
     })
 }
 
@@ -128,6 +169,23 @@ impl JobStore {
              CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, seq);",
         )
         .map_err(|e| store_error(&path, e))?;
+        // Stores from before fixed-time releases: their jobs had no slot.
+        let has_slots: bool = conn
+            .query_row(
+                "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = 'slot_fixed'",
+                [],
+                |r| r.get::<_, i64>(0).map(|n| n > 0),
+            )
+            .map_err(|e| store_error(&path, e))?;
+        if !has_slots {
+            conn.execute_batch(
+                "ALTER TABLE jobs ADD COLUMN slot_start_ms INTEGER NOT NULL DEFAULT 0;
+                 ALTER TABLE jobs ADD COLUMN slot_end_ms INTEGER NOT NULL DEFAULT 0;
+                 ALTER TABLE jobs ADD COLUMN slot_fixed INTEGER NOT NULL DEFAULT 0;
+                 ALTER TABLE jobs ADD COLUMN charge TEXT;",
+            )
+            .map_err(|e| store_error(&path, e))?;
+        }
         Ok(JobStore { conn: Mutex::new(conn), path })
     }
 
@@ -144,8 +202,9 @@ impl JobStore {
         self.with(|c| {
             c.execute(
                 "INSERT INTO jobs (id, owner, dataset, request, non_private, state, reason, \
-                 error, report, created_unix, updated_unix) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+                 error, report, created_unix, updated_unix, slot_start_ms, slot_end_ms, \
+                 slot_fixed, charge) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     job.id,
                     job.owner,
@@ -156,7 +215,11 @@ impl JobStore {
                     job.reason as i32,
                     job.error,
                     job.report,
-                    now()
+                    now(),
+                    job.slot.start_ms,
+                    job.slot.end_ms,
+                    job.slot.fixed,
+                    serde_json::to_string(&job.prepaid).expect("serialisable")
                 ],
             )
             .map(|_| ())
@@ -197,6 +260,45 @@ impl JobStore {
         })
     }
 
+    /// Cancels a job at `now_ms` by its client: a queued or running one,
+    /// or one that ended but whose result is not yet visible (so a cancel
+    /// before the release time always gives the same answer, however the
+    /// job went). Its charge stays. False if a client could already see its
+    /// end.
+    pub fn cancel(&self, id: &str, now_ms: i64) -> Result<bool, ClusterError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE jobs SET state = ?2, reason = ?3, error = '', report = NULL, detail = NULL, \
+                 updated_unix = ?4 WHERE id = ?1 AND (state IN (?5, ?6) \
+                 OR (state IN (?7, ?8) AND slot_fixed = 1 AND slot_end_ms > ?9))",
+                params![
+                    id,
+                    JobState::Cancelled as i32,
+                    FailureReason::Unspecified as i32,
+                    now(),
+                    JobState::Queued as i32,
+                    JobState::Running as i32,
+                    JobState::Succeeded as i32,
+                    JobState::Failed as i32,
+                    now_ms
+                ],
+            )
+            .map(|n| n == 1)
+        })
+    }
+
+    /// Gives a queued job a new slot (after a restart, old slots are past).
+    pub fn reslot(&self, id: &str, slot: Slot) -> Result<(), ClusterError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE jobs SET slot_start_ms = ?2, slot_end_ms = ?3, slot_fixed = ?4 \
+                 WHERE id = ?1 AND state = ?5",
+                params![id, slot.start_ms, slot.end_ms, slot.fixed, JobState::Queued as i32],
+            )
+            .map(|_| ())
+        })
+    }
+
     /// One job.
     pub fn get(&self, id: &str) -> Result<Option<StoredJob>, ClusterError> {
         self.with(|c| {
@@ -210,8 +312,9 @@ impl JobStore {
     pub fn list(&self, owner: &str, limit: usize) -> Result<Vec<StoredJob>, ClusterError> {
         self.with(|c| {
             let mut statement = c.prepare(
-                "SELECT id, owner, dataset, '', non_private, state, reason, error, NULL, detail \
-                 FROM jobs WHERE owner = ?1 ORDER BY seq DESC LIMIT ?2",
+                "SELECT id, owner, dataset, '', non_private, state, reason, error, NULL, detail, \
+                 slot_start_ms, slot_end_ms, slot_fixed, NULL FROM jobs WHERE owner = ?1 \
+                 ORDER BY seq DESC LIMIT ?2",
             )?;
             let mut jobs: Vec<StoredJob> = statement
                 .query_map(params![owner, limit as i64], row_to_job)?
@@ -236,8 +339,7 @@ impl JobStore {
                 params![
                     JobState::Failed as i32,
                     FailureReason::Interrupted as i32,
-                    "the coordinator stopped while the job ran; not run again (its budget may \
-                     have been charged)",
+                    "interrupted by a coordinator restart",
                     now(),
                     running
                 ],
@@ -268,6 +370,8 @@ mod tests {
             error: String::new(),
             report: None,
             detail: None,
+            slot: Slot::default(),
+            prepaid: Prepaid { job_id: id.into(), ledger: None },
         }
     }
 

@@ -34,8 +34,8 @@ const OPERATOR_KEYS: [&str; 9] = [
     "max-rows",
 ];
 
-/// Keys that defeat the noise or print exact values: test clusters only
-/// (`--allow-non-private`).
+/// Keys that defeat the noise or print exact values: test datasets only
+/// (`allow-non-private = true` in the dataset's table).
 const TEST_ONLY_KEYS: [&str; 3] = ["seed", "non-private", "brute-force"];
 
 /// The fixed public text of each reason: all a private job's client is
@@ -50,6 +50,8 @@ pub fn reason_text(reason: FailureReason) -> &'static str {
         FailureReason::QueueFull => "queue full",
         FailureReason::InvalidJob => "invalid job",
         FailureReason::Interrupted => "interrupted by a coordinator restart",
+        FailureReason::DeadlineExceeded => "deadline exceeded",
+        FailureReason::OverQuota => "over quota",
         FailureReason::Internal | FailureReason::Unspecified => "internal error",
     }
 }
@@ -124,10 +126,13 @@ pub struct Accepted {
     pub request: String,
     /// ε the job will charge (0 for a job without releases).
     pub total_epsilon: f64,
-    /// The job asks for exact values (test clusters only).
+    /// The job asks for exact values (test datasets only).
     pub non_private: bool,
     job: ClientJob,
 }
+
+/// The measures a job releases by default.
+const ALL_MEASURES: [&str; 3] = ["mi", "p", "r"];
 
 impl Accepted {
     /// The engine's job: the operator's dataset settings and the client's
@@ -146,6 +151,7 @@ impl Accepted {
         }
         c.threads = d.threads;
         c.memory_limit = d.memory_limit.clone();
+        c.max_edges = d.max_edges;
         c.max_rows = d.max_rows;
         c.ledger = Some(d.ledger.clone());
         c.budget_cap = Some(d.budget_cap);
@@ -168,6 +174,15 @@ impl Accepted {
     pub fn constraints(&self) -> &str {
         &self.job.constraints
     }
+
+    /// The ledger records the job's acceptance charges: ε per measure, in
+    /// the engine's release order (mi, p, r). Empty for a job that
+    /// releases nothing (exact values only, test datasets).
+    pub fn charges(&self) -> Vec<(&'static str, f64)> {
+        let Some(epsilon) = self.job.epsilon else { return Vec::new() };
+        let wanted = |m: &str| self.job.measures.as_ref().is_none_or(|w| w.iter().any(|x| x == m));
+        ALL_MEASURES.into_iter().filter(|m| wanted(m)).map(|m| (m, epsilon)).collect()
+    }
 }
 
 /// What the checks need from the coordinator.
@@ -177,8 +192,6 @@ pub struct Rules<'a> {
     pub datasets: &'a std::collections::BTreeMap<String, Arc<Dataset>>,
     /// Request limits.
     pub limits: &'a Limits,
-    /// `--allow-non-private`: a test cluster.
-    pub allow_non_private: bool,
 }
 
 fn refuse<T>(reason: FailureReason, detail: impl Into<String>) -> Result<T, Refusal> {
@@ -210,15 +223,6 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
                 ),
             );
         }
-        if TEST_ONLY_KEYS.contains(&key.as_str()) && !rules.allow_non_private {
-            return refuse(
-                NotAllowed,
-                format!(
-                    "`{key}` would let a client see or reconstruct exact values; only \
-                     coordinators started with --allow-non-private (test clusters) accept it"
-                ),
-            );
-        }
     }
     let job: ClientJob = serde_json::from_value(value.clone())
         .map_err(|e| Refusal::new(InvalidJob, format!("job: {e}")))?;
@@ -229,10 +233,33 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
             format!("no dataset '{}' (registered: {})", job.dataset, known.join(", ")),
         );
     };
-    if job.strategy.as_deref() == Some("baseline-truemax") && !rules.allow_non_private {
+    if !dataset.allow_non_private {
+        if let Some(key) = map.keys().find(|k| TEST_ONLY_KEYS.contains(&k.as_str())) {
+            return refuse(
+                NotAllowed,
+                format!(
+                    "`{key}` would let a client see or reconstruct exact values; only datasets \
+                     the operator marks allow-non-private (test data) accept it"
+                ),
+            );
+        }
+        if job.strategy.as_deref() == Some("baseline-truemax") {
+            return refuse(
+                NotAllowed,
+                "strategy baseline-truemax reads the true maximum degree and is not private",
+            );
+        }
+    }
+    if let Some(c) = &job.candidates
+        && c.len() > rules.limits.max_candidates
+    {
         return refuse(
-            NotAllowed,
-            "strategy baseline-truemax reads the true maximum degree and is not private",
+            OverLimits,
+            format!(
+                "{} candidates; the limit is {} (each costs a pass over the graph's nodes)",
+                c.len(),
+                rules.limits.max_candidates
+            ),
         );
     }
     check_constraints(&job.constraints, &dataset.schema, rules.limits)?;
@@ -293,8 +320,7 @@ fn check_constraints(
 /// The job's total ε within the dataset's per-job limits.
 fn check_budget(job: &ClientJob, dataset: &Dataset) -> Result<f64, Refusal> {
     use FailureReason::*;
-    let measures =
-        job.measures.clone().unwrap_or_else(|| vec!["mi".into(), "p".into(), "r".into()]);
+    let measures = job.measures.clone().unwrap_or_else(|| ALL_MEASURES.map(String::from).to_vec());
     if measures.is_empty() {
         return refuse(InvalidJob, "no measure to release");
     }
@@ -345,22 +371,31 @@ mod tests {
     use super::*;
     use crate::datasets::CoordinatorConfig;
 
+    /// Dataset `t`, and `test` (the same table and ledger) that allows
+    /// non-private jobs.
     fn config(dir: &Path) -> CoordinatorConfig {
         std::fs::write(dir.join("t.csv"), "Zip,City\n1,a\n").unwrap();
-        let text = format!(
-            "state-dir = {:?}\n[limits]\nmax-constraint-bytes = 200\nmax-constraints = 2\n\
-             [datasets.t]\ndata = {:?}\nschema = \"Zip:int,City:string\"\nledger = {:?}\n\
+        let dataset = format!(
+            "data = {:?}\nschema = \"Zip:int,City:string\"\nledger = {:?}\n\
              budget-cap = 10.0\nmax-job-epsilon = 3.0\nmin-epsilon = 0.1\n",
-            dir.join("state").display().to_string(),
             dir.join("t.csv").display().to_string(),
             dir.join("t.ledger").display().to_string(),
+        );
+        let text = format!(
+            "state-dir = {:?}\n[limits]\nmax-constraint-bytes = 200\nmax-constraints = 2\n\
+             max-candidates = 3\n[datasets.t]\n{dataset}[datasets.test]\n{dataset}\
+             allow-non-private = true\n",
+            dir.join("state").display().to_string(),
         );
         CoordinatorConfig::parse(&text, "c.toml").unwrap()
     }
 
+    /// Submits `toml`, on dataset `test` when `allow` (else as written).
     fn submit(c: &CoordinatorConfig, allow: bool, toml: &str) -> Result<Accepted, Refusal> {
-        let rules = Rules { datasets: &c.datasets, limits: &c.limits, allow_non_private: allow };
-        check(toml, ConfigFormat::Toml, rules)
+        let rules = Rules { datasets: &c.datasets, limits: &c.limits };
+        let toml =
+            if allow { toml.replace("dataset = \"t\"", "dataset = \"test\"") } else { toml.into() };
+        check(&toml, ConfigFormat::Toml, rules)
     }
 
     const FD: &str = "dataset = \"t\"\nconstraints = \"FD: Zip -> City\"\n";
@@ -400,7 +435,7 @@ mod tests {
             assert!(message.contains(key) || message.contains("baseline"), "{message}");
             assert!(message.contains("nothing was queued or charged"), "{message}");
         }
-        // A test cluster takes the seed and exact values; never a path.
+        // A test dataset takes the seed and exact values; never a path.
         assert!(
             submit(&c, true, &format!("{FD}epsilon = 1.0\nseed = 7\nnon-private = true")).is_ok()
         );
@@ -447,6 +482,11 @@ mod tests {
                 "bytes",
             ),
             (&format!("{FD}epsilon = 1.5"), FailureReason::OverLimits, "allows 3"),
+            (
+                &format!("{FD}epsilon = 1.0\ncandidates = [1, 2, 5, 10]"),
+                FailureReason::OverLimits,
+                "limit is 3",
+            ),
             (&format!("{FD}epsilon = 0.05"), FailureReason::OverLimits, "minimum 0.1"),
             (&format!("{FD}epsilon = -1.0"), FailureReason::InvalidJob, "positive"),
             (FD, FailureReason::InvalidJob, "give `epsilon`"),

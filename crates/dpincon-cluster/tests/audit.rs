@@ -10,8 +10,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use common::{
-    ALICE, Cluster, cli, cli_binary, config_with, embedded, embedded_job, ledger_charges,
-    ledger_path, write_table,
+    ALICE, Cluster, TEST_DATASET, cli, cli_binary, config_with, embedded, embedded_job,
+    ledger_charges, ledger_path, write_table,
 };
 use serde_json::{Value, json};
 
@@ -29,8 +29,13 @@ async fn a_suite_runs_on_the_coordinator_whose_ledger_governs() {
     let dir = tempfile::tempdir().unwrap();
     let (data, constraints) = write_table(dir.path(), 1500);
     // The operator's cap: 50 in all. A run spends 3 measures × ε 10 = 30.
-    let config = config_with(dir.path(), "main", "budget-cap = 50.0\nmax-job-epsilon = 40.0", "");
-    let cluster = Cluster::start_with(dir.path(), &config, 1, &[], &["--allow-non-private"]);
+    let config = config_with(
+        dir.path(),
+        "main",
+        &format!("budget-cap = 50.0\nmax-job-epsilon = 40.0\n{TEST_DATASET}"),
+        "",
+    );
+    let cluster = Cluster::start_with(dir.path(), &config, 1, &[], &[]);
     let url = cluster.coordinator.url();
     let suite = dir.path().join("suite.toml");
     // The suite's own cap (1) would refuse a local run: here it is unused.

@@ -17,7 +17,7 @@ async fn submit_wait_status_result_and_cancel_from_the_command_line() {
     };
     let dir = tempfile::tempdir().unwrap();
     let (data, constraints) = write_table(dir.path(), 1500);
-    let cluster = Cluster::start(dir.path(), 2, &[], &["--allow-non-private"]);
+    let cluster = Cluster::start_test(dir.path(), 2, &[], &[]);
     let url = cluster.coordinator.url();
     // The job file names the dataset; the constraints come from a local
     // file given as a flag (read by the CLI, sent inline).

@@ -5,8 +5,8 @@
 mod common;
 
 use common::{
-    ALICE, Ballista, Cluster, client, comparable, config, config_with, coordinator, embedded,
-    embedded_job, job, ledger_charges, ledger_path, within, write_table,
+    ALICE, Ballista, Cluster, TEST_DATASET, client, comparable, config_with, coordinator, embedded,
+    embedded_job, job, ledger_charges, ledger_path, test_config, wait_for_log, within, write_table,
 };
 use dpincon_cluster::ClusterError;
 use dpincon_proto::v1::{FailureReason, JobState};
@@ -34,10 +34,12 @@ async fn non_private_results_and_seeded_releases_equal_the_embedded_run() {
     let config = config_with(
         dir.path(),
         "main",
-        "budget-cap = 100.0\nmax-job-epsilon = 10.0\nmemory-limit = \"16KiB\"",
+        &format!(
+            "budget-cap = 100.0\nmax-job-epsilon = 10.0\nmemory-limit = \"16KiB\"\n{TEST_DATASET}"
+        ),
         "",
     );
-    let cluster = Cluster::start_with(dir.path(), &config, 3, &[], &["--allow-non-private"]);
+    let cluster = Cluster::start_with(dir.path(), &config, 3, &[], &[]);
     let client = cluster.client();
 
     // (1) Exact values.
@@ -77,8 +79,7 @@ async fn an_executor_killed_mid_job_changes_nothing_and_the_ledger_is_charged_on
     let (data, constraints) = write_table(dir.path(), ROWS);
     // Slow detection tasks: every executor holds work (running tasks,
     // shuffle files) when one is killed.
-    let mut cluster =
-        Cluster::start(dir.path(), 3, &["--task-delay-ms", "1500"], &["--allow-non-private"]);
+    let mut cluster = Cluster::start_test(dir.path(), 3, &["--task-delay-ms", "1500"], &[]);
     let client = cluster.client();
     let remote = job(&constraints, json!({"non-private": true, "epsilon": 0.5, "seed": 7}));
     let (want, want_fp) = embedded(&embedded_job(&data, &constraints, &remote)).await;
@@ -111,16 +112,16 @@ async fn an_executor_killed_mid_job_changes_nothing_and_the_ledger_is_charged_on
 async fn the_number_of_executors_never_changes_the_edge_stream() {
     let dir = tempfile::tempdir().unwrap();
     let (data, constraints) = write_table(dir.path(), ROWS);
-    let cluster = Cluster::start(dir.path(), 3, &[], &["--allow-non-private"]);
+    let cluster = Cluster::start_test(dir.path(), 3, &[], &[]);
     // One executor, and other partition counts; its own state and ledger
     // directories (two coordinators never share them).
     let one = Ballista::start(dir.path(), "single", 1, &[]);
-    let single_config = config(dir.path(), "single");
+    let single_config = test_config(dir.path(), "single");
     let scheduler = one.scheduler.url();
     let single = coordinator(
         dir.path(),
         &["--scheduler", &scheduler, "--partitions", "3"],
-        &["--config", single_config.to_str().unwrap(), "--allow-non-private"],
+        &["--config", single_config.to_str().unwrap()],
     );
     // Fingerprints are diagnostics of non-private jobs only.
     let remote = job(&constraints, json!({"epsilon": 1.0, "seed": 3, "non-private": true}));
@@ -154,11 +155,13 @@ async fn without_a_scheduler_a_job_fails_cleanly_with_a_public_reason() {
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", free.local_addr().unwrap());
     drop(free);
-    let lonely_config = config(dir.path(), "lonely");
+    let lonely_config = common::config(dir.path(), "lonely");
+    // The cause of a private job's failure may quote rows: the operator
+    // sees it with --log-private-values only.
     let lonely = coordinator(
         dir.path(),
         &["--scheduler", &url],
-        &["--config", lonely_config.to_str().unwrap()],
+        &["--config", lonely_config.to_str().unwrap(), "--log-private-values"],
     );
     let c = client(&lonely, ALICE);
     let id = c.submit(&remote).await.unwrap();
@@ -168,8 +171,8 @@ async fn without_a_scheduler_a_job_fails_cleanly_with_a_public_reason() {
     let status = c.status(&id).await.unwrap();
     assert_eq!(status.reason, FailureReason::Internal as i32);
     assert!(lonely.logs().contains("distributed detection failed"), "{}", lonely.logs());
-    // Nothing was charged: detection failed before the charge.
-    assert_eq!(ledger_charges(&ledger_path(dir.path(), "lonely")).1.len(), 0);
+    // Charged when accepted: a failure after acceptance is not free.
+    assert_eq!(ledger_charges(&ledger_path(dir.path(), "lonely")).1.len(), 3);
     // The coordinator still serves: the next job gets the same answer.
     let id = c.submit(&remote).await.unwrap();
     assert!(within(c.wait(&id, |_| {})).await.is_err());
@@ -188,11 +191,12 @@ async fn jobs_queue_and_cancel() {
     // The second waits behind the first; cancelling it is immediate.
     let status = c.cancel(&second).await.unwrap();
     assert_eq!(status.state, JobState::Cancelled as i32);
-    // The first is cancelled while it runs (25 tasks of 300 ms on two slots).
-    let (started, watcher) = common::watch_until_running(&c, &first);
-    within(started).await.expect("the first job ran");
-    c.cancel(&first).await.unwrap();
-    let last = within(watcher).await.unwrap().unwrap();
+    // The first is cancelled while it runs (25 tasks of 300 ms on two
+    // slots): its client never sees `running`; the operator's log does.
+    wait_for_log(&cluster.coordinator, &format!("job {first}: started")).await;
+    let status = c.cancel(&first).await.unwrap();
+    assert_eq!(status.state, JobState::Cancelled as i32, "{}", cluster.logs());
+    let last = within(c.watch(&first, |_| {})).await.unwrap();
     assert_eq!(last.state, JobState::Cancelled as i32, "{}", cluster.logs());
     for id in [&first, &second] {
         let err = c.result(id).await.unwrap_err();
@@ -200,16 +204,17 @@ async fn jobs_queue_and_cancel() {
     }
     let err = c.status("no-such-job").await.unwrap_err();
     assert_eq!(rpc_code(&err), Some(Code::NotFound));
-    // A cancelled job charged nothing (cancelled before its charge).
-    assert_eq!(ledger_charges(&ledger_path(dir.path(), "main")).1.len(), 0);
+    // Both were charged when accepted: a cancel is never free (issue 26).
+    let (spent, charges) = ledger_charges(&ledger_path(dir.path(), "main"));
+    assert_eq!(charges.len(), 2 * 3);
+    assert!((spent - 6.0).abs() < 1e-9, "{spent}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hung_executor_is_noticed_by_the_scheduler_and_its_work_rerun() {
     let dir = tempfile::tempdir().unwrap();
     let (data, constraints) = write_table(dir.path(), 1500);
-    let mut cluster =
-        Cluster::start(dir.path(), 2, &["--task-delay-ms", "500"], &["--allow-non-private"]);
+    let mut cluster = Cluster::start_test(dir.path(), 2, &["--task-delay-ms", "500"], &[]);
     let client = cluster.client();
     let remote = job(&constraints, json!({"non-private": true}));
     let (want, want_fp) = embedded(&embedded_job(&data, &constraints, &remote)).await;
@@ -243,7 +248,7 @@ async fn a_private_jobs_failure_is_a_public_reason_only() {
     let mut text = std::fs::read_to_string(&data).unwrap();
     text += "300,000-00-0000,secret-zip,City1,AL,1,1.0,20,6\n";
     std::fs::write(&data, text).unwrap();
-    let cluster = Cluster::start(dir.path(), 1, &[], &["--allow-non-private"]);
+    let cluster = Cluster::start_test(dir.path(), 1, &[], &[]);
     let c = cluster.client();
     let id = c.submit(&job(&constraints, json!({"epsilon": 1.0}))).await.unwrap();
     let err = within(c.wait(&id, |_| {})).await.unwrap_err().to_string();
@@ -253,8 +258,12 @@ async fn a_private_jobs_failure_is_a_public_reason_only() {
         (status.reason, status.error.as_str()),
         (FailureReason::Internal as i32, "internal error")
     );
-    assert!(cluster.coordinator.logs().contains("line 301"), "{}", cluster.logs());
-    // The same failure of a non-private job (a test cluster) names the line.
+    // Neither the client nor the operator's log (without
+    // --log-private-values) learns where or what the bad cell is.
+    for needle in ["line 301", "secret-zip"] {
+        assert!(!cluster.coordinator.logs().contains(needle), "{}", cluster.logs());
+    }
+    // The same failure of a non-private job (a test dataset) names the line.
     let id = c.submit(&job(&constraints, json!({"non-private": true}))).await.unwrap();
     let err = within(c.wait(&id, |_| {})).await.unwrap_err().to_string();
     assert!(err.contains("line 301"), "{err}");
@@ -273,15 +282,15 @@ async fn a_parquet_dataset_takes_its_schema_from_the_footer() {
     let config = config_with(
         dir.path(),
         "main",
-        "budget-cap = 10.0\nmax-job-epsilon = 3.0",
+        &format!("budget-cap = 10.0\nmax-job-epsilon = 3.0\n{TEST_DATASET}"),
         &format!(
             "[datasets.tax]\ndata = {:?}\nledger = {:?}\nbudget-cap = 10.0\n\
-             max-job-epsilon = 3.0\n",
+             max-job-epsilon = 3.0\n{TEST_DATASET}",
             tax.to_str().unwrap(),
             ledger.to_str().unwrap()
         ),
     );
-    let cluster = Cluster::start_with(dir.path(), &config, 2, &[], &["--allow-non-private"]);
+    let cluster = Cluster::start_with(dir.path(), &config, 2, &[], &[]);
     let c = cluster.client();
     let remote = json!({
         "dataset": "tax", "constraints": TAX_CONSTRAINTS, "epsilon": 0.5, "seed": 4,

@@ -6,7 +6,9 @@ mod common;
 
 use std::path::Path;
 
-use common::{ALICE, Ballista, Proc, comparable, config, embedded, embedded_job, job, write_table};
+use common::{
+    ALICE, Ballista, Proc, comparable, embedded, embedded_job, job, test_config, write_table,
+};
 use dpincon_cluster::auth::Token;
 use dpincon_cluster::client::Client;
 use dpincon_cluster::tls::ClientTls;
@@ -51,7 +53,7 @@ async fn a_coordinator_over_tls_gives_the_embedded_result() {
 
     let ballista = Ballista::start(d, "tls", 2, &[]);
     let scheduler = ballista.scheduler.url();
-    let config = config(d, "main");
+    let config = test_config(d, "main");
     let tokens = common::client_tokens(d);
     let mut args = vec![
         "--listen",
@@ -65,7 +67,6 @@ async fn a_coordinator_over_tls_gives_the_embedded_result() {
     ];
     args.extend_from_slice(&server_tls);
     // The fingerprint compared below is shown for non-private jobs only.
-    args.push("--allow-non-private");
     let coordinator = Proc::start(common::COORDINATOR, &args, d.join("tls-coord.log"));
 
     let token = Token::new(ALICE).unwrap();

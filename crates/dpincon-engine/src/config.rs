@@ -32,6 +32,10 @@ pub struct JobConfig {
     /// directory, e.g. `1GiB` (default: no limit). Never changes a result.
     #[serde(default)]
     pub memory_limit: Option<String>,
+    /// Refuse to measure a conflict graph of more edges (a public quota
+    /// on the measure phase's work; checked before the charge).
+    #[serde(default)]
+    pub max_edges: Option<u64>,
     /// Test every pair instead of the planned detection (quadratic).
     #[serde(default)]
     pub brute_force: bool,
@@ -96,6 +100,7 @@ impl JobConfig {
             infer_rows: None,
             threads: None,
             memory_limit: None,
+            max_edges: None,
             brute_force: false,
             non_private: false,
             epsilon: None,

@@ -240,19 +240,65 @@ pub async fn run_job_with(
     progress: &dyn Progress,
     loader: &impl JobLoader,
 ) -> Result<Report, EngineError> {
+    run(config, None, progress, loader).await
+}
+
+/// A job whose ledger charge was made before it started, by a caller that
+/// owns the ledger (the cluster coordinator charges when it accepts a job,
+/// so a cancel, a failure or a crash after acceptance cannot make an
+/// outcome free: issue 26). The engine touches no ledger; the report
+/// carries the caller's job id and ledger state.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Prepaid {
+    /// The job id the ledger records.
+    pub job_id: String,
+    /// The ledger after the charge, if the job has a ledger.
+    pub ledger: Option<ledger::LedgerState>,
+}
+
+/// [`run_job_with`] for a job charged beforehand ([`Prepaid`]): every
+/// failure from here on leaves the charge in place.
+pub async fn run_prepaid_job(
+    config: &JobConfig,
+    prepaid: Prepaid,
+    progress: &dyn Progress,
+    loader: &impl JobLoader,
+) -> Result<Report, EngineError> {
+    run(config, Some(prepaid), progress, loader).await
+}
+
+async fn run(
+    config: &JobConfig,
+    prepaid: Option<Prepaid>,
+    progress: &dyn Progress,
+    loader: &impl JobLoader,
+) -> Result<Report, EngineError> {
     let total = Instant::now();
     let privacy = plan(config)?;
-    if let (Some(path), Some(p)) = (&config.ledger, &privacy) {
+    if let (None, Some(path), Some(p)) = (&prepaid, &config.ledger, &privacy) {
         ledger::check(path, &config.data, config.budget_cap, p.total())?;
     }
     failpoint::hit("after-check");
-    let id = job_id()?;
+    let id = match &prepaid {
+        Some(p) => p.job_id.clone(),
+        None => job_id()?,
+    };
     let loaded = loader.load(config, progress).await?;
     failpoint::hit("after-load");
+    if let Some(max) = config.max_edges
+        && loaded.graph.edge_count() > max
+    {
+        // Before the charge here, so a local run over the quota costs
+        // nothing; a prepaid job keeps its charge (one public outcome).
+        return Err(EngineError::OverQuota(format!(
+            "the conflict graph has more than --max-edges {max} edges"
+        )));
+    }
 
     // Charge before any noise: a job that dies from here on over-counts.
-    let ledger_state = match (&config.ledger, &privacy) {
-        (Some(path), Some(p)) => {
+    let ledger_state = match (prepaid, &config.ledger, &privacy) {
+        (Some(p), _, _) => p.ledger,
+        (None, Some(path), Some(p)) => {
             let charges: Vec<(&str, f64)> =
                 p.measure_names().into_iter().map(|m| (m, p.epsilon.value())).collect();
             Some(ledger::charge(path, &config.data, config.budget_cap, &id, &charges)?)

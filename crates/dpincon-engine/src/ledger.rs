@@ -33,7 +33,7 @@ enum Line {
 }
 
 /// The ledger's state as a job sees it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LedgerState {
     /// The ledger file.
     pub path: String,

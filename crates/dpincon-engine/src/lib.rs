@@ -25,8 +25,8 @@ pub use config::JobConfig;
 pub use detector::{ConflictDetector, LocalDetector};
 pub use dpincon_source::PostgresSource;
 pub use job::{
-    JobLoader, LoadedJob, NoProgress, Phase, Progress, load, load_with, parse_bytes, plan_reports,
-    read_constraints, read_options, run_job, run_job_with,
+    JobLoader, LoadedJob, NoProgress, Phase, Prepaid, Progress, load, load_with, parse_bytes,
+    plan_reports, read_constraints, read_options, run_job, run_job_with, run_prepaid_job,
 };
 pub use privacy::validate;
 pub use report::{
@@ -73,6 +73,9 @@ pub enum EngineError {
         /// Why.
         message: String,
     },
+    /// The job passed a public quota (`--max-edges`): no release.
+    #[error("over quota: {0}")]
+    OverQuota(String),
     /// A release failed.
     #[error(transparent)]
     Release(#[from] dpincon_release::ReleaseError),
@@ -93,7 +96,8 @@ impl EngineError {
             EngineError::ConstraintFile { .. }
             | EngineError::Constraint { .. }
             | EngineError::Config(_)
-            | EngineError::Ledger { .. } => false,
+            | EngineError::Ledger { .. }
+            | EngineError::OverQuota(_) => false,
         }
     }
 }

@@ -232,7 +232,8 @@ fn ub_direct_looks_before_releasing_at_the_row_bound() {
 /// f(G_{n_max}), so the pass must have evaluated it.
 #[test]
 fn every_lookup_is_a_computed_theta_even_past_a_low_row_bound() {
-    let star = ConflictGraph::from_edges(61, (1..61).map(|leaf| Edge::new(0, leaf)).collect::<Vec<_>>());
+    let star =
+        ConflictGraph::from_edges(61, (1..61).map(|leaf| Edge::new(0, leaf)).collect::<Vec<_>>());
     for strategy in Strategy::ALL.into_iter().filter(|s| s.is_private()) {
         for measure in [ProjectedMeasure::Mi, ProjectedMeasure::P] {
             for (candidates, max_rows) in
@@ -250,8 +251,7 @@ fn every_lookup_is_a_computed_theta_even_past_a_low_row_bound() {
                         let what = format!("{strategy:?} {measure:?} {candidates:?} {max_rows:?}");
                         let (prepared, r) = run(&star, &spec, &f, &mut NoiseRng::seeded(seed))
                             .unwrap_or_else(|e| panic!("{what}: {e}"));
-                        let thetas: Vec<u32> =
-                            prepared.thetas().iter().map(|t| t.get()).collect();
+                        let thetas: Vec<u32> = prepared.thetas().iter().map(|t| t.get()).collect();
                         assert!(thetas.contains(&r.theta), "{what}: θ* {} ∉ {thetas:?}", r.theta);
                     }
                 }

@@ -40,11 +40,11 @@ struct Args {
     scheduler: String,
     #[command(flatten)]
     security: ServerSecurity,
-    /// TEST CLUSTERS ONLY: accept jobs asking for exact, NON-PRIVATE values
-    /// or a fixed seed (non-private, seed, brute-force, strategy
-    /// baseline-truemax), and show their progress. Off by default.
+    /// Write private jobs' figures and engine messages (edge counts,
+    /// fingerprints, phase times, errors that may quote cells) to standard
+    /// error. Off by default: the log then holds public values only.
     #[arg(long)]
-    allow_non_private: bool,
+    log_private_values: bool,
     /// Hash partitions per constraint group (and Parquet scan partitions).
     #[arg(long, default_value_t = 8)]
     partitions: usize,
@@ -68,8 +68,15 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     ballista.partitions = args.partitions.max(1);
     ballista.graph_memory = dpincon_engine::parse_bytes(&args.graph_memory)
         .map_err(|e| ClusterError::Config(format!("--graph-memory: {e}")))?;
-    let options =
-        CoordinatorOptions { config, ballista, clients, allow_non_private: args.allow_non_private };
+    let job_program = std::env::current_exe()
+        .map_err(|e| ClusterError::Config(format!("cannot find this program to run jobs: {e}")))?;
+    let options = CoordinatorOptions {
+        config,
+        ballista,
+        clients,
+        log_private_values: args.log_private_values,
+        job_program,
+    };
     // Locks, the job store and recovery come before the readiness line: a
     // coordinator that cannot own its directories never says it listens.
     let service = CoordinatorService::start(options).await?;
@@ -77,7 +84,17 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     serve(listener, service, tls.as_ref(), shutdown_signal()).await
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
-    exit_code(run(Args::parse()).await)
+fn main() -> ExitCode {
+    // The coordinator runs each job in a child of its own program.
+    if std::env::args().nth(1).as_deref() == Some("run-job") {
+        return ExitCode::from(dpincon_cluster::job_process::run_job_process());
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    exit_code(runtime.block_on(run(Args::parse())))
 }

@@ -198,6 +198,17 @@ impl Cluster {
         Cluster { ballista, coordinator, dir: dir.to_path_buf() }
     }
 
+    /// [`Cluster::start`] on a test dataset ([`test_config`]).
+    pub fn start_test(
+        dir: &Path,
+        executors: usize,
+        executor_args: &[&str],
+        coordinator_args: &[&str],
+    ) -> Self {
+        let config = test_config(dir, "main");
+        Cluster::start_with(dir, &config, executors, executor_args, coordinator_args)
+    }
+
     /// A client of the coordinator: alice.
     pub fn client(&self) -> Client {
         client(&self.coordinator, ALICE)
@@ -238,9 +249,27 @@ pub fn config_with(dir: &Path, tag: &str, dataset: &str, extra: &str) -> PathBuf
     path
 }
 
-/// [`config_with`] with a cap of 1000 and 100 per job.
+/// Dataset keys of the harness's tests that are not about timing: results
+/// show when jobs end (the operator accepts the timing channel).
+pub const WHEN_DONE: &str = "release = \"when-done\"\naccept-timing-channel = true\n";
+/// Dataset keys of a test dataset: also non-private jobs and seeds.
+pub const TEST_DATASET: &str =
+    "release = \"when-done\"\naccept-timing-channel = true\nallow-non-private = true\n";
+
+/// [`config_with`] with a cap of 1000 and 100 per job: a private dataset
+/// whose results show when jobs end ([`WHEN_DONE`]).
 pub fn config(dir: &Path, tag: &str) -> PathBuf {
-    config_with(dir, tag, "budget-cap = 1000.0\nmax-job-epsilon = 100.0", "")
+    config_with(dir, tag, &format!("budget-cap = 1000.0\nmax-job-epsilon = 100.0\n{WHEN_DONE}"), "")
+}
+
+/// [`config`] for a test dataset ([`TEST_DATASET`]): seeds and exact values.
+pub fn test_config(dir: &Path, tag: &str) -> PathBuf {
+    config_with(
+        dir,
+        tag,
+        &format!("budget-cap = 1000.0\nmax-job-epsilon = 100.0\n{TEST_DATASET}"),
+        "",
+    )
 }
 
 /// The ledger of [`config`]`(dir, tag)`.
@@ -415,8 +444,20 @@ pub fn comparable(report: &serde_json::Value) -> serde_json::Value {
     serde_json::Value::Object(out)
 }
 
-/// Watches job `id` in a task of its own: the receiver fires when the job
-/// is first seen running; the handle gives the watch's outcome.
+/// Waits (bounded) until `proc`'s log contains `needle`: the coordinator
+/// logs `job ID: started` when a job's process starts, which a private
+/// client cannot see.
+pub async fn wait_for_log(proc: &Proc, needle: &str) {
+    within(async {
+        while !proc.logs().contains(needle) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
+
+/// Watches a non-private job (whose client sees `running`), signalling
+/// when it runs; the watcher resolves with its last status.
 pub fn watch_until_running(
     c: &Client,
     id: &str,

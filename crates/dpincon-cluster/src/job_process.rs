@@ -1,0 +1,252 @@
+//! One accepted job in a process of its own (`dpincon-coordinator
+//! run-job`), and the typed messages it exchanges with the coordinator.
+//!
+//! The coordinator charges a job when it accepts it and runs it in a child
+//! process so that its slot's end is a hard stop: at the deadline the child
+//! is killed wherever it is (a synchronous measure phase cannot be dropped
+//! at an await), its memory is returned at once, and its address space can
+//! be capped (`max-job-memory`, `RLIMIT_DATA`), so one job's data cannot
+//! slow the next job or take the coordinator down (issue 26).
+//!
+//! Protocol: the coordinator writes one [`JobSpec`] (JSON) to the child's
+//! standard input; the child writes [`ChildMessage`]s, one JSON line each,
+//! to its standard output, the last being the outcome. Its standard error
+//! may quote data: the coordinator forwards it to the operator's log only
+//! for non-private jobs or with `--log-private-values`.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use dpincon_ballista::BallistaLoader;
+use dpincon_engine::{EngineError, JobConfig, Phase, Prepaid, Progress, run_prepaid_job};
+use dpincon_proto::v1::FailureReason;
+use serde::{Deserialize, Serialize};
+
+use crate::coordinator::BallistaOptions;
+
+/// What the child runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct JobSpec {
+    /// The engine's job (operator settings and the client's options).
+    pub config: JobConfig,
+    /// The charge made at acceptance.
+    pub prepaid: Prepaid,
+    /// How to reach the Ballista cluster.
+    pub ballista: BallistaOptions,
+    /// Where edge runs and graph spill files go.
+    pub work_dir: PathBuf,
+    /// The dataset's name, which the client's report shows instead of paths.
+    pub dataset: String,
+    /// The process's data-segment limit in bytes (`max-job-memory`).
+    pub max_memory: Option<u64>,
+}
+
+/// Detection figures of a finished load (non-private detail, operator log).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct LoadStats {
+    /// Detection tasks Ballista ran.
+    pub tasks: u32,
+    /// Conflict edges.
+    pub edges: u64,
+    /// The edge stream's fingerprint.
+    pub fingerprint: String,
+}
+
+/// One line from the child.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChildMessage {
+    /// A phase started (`read`, `detect`, `measure`).
+    Start(String),
+    /// A phase ended after so many seconds.
+    Finish(String, f64),
+    /// The job succeeded: the report as its client sees it (JSON).
+    Succeeded {
+        /// The client's report.
+        report: String,
+        /// Detection figures.
+        stats: Option<LoadStats>,
+    },
+    /// The job failed.
+    Failed {
+        /// The public reason (`FailureReason::as_str_name`).
+        reason: String,
+        /// The engine's message (may quote data: operator only).
+        detail: String,
+        /// Detection figures, if detection ended.
+        stats: Option<LoadStats>,
+    },
+}
+
+fn phase_key(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Read => "read",
+        Phase::Detect => "detect",
+        Phase::Measure => "measure",
+    }
+}
+
+/// Writes a message as one line on standard output.
+fn send(message: &ChildMessage) {
+    let mut line = serde_json::to_string(message).expect("messages serialise");
+    line.push('\n');
+    let mut out = std::io::stdout().lock();
+    // A coordinator that stopped reading has killed or abandoned the job.
+    let _ = out.write_all(line.as_bytes()).and_then(|()| out.flush());
+}
+
+/// Forwards phases to the coordinator, and notes when reading starts
+/// (option errors before it depend on no row).
+struct ChildProgress {
+    read_started: AtomicBool,
+}
+
+impl Progress for ChildProgress {
+    fn start(&self, phase: Phase) {
+        if phase == Phase::Read {
+            self.read_started.store(true, Ordering::SeqCst);
+        }
+        send(&ChildMessage::Start(phase_key(phase).into()));
+    }
+
+    fn finish(&self, phase: Phase, seconds: f64) {
+        send(&ChildMessage::Finish(phase_key(phase).into(), seconds));
+    }
+}
+
+/// The public reason of an engine failure in a charged job.
+pub(crate) fn classify(error: &EngineError, read_started: bool) -> FailureReason {
+    match error {
+        // Option checks run before the first row is read: nothing in them
+        // depends on the data.
+        EngineError::Config(_) if !read_started => FailureReason::InvalidJob,
+        EngineError::OverQuota(_) => FailureReason::OverQuota,
+        _ => FailureReason::Internal,
+    }
+}
+
+/// The report as a client sees it: the dataset's name instead of the
+/// operator's paths (table, constraint file, ledger).
+fn client_report(report: &dpincon_engine::Report, dataset: &str) -> Result<String, String> {
+    let mut value = serde_json::to_value(report).map_err(|e| e.to_string())?;
+    value["data"] = serde_json::Value::String(format!("dataset {dataset}"));
+    value["constraints"] = serde_json::Value::String("inline".into());
+    if let Some(ledger) = value.pointer_mut("/budget/ledger").filter(|l| l.is_object()) {
+        ledger["path"] = serde_json::Value::String(format!("ledger of dataset {dataset}"));
+    }
+    serde_json::to_string_pretty(&value).map(|s| s + "\n").map_err(|e| e.to_string())
+}
+
+/// Caps the process's data segment (heap and private mappings): past it an
+/// allocation fails and the process aborts, which the coordinator reports
+/// as `over quota`.
+fn limit_memory(bytes: u64) -> Result<(), String> {
+    let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+    // SAFETY: setrlimit reads the struct we pass and touches no memory of ours.
+    if unsafe { libc::setrlimit(libc::RLIMIT_DATA, &limit) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error().to_string())
+    }
+}
+
+/// `dpincon-coordinator run-job`: reads a [`JobSpec`] from standard input,
+/// runs it and reports on standard output. Returns the exit code.
+pub fn run_job_process() -> u8 {
+    let mut input = String::new();
+    let spec: JobSpec = match std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|e| e.to_string())
+        .and_then(|_| serde_json::from_str(&input).map_err(|e| e.to_string()))
+    {
+        Ok(spec) => spec,
+        Err(e) => {
+            eprintln!("run-job: bad job spec: {e}");
+            return 2;
+        }
+    };
+    if let Some(bytes) = spec.max_memory
+        && let Err(e) = limit_memory(bytes)
+    {
+        eprintln!("run-job: cannot limit memory: {e}");
+        return 2;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("run-job: cannot start a runtime: {e}");
+            return 2;
+        }
+    };
+    let message = runtime.block_on(run(&spec));
+    send(&message);
+    0
+}
+
+async fn run(spec: &JobSpec) -> ChildMessage {
+    let progress = ChildProgress { read_started: AtomicBool::new(false) };
+    let b = &spec.ballista;
+    let mut loader = BallistaLoader::new(&b.scheduler, &spec.work_dir);
+    loader.partitions = b.partitions.max(1);
+    loader.graph_memory = b.graph_memory;
+    let outcome = run_prepaid_job(&spec.config, spec.prepaid.clone(), &progress, &loader).await;
+    let stats = loader.stats().map(|s| LoadStats {
+        tasks: s.tasks as u32,
+        edges: s.fingerprint.edges,
+        fingerprint: s.fingerprint.to_string(),
+    });
+    let failed = |reason: FailureReason, detail: String, stats| ChildMessage::Failed {
+        reason: reason.as_str_name().into(),
+        detail,
+        stats,
+    };
+    match outcome {
+        Ok(report) => match client_report(&report, &spec.dataset) {
+            Ok(report) => ChildMessage::Succeeded { report, stats },
+            Err(e) => {
+                failed(FailureReason::Internal, format!("cannot serialise the report: {e}"), stats)
+            }
+        },
+        Err(e) => {
+            let reason = classify(&e, progress.read_started.load(Ordering::SeqCst));
+            failed(reason, e.to_string(), stats)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_option_errors_before_reading_are_shown_and_quotas_are_public() {
+        let config = EngineError::Config("unknown strategy 'x'".into());
+        assert_eq!(classify(&config, false), FailureReason::InvalidJob);
+        assert_eq!(classify(&config, true), FailureReason::Internal);
+        let quota = EngineError::OverQuota("more than 10 edges".into());
+        assert_eq!(classify(&quota, true), FailureReason::OverQuota);
+        let read = EngineError::Source(dpincon_source::SourceError::Schema("x".into()));
+        assert_eq!(classify(&read, false), FailureReason::Internal);
+    }
+
+    #[test]
+    fn messages_round_trip_as_one_json_line_each() {
+        for m in [
+            ChildMessage::Start("read".into()),
+            ChildMessage::Finish("detect".into(), 1.5),
+            ChildMessage::Succeeded { report: "{\n}\n".into(), stats: Some(LoadStats::default()) },
+            ChildMessage::Failed {
+                reason: "FAILURE_REASON_INTERNAL".into(),
+                detail: "x\ny".into(),
+                stats: None,
+            },
+        ] {
+            let line = serde_json::to_string(&m).unwrap();
+            assert!(!line.contains('\n'), "{line}");
+            assert_eq!(serde_json::from_str::<ChildMessage>(&line).unwrap(), m);
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! A client who writes constraints to probe one person (issue 26): on a
+//! fixed-time dataset what it observes (states, their times, the result's
+//! arrival) depends on public values only; every accepted job is charged;
+//! quotas and deadlines end jobs with public reasons. Real coordinator,
+//! scheduler and executor processes on loopback.
+
+mod common;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use common::{
+    BOB, Cluster, TEST_DATASET, client, config_with, job, ledger_charges, ledger_path, within,
+    write_table,
+};
+use dpincon_proto::v1::{FailureReason, JobState, JobStatus};
+use serde_json::json;
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+/// A dataset table for `[datasets.NAME]` on `data`, fixed-time with
+/// `deadline`, its ledger in `dir/main/ledgers/NAME.jsonl`.
+fn fixed_dataset(
+    dir: &std::path::Path,
+    name: &str,
+    data: &std::path::Path,
+    deadline: &str,
+) -> String {
+    format!(
+        "[datasets.{name}]\ndata = {:?}\nschema = {:?}\nledger = {:?}\nbudget-cap = 100.0\n\
+         max-job-epsilon = 10.0\njob-deadline = {deadline:?}\n",
+        data.to_str().unwrap(),
+        common::SCHEMA,
+        dir.join("main").join("ledgers").join(format!("{name}.jsonl")).to_str().unwrap(),
+    )
+}
+
+/// What a client observes of a job: each status with its arrival time.
+async fn observe(c: &dpincon_cluster::client::Client, id: &str) -> Vec<(u64, JobStatus)> {
+    let mut seen = Vec::new();
+    let _ = within(c.watch(id, |s| seen.push((now_ms(), s.clone())))).await;
+    seen
+}
+
+/// The attack of issue 26: K copies of a constraint that pairs one person's
+/// row with (almost) every other row. With the row, detection finds
+/// thousands of edges; without it, none. The client sees the same thing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_timing_probe_sees_the_same_timeline_with_and_without_the_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let (without, _) = write_table(dir.path(), 4000);
+    let text = std::fs::read_to_string(&without).unwrap();
+    let with = dir.path().join("with.csv");
+    // The same table but for one row: the person the client probes.
+    let victim = "4000,999-99-9999,1,Secret,AL,50000,5.00,40,13\n";
+    std::fs::write(&with, text.clone() + victim).unwrap();
+    let without_plus = dir.path().join("without.csv");
+    std::fs::write(&without_plus, text + "4000,999-99-9998,1,Public,AL,50000,5.00,40,13\n")
+        .unwrap();
+    const DEADLINE_S: u64 = 12;
+    let datasets = fixed_dataset(dir.path(), "with", &with, &format!("{DEADLINE_S}s"))
+        + &fixed_dataset(dir.path(), "without", &without_plus, &format!("{DEADLINE_S}s"));
+    let config =
+        config_with(dir.path(), "main", "budget-cap = 10.0\nmax-job-epsilon = 3.0", &datasets);
+    let cluster = Cluster::start_with(dir.path(), &config, 2, &[], &["--log-private-values"]);
+    let c = cluster.client();
+    let probe: String =
+        (0..40).map(|k| format!("not(t1.City='Secret' & t1.ID!=t2.ID & t2.Zip!={k})\n")).collect();
+    let mut timelines = Vec::new();
+    for dataset in ["with", "without"] {
+        let request =
+            json!({"dataset": dataset, "constraints": probe, "epsilon": 0.05, "measures": ["mi"]});
+        let submitted = now_ms();
+        let id = c.submit(&request).await.unwrap();
+        let seen = observe(&c, &id).await;
+        let states: Vec<i32> = seen.iter().map(|(_, s)| s.state).collect();
+        assert_eq!(
+            states,
+            [JobState::Queued as i32, JobState::Succeeded as i32],
+            "{dataset}: {seen:?}\n{}",
+            cluster.logs()
+        );
+        // The release time was fixed at acceptance: the deadline after it.
+        let release = seen[0].1.release_at_unix_ms;
+        assert!(seen.iter().all(|(_, s)| s.release_at_unix_ms == release), "{seen:?}");
+        let slot = release - submitted;
+        assert!((DEADLINE_S * 1000..DEADLINE_S * 1000 + 1000).contains(&slot), "{slot} ms");
+        // Never earlier than that time, whatever detection did.
+        let arrived = seen[1].0;
+        assert!(arrived >= release, "{dataset}: the end showed {} ms early", release - arrived);
+        let result = c.result(&id).await.unwrap();
+        assert!(result.contains("\"mi\""), "{result}");
+        timelines.push((dataset, id, arrived - release));
+    }
+    // The operator (--log-private-values) sees how different the work was.
+    let log = cluster.coordinator.logs();
+    for (dataset, id, jitter) in &timelines {
+        let line = log.lines().find(|l| l.starts_with(&format!("job {id}: succeeded"))).unwrap();
+        eprintln!("{dataset}: result {jitter} ms after its release time; operator: {line}");
+    }
+    let edges = |id: &str| -> u64 {
+        let line = log.lines().find(|l| l.starts_with(&format!("job {id}: succeeded"))).unwrap();
+        let after = line.split("edges ").nth(1).unwrap();
+        after.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    assert!(edges(&timelines[0].1) >= 3900, "the probe found the row");
+    assert_eq!(edges(&timelines[1].1), 0, "nothing to find without it");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_past_its_deadline_is_stopped_charged_and_fails_at_its_release_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let (table, constraints) = write_table(dir.path(), 1500);
+    let data = dir.path().join("slow.csv");
+    std::fs::copy(&table, &data).unwrap();
+    let slow = fixed_dataset(dir.path(), "slow", &data, "3s");
+    let config = config_with(dir.path(), "main", "budget-cap = 10.0\nmax-job-epsilon = 3.0", &slow);
+    // Every detection task takes 1.5 s: the job cannot end within 3 s.
+    let cluster = Cluster::start_with(dir.path(), &config, 1, &["--task-delay-ms", "1500"], &[]);
+    let c = cluster.client();
+    let mut request = job(&constraints, json!({"epsilon": 0.5}));
+    request["dataset"] = json!("slow");
+    let id = c.submit(&request).await.unwrap();
+    let seen = observe(&c, &id).await;
+    let (arrived, last) = seen.last().unwrap();
+    assert_eq!(last.state, JobState::Failed as i32, "{seen:?}\n{}", cluster.logs());
+    assert_eq!(
+        (last.reason, last.error.as_str()),
+        (FailureReason::DeadlineExceeded as i32, "deadline exceeded")
+    );
+    assert!(*arrived >= last.release_at_unix_ms);
+    let (spent, _) = ledger_charges(&dir.path().join("main").join("ledgers").join("slow.jsonl"));
+    assert!((spent - 1.5).abs() < 1e-9, "charged at acceptance: {spent}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_client_cannot_fill_the_queue_and_cancelled_jobs_stay_charged() {
+    let dir = tempfile::tempdir().unwrap();
+    let (table, constraints) = write_table(dir.path(), 300);
+    let data = dir.path().join("long.csv");
+    std::fs::copy(&table, &data).unwrap();
+    let long = fixed_dataset(dir.path(), "long", &data, "10m");
+    let config = config_with(
+        dir.path(),
+        "main",
+        "budget-cap = 100.0\nmax-job-epsilon = 3.0",
+        &format!("[limits]\nmax-queued-per-client = 2\n{long}"),
+    );
+    let cluster = Cluster::start_with(dir.path(), &config, 1, &[], &[]);
+    let (alice, bob) = (cluster.client(), client(&cluster.coordinator, BOB));
+    let mut request = job(&constraints, json!({"epsilon": 0.1, "measures": ["mi"]}));
+    request["dataset"] = json!("long");
+    // Bob's job holds the first 10-minute slot: every later job waits.
+    let bobs = bob.submit(&request).await.unwrap();
+    let mut accepted =
+        vec![alice.submit(&request).await.unwrap(), alice.submit(&request).await.unwrap()];
+    let err = alice.submit(&request).await.unwrap_err().to_string();
+    assert!(err.contains("queue full") && err.contains("per client"), "{err}");
+    accepted.push(bob.submit(&request).await.unwrap());
+    // Slots follow each other, fixed at acceptance.
+    let a0 = alice.status(&accepted[0]).await.unwrap().release_at_unix_ms;
+    let a1 = alice.status(&accepted[1]).await.unwrap().release_at_unix_ms;
+    assert_eq!(a1 - a0, 600_000);
+    for (c, id) in
+        [(&bob, &bobs), (&alice, &accepted[0]), (&alice, &accepted[1]), (&bob, &accepted[2])]
+    {
+        let status = c.cancel(id).await.unwrap();
+        assert_eq!(status.state, JobState::Cancelled as i32);
+    }
+    let (spent, charges) =
+        ledger_charges(&dir.path().join("main").join("ledgers").join("long.jsonl"));
+    assert_eq!(charges.len(), 4, "four accepted, four charged; the refused one free");
+    assert!((spent - 0.4).abs() < 1e-9, "{spent}");
+}
+
+/// Issue 26's failure after the charge: `ub-direct`'s look at f(G_{n_max})
+/// with client candidates, on a constraint without equality, where the
+/// declared max-rows is below the row count.
+#[tokio::test(flavor = "multi_thread")]
+async fn ub_direct_with_client_candidates_and_a_low_row_bound_releases() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, _) = write_table(dir.path(), 600);
+    let config = config_with(
+        dir.path(),
+        "main",
+        &format!("budget-cap = 100.0\nmax-job-epsilon = 10.0\nmax-rows = 10\n{TEST_DATASET}"),
+        "",
+    );
+    let cluster = Cluster::start_with(dir.path(), &config, 1, &[], &[]);
+    let c = cluster.client();
+    for seed in 0..4 {
+        let request = json!({
+            "dataset": common::DATASET,
+            "constraints": "not(t1.Age<t2.Age & t1.Tenure>t2.Tenure)",
+            "epsilon": 1.0, "measures": ["mi"], "strategy": "ub-direct", "candidates": [1, 2],
+            "seed": seed, "non-private": true,
+        });
+        let id = c.submit(&request).await.unwrap();
+        let report: serde_json::Value = serde_json::from_str(
+            &within(c.wait(&id, |_| {}))
+                .await
+                .unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs())),
+        )
+        .unwrap();
+        let max_degree = report["non_private"]["max_degree"].as_u64().unwrap();
+        assert!(max_degree > 10, "the row bound must be below the maximum degree: {max_degree}");
+        assert!(report["measures"]["mi"]["value"].as_i64().is_some(), "{report}");
+    }
+    let (_, charges) = ledger_charges(&ledger_path(dir.path(), "main"));
+    assert_eq!(charges.len(), 4);
+}
