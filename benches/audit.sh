@@ -28,6 +28,7 @@ data = "t$i.csv"
 constraints = "dcs.txt"
 epsilon = 1
 max-rows = 20000
+ledger = "t$i.ledger"
 budget-cap = 1000
 [[dataset.check]]
 name = "t$i-pairs"

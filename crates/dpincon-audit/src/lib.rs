@@ -6,18 +6,24 @@
 //!
 //! Privacy: every number here is post-processing of the engine's DP
 //! releases (value, `ci95`, public noise scales) or of public suite
-//! settings (thresholds, `max-rows`). No exact count is ever read.
+//! settings (thresholds, `max-rows`). No exact count is ever read. A
+//! dataset without a release gets a fixed public [`Reason`]; the engine's
+//! message, which may quote the data, is returned apart ([`Detail`]) for
+//! the operator's standard error and never reaches a report or the history.
 
 mod error;
 pub mod history;
+mod reason;
 pub mod report;
 mod run;
+pub mod schema;
 pub mod suite;
 pub mod verdict;
 
 pub use error::AuditError;
+pub use reason::{Detail, Failure, Reason};
 pub use run::{
-    AuditRun, CheckResult, DatasetPlan, DatasetResult, DatasetStatus, RemoteFailure, plan,
+    AuditOutcome, AuditRun, CheckResult, DatasetPlan, DatasetResult, DatasetStatus, plan,
     run_suite, run_suite_remote,
 };
 pub use suite::Suite;

@@ -4,6 +4,8 @@ use dpincon_engine::{JobConfig, ledger};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::reason::{Detail, Failure, Reason};
+use crate::schema::TableFormat;
 use crate::suite::{Dataset, Suite};
 use crate::verdict::{ExitStatus, Verdict};
 
@@ -22,9 +24,10 @@ pub struct DatasetPlan {
     pub remaining: f64,
     /// Whole runs left after this one at this rate, divided by `runs-per-day`.
     pub nights_left: f64,
-    /// Why the run was refused before any work, if it was.
+    /// Why the run was refused before any work, if it was (a fixed public
+    /// reason; the ledger's words go to the operator only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub refused: Option<String>,
+    pub refused: Option<Reason>,
 }
 
 /// What happened to a dataset.
@@ -35,7 +38,7 @@ pub enum DatasetStatus {
     Ran,
     /// Refused by its budget before any work; nothing charged.
     Refused,
-    /// The job failed (the message says why).
+    /// The job failed (`error` says why).
     Error,
 }
 
@@ -81,9 +84,10 @@ pub struct DatasetResult {
     pub job_id: Option<String>,
     /// The noise was seeded (test mode): not a release to publish.
     pub seeded: bool,
-    /// The error, when the job failed or was refused.
+    /// Why there is no release, when the job failed or was refused: a
+    /// fixed public reason, never the engine's message (see [`Reason`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<Reason>,
     /// The checks.
     pub checks: Vec<CheckResult>,
 }
@@ -112,26 +116,44 @@ impl AuditRun {
     }
 }
 
+/// A finished audit: the run, which the reports and the history hold, and
+/// apart from it the details of its failures, which only the operator's
+/// standard error may show (they may quote the data).
+#[derive(Debug, Clone)]
+pub struct AuditOutcome {
+    /// The run.
+    pub run: AuditRun,
+    /// One per dataset without a release, in suite order.
+    pub details: Vec<Detail>,
+}
+
 /// Plans every dataset's budget before any work: a dataset whose run would
-/// pass its cap is marked refused (the engine would refuse it too).
-pub fn plan(suite: &Suite) -> Vec<DatasetPlan> {
+/// pass its cap is refused (the engine would refuse it too), with the
+/// ledger's words as the failure's detail.
+pub fn plan(suite: &Suite) -> Vec<(DatasetPlan, Option<Failure>)> {
     suite.datasets.iter().map(plan_one).collect()
 }
 
-fn plan_one(d: &Dataset) -> DatasetPlan {
+fn plan_one(d: &Dataset) -> (DatasetPlan, Option<Failure>) {
     let path = d.ledger.clone().unwrap_or_default();
     let per_run = d.epsilon_per_run();
-    let (spent, stored, error) = match ledger::spent(&path) {
+    let (spent, stored, unreadable) = match ledger::spent(&path) {
         Ok((s, c)) => (s, c, None),
-        Err(e) => (0.0, None, Some(e.to_string())),
+        Err(e) => (0.0, None, Some(Failure::new(Reason::LedgerRefused, e))),
     };
     let cap = stored.map_or(d.budget_cap, |s| s.min(d.budget_cap));
-    let refused = error.or_else(|| {
-        ledger::check(&path, &d.source_name(), Some(d.budget_cap), per_run)
-            .err()
-            .map(|e| e.to_string())
+    let refusal = unreadable.or_else(|| {
+        let refused = ledger::check(&path, &d.source_name(), Some(d.budget_cap), per_run).err()?;
+        // Past the cap by the ledger's own figures (public: ε and caps) is
+        // an exhausted budget; any other refusal is the ledger's.
+        let over = spent + per_run > cap;
+        Some(Failure::new(
+            if over { Reason::BudgetExhausted } else { Reason::LedgerRefused },
+            refused,
+        ))
     });
-    budget(d, path.display().to_string(), cap, spent, refused)
+    let reason = refusal.as_ref().map(|f| f.reason);
+    (budget(d, path.display().to_string(), cap, spent, reason), refusal)
 }
 
 /// A plan from a ledger's cap and ε spent before this run.
@@ -140,7 +162,7 @@ fn budget(
     ledger: String,
     cap: f64,
     spent: f64,
-    refused: Option<String>,
+    refused: Option<Reason>,
 ) -> DatasetPlan {
     let per_run = d.epsilon_per_run();
     let after = if refused.is_some() { spent } else { spent + per_run };
@@ -164,6 +186,14 @@ pub fn job_config(d: &Dataset, seed: Option<u64>) -> JobConfig {
         Some(pg) => JobConfig::postgres(pg.clone(), &d.constraints),
         None => JobConfig::new(d.source_name(), &d.constraints),
     };
+    config.format = d.format.map(|f| f.name().to_string());
+    if d.table_format() == Some(TableFormat::Csv) && d.schema.is_some() {
+        // Every column's type is declared (checked against the header when
+        // the suite loaded): inference only finds the names, as in the
+        // coordinator's jobs, and no row decides a type.
+        config.schema = d.schema.clone();
+        config.infer_rows = Some(1);
+    }
     config.epsilon = Some(d.epsilon);
     config.measures = d.measures.clone();
     config.max_rows = Some(d.max_rows);
@@ -177,45 +207,37 @@ pub fn job_config(d: &Dataset, seed: Option<u64>) -> JobConfig {
 /// fits through `exec` (a job config and the dataset name in, the engine's
 /// JSON report out), then judges every check. Refused and failed datasets
 /// do not stop the others.
-pub async fn run_suite<F>(suite: &Suite, seed: Option<u64>, exec: F) -> AuditRun
+pub async fn run_suite<F>(suite: &Suite, seed: Option<u64>, exec: F) -> AuditOutcome
 where
-    F: AsyncFn(JobConfig, &str) -> Result<Value, String>,
+    F: AsyncFn(JobConfig, &str) -> Result<Value, Failure>,
 {
     let started_unix = now();
-    let plans = plan(suite);
     let mut datasets = Vec::new();
-    for (d, budget) in suite.datasets.iter().zip(plans) {
-        let outcome = match &budget.refused {
-            Some(why) => Err((DatasetStatus::Refused, why.clone())),
-            None => exec(job_config(d, seed), &d.name).await.map_err(|e| (DatasetStatus::Error, e)),
+    let mut details = Vec::new();
+    for (d, (budget, refusal)) in suite.datasets.iter().zip(plan(suite)) {
+        let outcome = match refusal {
+            Some(f) => Err((DatasetStatus::Refused, f)),
+            None => exec(job_config(d, seed), &d.name).await.map_err(|f| (DatasetStatus::Error, f)),
         };
-        datasets.push(judge(d, budget, outcome));
+        datasets.push(judge(d, budget, outcome, &mut details));
     }
-    finish(suite, started_unix, datasets)
-}
-
-/// Why a coordinator did not return a report.
-#[derive(Debug, Clone)]
-pub struct RemoteFailure {
-    /// The coordinator refused the job at admission because its ledger
-    /// cannot fund it (nothing queued or charged).
-    pub refused: bool,
-    /// The coordinator's words.
-    pub message: String,
+    finish(suite, started_unix, datasets, details)
 }
 
 /// Runs `suite` on a coordinator (`exec` submits a dataset's job and waits
 /// for its report). The coordinator owns every ledger: nothing is planned
 /// here; each dataset's budget comes from the coordinator's answer, the
-/// ledger state in its report, or its refusal (then the figures are 0 and
-/// `refused` quotes it). The suite's `ledger` and `budget-cap` are unused.
-/// Verdicts are judged exactly as in [`run_suite`].
-pub async fn run_suite_remote<F>(suite: &Suite, coordinator: &str, exec: F) -> AuditRun
+/// ledger state in its report, or its refusal (a failure whose reason is
+/// [`Reason::BudgetExhausted`]: the dataset is refused, its figures 0).
+/// The suite's `ledger` and `budget-cap` are unused. Verdicts are judged
+/// exactly as in [`run_suite`].
+pub async fn run_suite_remote<F>(suite: &Suite, coordinator: &str, exec: F) -> AuditOutcome
 where
-    F: AsyncFn(&Dataset) -> Result<Value, RemoteFailure>,
+    F: AsyncFn(&Dataset) -> Result<Value, Failure>,
 {
     let started_unix = now();
     let mut datasets = Vec::new();
+    let mut details = Vec::new();
     for d in &suite.datasets {
         let ledger = format!("coordinator {coordinator}: ledger of dataset {}", d.remote_name());
         let (budget, outcome) = match exec(d).await {
@@ -226,45 +248,57 @@ where
                 (budget(d, ledger, cap, spent, None), Ok(report))
             }
             Err(f) => {
-                let status = if f.refused { DatasetStatus::Refused } else { DatasetStatus::Error };
-                let refused = f.refused.then(|| f.message.clone());
-                (budget(d, ledger, 0.0, 0.0, refused), Err((status, f.message)))
+                let refused = f.reason == Reason::BudgetExhausted;
+                let status = if refused { DatasetStatus::Refused } else { DatasetStatus::Error };
+                (budget(d, ledger, 0.0, 0.0, refused.then_some(f.reason)), Err((status, f)))
             }
         };
-        datasets.push(judge(d, budget, outcome));
+        datasets.push(judge(d, budget, outcome, &mut details));
     }
-    finish(suite, started_unix, datasets)
+    finish(suite, started_unix, datasets, details)
 }
 
 fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-fn finish(suite: &Suite, started_unix: u64, datasets: Vec<DatasetResult>) -> AuditRun {
+fn finish(
+    suite: &Suite,
+    started_unix: u64,
+    datasets: Vec<DatasetResult>,
+    details: Vec<Detail>,
+) -> AuditOutcome {
     let status = datasets
         .iter()
         .flat_map(|d| d.checks.iter())
         .map(|c| ExitStatus::of(c.verdict, c.warn_only))
         .max()
         .unwrap_or(ExitStatus::Pass);
-    AuditRun {
+    let run = AuditRun {
         schema_version: 1,
         suite: suite.name.clone(),
         started_unix,
         datasets,
         status,
         exit_code: status.code(),
-    }
+    };
+    AuditOutcome { run, details }
 }
 
+/// Judges `d`'s checks on its report; a failure leaves its public reason
+/// in the result and its detail in `details`.
 fn judge(
     d: &Dataset,
     budget: DatasetPlan,
-    outcome: Result<Value, (DatasetStatus, String)>,
+    outcome: Result<Value, (DatasetStatus, Failure)>,
+    details: &mut Vec<Detail>,
 ) -> DatasetResult {
     let (status, report, error) = match outcome {
         Ok(r) => (DatasetStatus::Ran, Some(r), None),
-        Err((s, e)) => (s, None, Some(e)),
+        Err((s, f)) => {
+            details.push(Detail { dataset: d.name.clone(), reason: f.reason, message: f.detail });
+            (s, None, Some(f.reason))
+        }
     };
     let checks = d
         .checks
@@ -288,10 +322,10 @@ fn judge(
                     "inconclusive: the 95% interval [{lo}, {hi}] contains the threshold {threshold}; \
                      the noise hides the answer (more ε or a looser threshold would decide it)"
                 ),
-                _ => format!(
-                    "no release: {}",
-                    error.as_deref().unwrap_or("the measure is missing from the report")
-                ),
+                _ => match error {
+                    Some(reason) => format!("no release: {reason}"),
+                    None => "no release: the measure is missing from the report".to_string(),
+                },
             };
             CheckResult {
                 name: c.name.clone(),
@@ -316,5 +350,36 @@ fn judge(
         seeded: report.as_ref().is_some_and(|r| r["seeded"].as_bool() == Some(true)),
         error,
         checks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn dataset(keys: &str) -> Dataset {
+        let text = format!(
+            "name = \"s\"\n[[dataset]]\nname = \"t\"\n{keys}constraints = \"t.dcs\"\nepsilon = 1\n\
+             max-rows = 10\nledger = \"t.ledger\"\nbudget-cap = 5\n\
+             [[dataset.check]]\nname = \"c\"\nmeasure = \"mi\"\nmax = 1\n"
+        );
+        Suite::parse(&text, Path::new("suite.toml")).unwrap().datasets.remove(0)
+    }
+
+    #[test]
+    fn a_declared_csv_schema_leaves_no_type_to_infer() {
+        let c = job_config(&dataset("data = \"t.csv\"\nschema = \"Zip:int\"\n"), None);
+        assert_eq!((c.schema.as_deref(), c.infer_rows), (Some("Zip:int"), Some(1)));
+        // Without a declaration the engine infers (all rows), as before.
+        let c = job_config(&dataset("data = \"t.csv\"\n"), None);
+        assert_eq!((c.schema, c.infer_rows, c.format), (None, None, None));
+        // A Parquet footer declares the types: the schema was checked against it.
+        let c = job_config(&dataset("data = \"t.pq\"\nschema = \"Zip:int\"\n"), None);
+        assert_eq!((c.schema, c.infer_rows), (None, None));
+        let c = job_config(&dataset("data = \"t.dat\"\nformat = \"parquet\"\n"), None);
+        assert_eq!(c.format.as_deref(), Some("parquet"));
+        assert_eq!(c.ledger.as_deref(), Some(Path::new("t.ledger")));
     }
 }

@@ -8,6 +8,7 @@ use dpincon_engine::PostgresSource;
 use serde::{Deserialize, Serialize};
 
 use crate::AuditError;
+use crate::schema::{self, TableFormat};
 
 /// Largest ε per measure a suite may ask for (the engine's public limit).
 pub const MAX_EPSILON: f64 = 1e4;
@@ -38,6 +39,14 @@ pub struct Dataset {
     /// The table (CSV or Parquet); or give `postgres`.
     #[serde(default)]
     pub data: Option<PathBuf>,
+    /// `data`'s format (default: from its extension, `.parquet`/`.pq` or CSV).
+    #[serde(default)]
+    pub format: Option<TableFormat>,
+    /// Every column of `data`, `Name:type, ...` in the file's order (the
+    /// syntax of `run --schema`): a CSV table is then read with these types
+    /// and none inferred from a row; a Parquet footer must agree with it.
+    #[serde(default)]
+    pub schema: Option<String>,
     /// A PostgreSQL table or query instead of `data`:
     /// `postgres = { url = "postgres://user@host/db", table = "t" }` (or
     /// `query = "..."`; optional `order-by`, `password-env`).
@@ -58,7 +67,9 @@ pub struct Dataset {
     /// The PUBLIC upper bound on the row count (the engine's `--max-rows`;
     /// fractional thresholds are fractions of it, never of the private count).
     pub max_rows: u64,
-    /// The dataset's budget ledger (default `<name>.ledger` next to the suite).
+    /// The dataset's budget ledger: required when the dataset names its
+    /// table (no default, so renaming a dataset cannot reset its budget);
+    /// unused with `--coordinator`, whose operator owns the ledger.
     #[serde(default)]
     pub ledger: Option<PathBuf>,
     /// Total ε the dataset may ever spend.
@@ -118,6 +129,11 @@ impl Dataset {
         }
     }
 
+    /// The format `data` is read in (`None` without `data`).
+    pub fn table_format(&self) -> Option<TableFormat> {
+        self.data.as_deref().map(|path| TableFormat::of(path, self.format))
+    }
+
     /// The name of the dataset on a coordinator.
     pub fn remote_name(&self) -> &str {
         self.coordinator_dataset.as_deref().unwrap_or(&self.name)
@@ -155,21 +171,46 @@ impl Suite {
         }
     }
 
-    /// Reads and validates `path`.
+    /// Reads and validates `path`, and checks each declared `schema`
+    /// against its table's header (or Parquet footer; no row is read).
     pub fn load(path: &Path) -> Result<Suite, AuditError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| AuditError::Read { path: path.to_path_buf(), message: e.to_string() })?;
-        Suite::parse(&text, path)
+        let suite = Suite::parse(&text, path)?;
+        suite
+            .check_schemas()
+            .map_err(|message| AuditError::Suite { path: path.to_path_buf(), message })?;
+        Ok(suite)
+    }
+
+    fn check_schemas(&self) -> Result<(), String> {
+        for d in &self.datasets {
+            let (Some(data), Some(format), Some(text)) = (&d.data, d.table_format(), &d.schema)
+            else {
+                continue;
+            };
+            let at = |e: String| format!("dataset '{}': `schema` {e}", d.name);
+            // Valid (parse checked it); parsed again because the engine
+            // takes the text, as the coordinator's job does.
+            let entries = schema::parse(text).map_err(at)?;
+            schema::check_file(data, format, &entries).map_err(at)?;
+        }
+        Ok(())
     }
 
     /// Parses and validates suite `text` read from `path`.
     pub fn parse(text: &str, path: &Path) -> Result<Suite, AuditError> {
         let err = |message: String| AuditError::Suite { path: path.to_path_buf(), message };
         let mut suite: Suite = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
             let message = e.message().trim().to_string();
-            err(match line {
-                Some(l) => format!("line {l}: {message}"),
+            err(match e.span() {
+                Some(s) => {
+                    let line = text[..s.start].matches('\n').count() + 1;
+                    match key_before(text, s.start) {
+                        Some(key) => format!("line {line}: `{key}`: {message}"),
+                        None => format!("line {line}: {message}"),
+                    }
+                }
                 None => message,
             })
         })?;
@@ -199,6 +240,7 @@ impl Suite {
                 // the operator's registration; a local run needs one.
                 _ => {}
             }
+            d.validate_table().map_err(|e| format!("{at}: {e}"))?;
             if d.constraints.as_os_str().is_empty() {
                 return Err(format!("{at} has no constraints file"));
             }
@@ -209,7 +251,10 @@ impl Suite {
                 ));
             }
             if !(d.budget_cap.is_finite() && d.budget_cap > 0.0) {
-                return Err(format!("{at}: budget-cap must be a positive number"));
+                return Err(format!(
+                    "{at}: budget-cap = {} must be a positive number",
+                    d.budget_cap
+                ));
             }
             if d.max_rows == 0 {
                 return Err(format!("{at}: max-rows must be at least 1"));
@@ -217,14 +262,14 @@ impl Suite {
             if let Some(r) = d.runs_per_day
                 && !(r.is_finite() && r > 0.0)
             {
-                return Err(format!("{at}: runs-per-day must be positive"));
+                return Err(format!("{at}: runs-per-day = {r} must be a positive number"));
             }
             if d.checks.is_empty() {
                 return Err(format!("{at} has no [[dataset.check]]"));
             }
             for m in &d.measures {
                 if !matches!(m.as_str(), "mi" | "p" | "r") {
-                    return Err(format!("{at}: unknown measure '{m}' (mi, p or r)"));
+                    return Err(format!("{at}: measures: unknown measure '{m}' (mi, p or r)"));
                 }
             }
             if d.measures.is_empty() {
@@ -254,7 +299,14 @@ impl Suite {
                         return Err(format!("{at}: give max or max-fraction, not both"));
                     }
                     (None, None) => return Err(format!("{at}: needs max or max-fraction")),
-                    _ => return Err(format!("{at}: the threshold must be a finite number ≥ 0")),
+                    (Some(m), None) => {
+                        return Err(format!("{at}: max = {m} must be a finite number ≥ 0"));
+                    }
+                    (None, Some(f)) => {
+                        return Err(format!(
+                            "{at}: max-fraction = {f} must be a finite number ≥ 0"
+                        ));
+                    }
                 }
                 if let Some(s) = &c.severity
                     && s != "warn"
@@ -274,9 +326,56 @@ impl Suite {
         for d in &mut self.datasets {
             d.data = d.data.as_deref().map(at);
             d.constraints = at(&d.constraints);
-            let ledger =
-                d.ledger.clone().unwrap_or_else(|| PathBuf::from(format!("{}.ledger", d.name)));
-            d.ledger = Some(at(&ledger));
+            d.ledger = d.ledger.as_deref().map(at);
         }
+    }
+}
+
+/// The key whose value starts at byte `start` (`epsilon` for the value of
+/// `epsilon = "one"`, `url` in `postgres = { url = 5 }`): serde's type
+/// errors name the value's type, not its key. `None` when `start` is not
+/// a value (an unknown key's error spans the key, and its message names it).
+fn key_before(text: &str, start: usize) -> Option<&str> {
+    let line = &text[text[..start].rfind('\n').map_or(0, |i| i + 1)..start];
+    let key = line.trim_end().strip_suffix('=')?;
+    let key = key.rsplit(['{', ',']).next()?.trim();
+    (!key.is_empty()).then_some(key)
+}
+
+impl Dataset {
+    /// The keys that describe the table: `format` and `schema` only for a
+    /// `data` file, `ledger` for any table this process may release.
+    fn validate_table(&self) -> Result<(), String> {
+        let declared = match (&self.format, &self.schema) {
+            (Some(_), _) => Some("format"),
+            (None, Some(_)) => Some("schema"),
+            (None, None) => None,
+        };
+        if let Some(key) = declared {
+            if self.postgres.is_some() {
+                return Err(format!(
+                    "`{key}` describes a `data` file; a PostgreSQL source's column types come \
+                     from the server"
+                ));
+            }
+            if self.data.is_none() {
+                return Err(format!(
+                    "`{key}` describes `data`, which this dataset does not give (with \
+                     --coordinator the operator declares the table)"
+                ));
+            }
+        }
+        if let Some(text) = &self.schema {
+            schema::parse(text).map_err(|e| format!("`schema`: {e}"))?;
+        }
+        if (self.data.is_some() || self.postgres.is_some()) && self.ledger.is_none() {
+            return Err("`ledger` is required: the file that keeps the ε this table has spent \
+                        (no default, so renaming the dataset cannot reset its budget)"
+                .into());
+        }
+        if self.ledger.as_ref().is_some_and(|l| l.as_os_str().is_empty()) {
+            return Err("`ledger` is empty".into());
+        }
+        Ok(())
     }
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use dpincon_audit::history::History;
-use dpincon_audit::{DatasetStatus, ExitStatus, Suite, Verdict, report, run_suite};
+use dpincon_audit::{DatasetStatus, ExitStatus, Reason, Suite, Verdict, report, run_suite};
 use dpincon_engine::run_job;
 
 /// Group `a` has B ∈ {1, 2, 3} under A → B: I_MI = 3, I_P = 3, I_R = 2.
@@ -23,6 +23,7 @@ constraints = "t.dcs"
 measures = ["mi", "p", "r"]
 epsilon = 10000
 max-rows = 10
+ledger = "t.ledger"
 budget-cap = {cap}
 [[dataset.check]]
 name = "pairs"
@@ -42,11 +43,14 @@ severity = "warn"
 }
 
 async fn audit(path: &Path) -> dpincon_audit::AuditRun {
+    audit_with_details(path).await.run
+}
+
+async fn audit_with_details(path: &Path) -> dpincon_audit::AuditOutcome {
     let suite = Suite::load(path).unwrap();
     run_suite(&suite, Some(7), async |config, _name: &str| {
-        let report =
-            run_job(&config, &dpincon_engine::NoProgress).await.map_err(|e| e.to_string())?;
-        serde_json::to_value(&report).map_err(|e| e.to_string())
+        let report = run_job(&config, &dpincon_engine::NoProgress).await?;
+        Ok(serde_json::to_value(&report).unwrap())
     })
     .await
 }
@@ -110,6 +114,7 @@ data = "t.csv"
 constraints = "t.dcs"
 epsilon = 1
 max-rows = 10
+ledger = "small-cap.ledger"
 budget-cap = 0.5
 [[dataset.check]]
 name = "small-pairs"
@@ -121,7 +126,8 @@ max = 100
     let run = audit(&path).await;
     assert_eq!(run.datasets[0].status, DatasetStatus::Ran);
     assert_eq!(run.datasets[1].status, DatasetStatus::Refused);
-    assert!(run.datasets[1].budget.refused.as_deref().unwrap().contains("budget cap exceeded"));
+    assert_eq!(run.datasets[1].budget.refused, Some(Reason::BudgetExhausted));
+    assert_eq!(run.datasets[1].error, Some(Reason::BudgetExhausted));
     assert!(!dir.path().join("small-cap.ledger").exists(), "nothing charged");
     assert_eq!(run.exit_code, 3);
 }
@@ -135,7 +141,7 @@ fn bad_suites_name_what_is_wrong() {
     let ok = suite_text(10.0, "");
     assert!(Suite::parse(&ok, Path::new("suite.toml")).is_ok());
     let cases = [
-        (ok.replace("max = 2", "max = 2\nbogus = 1"), "line 14: unknown field `bogus`"),
+        (ok.replace("max = 2", "max = 2\nbogus = 1"), "line 15: unknown field `bogus`"),
         ("name = \"s\"\n[[dataset]\n".to_string(), "line 2"),
         (ok.replace("constraints = \"t.dcs\"\n", ""), "missing field `constraints`"),
         (ok.replace("constraints = \"t.dcs\"", "constraints = \"\""), "has no constraints"),
@@ -164,19 +170,19 @@ async fn empty_table_and_missing_file_are_errors_with_nothing_charged() {
     std::fs::write(dir.path().join("t.csv"), "A,B\n").unwrap();
     let path = dir.path().join("suite.toml");
     std::fs::write(&path, suite_text(1e5, "")).unwrap();
-    let run = audit(&path).await;
+    let outcome = audit_with_details(&path).await;
+    let run = &outcome.run;
     assert_eq!(run.datasets[0].status, DatasetStatus::Error);
-    assert!(
-        run.datasets[0].error.as_deref().unwrap().contains("no rows"),
-        "{:?}",
-        run.datasets[0].error
-    );
+    assert_eq!(run.datasets[0].error, Some(Reason::UnreadableData));
+    // The engine's words are the operator's detail, not the report's.
+    assert!(outcome.details[0].message.contains("no rows"), "{:?}", outcome.details);
     assert_eq!(run.exit_code, 3);
     assert!(!dir.path().join("t.ledger").exists());
     std::fs::remove_file(dir.path().join("t.csv")).unwrap();
-    let run = audit(&path).await;
-    assert_eq!(run.datasets[0].status, DatasetStatus::Error);
-    assert!(run.datasets[0].error.as_deref().unwrap().contains("t.csv"));
+    let outcome = audit_with_details(&path).await;
+    assert_eq!(outcome.run.datasets[0].status, DatasetStatus::Error);
+    assert_eq!(outcome.run.datasets[0].error, Some(Reason::UnreadableData));
+    assert!(outcome.details[0].message.contains("t.csv"), "{:?}", outcome.details);
 }
 
 /// The HTML report in headless Chromium: it renders (the DOM has the

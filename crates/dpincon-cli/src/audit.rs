@@ -3,6 +3,11 @@
 //! Soda's: 0 pass, 1 inconclusive or warn, 2 fail, 3 error. With
 //! `--coordinator`, each dataset's job runs on a coordinator, whose ledger
 //! governs; verdicts, history and reports are made here the same way.
+//!
+//! A dataset without a release shows a fixed public reason in the reports,
+//! the history and on standard output; the full message (the engine's or
+//! the coordinator's, which may quote the data) goes to standard error
+//! only, after the dataset's name.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,8 +16,9 @@ use clap::{Args, Subcommand};
 use dpincon_audit::history::History;
 use dpincon_audit::suite::Dataset;
 use dpincon_audit::{
-    AuditRun, ExitStatus, RemoteFailure, Suite, report, run_suite, run_suite_remote,
+    AuditOutcome, ExitStatus, Failure, Reason, Suite, report, run_suite, run_suite_remote,
 };
+use dpincon_cluster::ClusterError;
 use dpincon_cluster::client::progress_line;
 use dpincon_engine::run_job;
 use serde_json::json;
@@ -73,18 +79,22 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
     }
     // Open the store first: a broken history fails before any budget is spent.
     let mut history = History::open(&history_path).map_err(|e| e.to_string())?;
-    let run = match &args.coordinator {
+    let AuditOutcome { run, details } = match &args.coordinator {
         Some(url) => remote_run(&suite, url, &args).await?,
         None => {
             suite.require_tables(&path).map_err(|e| e.to_string())?;
             run_suite(&suite, args.seed, async |config, name: &str| {
                 let bar = progress::Bar::for_dataset(name);
-                let report = run_job(&config, &bar).await.map_err(|e| e.to_string())?;
-                serde_json::to_value(&report).map_err(|e| e.to_string())
+                let report = run_job(&config, &bar).await.map_err(Failure::from)?;
+                serde_json::to_value(&report).map_err(|e| Failure::new(Reason::Internal, e))
             })
             .await
         }
     };
+    // The operator's eyes only: never in a report or the history.
+    for d in &details {
+        eprintln!("dataset {}: {}: {}", d.dataset, d.reason, d.message);
+    }
     history.append(&run).map_err(|e| e.to_string())?;
     for c in run.checks() {
         println!("{:<13} {:<28} {}", c.verdict.name().to_uppercase(), c.name, c.message);
@@ -115,13 +125,16 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
 /// The client job carries only what a client may set (dataset name, inline
 /// constraints, ε, measures; a seed only when asked, which test clusters
 /// alone accept): the coordinator's operator owns the table, ledger and cap.
-async fn remote_run(suite: &Suite, url: &str, args: &AuditArgs) -> Result<AuditRun, String> {
+async fn remote_run(suite: &Suite, url: &str, args: &AuditArgs) -> Result<AuditOutcome, String> {
     let client = args.connect.client(url)?;
     let seed = args.seed;
     Ok(run_suite_remote(suite, url, async |d: &Dataset| {
-        let error = |message: String| RemoteFailure { refused: false, message };
         let constraints = std::fs::read_to_string(&d.constraints).map_err(|e| {
-            error(format!("cannot read constraint file '{}': {e}", d.constraints.display()))
+            let path = d.constraints.display();
+            Failure::new(
+                Reason::BadConstraint,
+                format!("cannot read constraint file '{path}': {e}"),
+            )
         })?;
         let mut job = json!({
             "dataset": d.remote_name(),
@@ -133,17 +146,42 @@ async fn remote_run(suite: &Suite, url: &str, args: &AuditArgs) -> Result<AuditR
             job["seed"] = json!(seed);
         }
         let bar = progress::Bar::for_dataset(&d.name);
-        let id = client.submit(&job).await.map_err(|e| RemoteFailure {
-            refused: e.is_budget_refusal(),
-            message: describe(url, e),
-        })?;
+        let id = client.submit(&job).await.map_err(|e| remote_failure(url, e, true))?;
         let report = client.wait(&id, |status| bar.status(&progress_line(status))).await;
         bar.done();
-        let report = report.map_err(|e| error(describe(url, e)))?;
-        serde_json::from_str(&report)
-            .map_err(|e| error(format!("the coordinator sent a report that is not JSON: {e}")))
+        let report = report.map_err(|e| remote_failure(url, e, false))?;
+        serde_json::from_str(&report).map_err(|e| {
+            Failure::new(
+                Reason::Internal,
+                format!("the coordinator sent a report that is not JSON: {e}"),
+            )
+        })
     })
     .await)
+}
+
+/// gRPC's NOT_FOUND (a stable wire code): the coordinator's answer to a job
+/// naming a dataset it does not have.
+const GRPC_NOT_FOUND: i32 = 5;
+
+/// The public reason of a coordinator's error, from its kind and status
+/// code; its words are the detail. `at_submission`: the job was not
+/// accepted (else it was, and then failed or could not be followed).
+fn remote_failure(url: &str, e: ClusterError, at_submission: bool) -> Failure {
+    let reason = if e.is_budget_refusal() {
+        Reason::BudgetExhausted
+    } else if e.is_unreachable() {
+        Reason::CoordinatorUnreachable
+    } else if matches!(&e, ClusterError::Rpc(s) if s.code() as i32 == GRPC_NOT_FOUND)
+        && at_submission
+    {
+        Reason::UnknownDataset
+    } else if at_submission {
+        Reason::RefusedByCoordinator
+    } else {
+        Reason::FailedOnCoordinator
+    };
+    Failure::new(reason, describe(url, e))
 }
 
 fn print_history(trends: &[dpincon_audit::history::Trend]) {

@@ -1,5 +1,7 @@
 //! `dpincon-cli audit`: Soda exit codes, reports written, bad suites exit 3
-//! with the file and line and nothing charged or written.
+//! with the file and line and nothing charged or written; a dataset's
+//! failure is a fixed reason on standard output and in the reports, its
+//! detail on standard error only.
 
 use std::path::Path;
 use std::process::Command;
@@ -17,7 +19,7 @@ fn suite(dir: &Path, max_pairs: u32) -> String {
         &path,
         format!(
             "name = \"cli\"\n[[dataset]]\nname = \"t\"\ndata = \"t.csv\"\nconstraints = \"t.dcs\"\n\
-             epsilon = 10000\nmax-rows = 10\nbudget-cap = 100000\n\
+             epsilon = 10000\nmax-rows = 10\nledger = \"t.ledger\"\nbudget-cap = 100000\n\
              [[dataset.check]]\nname = \"pairs\"\nmeasure = \"mi\"\nmax = {max_pairs}\n"
         ),
     )
@@ -55,7 +57,7 @@ fn bad_suite_exits_3_naming_the_line_and_charges_nothing() {
     let out = cli(&["audit", "--suite", &path, "--out", dir.path().join("out").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("suite.toml: line 13: unknown field `measure2`"), "{err}");
+    assert!(err.contains("suite.toml: line 14: unknown field `measure2`"), "{err}");
     assert!(!dir.path().join("t.ledger").exists());
     assert!(!dir.path().join("out").exists());
     assert!(!dir.path().join("audit-history.sqlite").exists());
@@ -75,18 +77,24 @@ fn an_unreachable_postgres_dataset_exits_3_and_charges_nothing() {
             "[[dataset]]\nname = \"pg\"\n\
              postgres = {{ url = \"postgres://audit:hunter2-secret@127.0.0.1:{port}/wh\", \
              table = \"public.tax\" }}\nconstraints = \"t.dcs\"\nepsilon = 1\nmax-rows = 10\n\
-             budget-cap = 100\n[[dataset.check]]\nname = \"pg-pairs\"\nmeasure = \"mi\"\nmax = 5\n"
+             ledger = \"pg.ledger\"\nbudget-cap = 100\n[[dataset.check]]\nname = \"pg-pairs\"\nmeasure = \"mi\"\nmax = 5\n"
         );
     std::fs::write(&path, text).unwrap();
     let out_dir = dir.path().join("out");
     let out = cli(&["audit", "--suite", &path, "--seed", "1", "--out", out_dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains(&format!("postgres://audit@127.0.0.1:{port}/wh")), "{stdout}");
-    assert!(stdout.contains("cannot connect"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("dataset pg: Error: unreadable data"), "{stdout}");
+    // The detail is the operator's: on standard error, after the dataset.
+    let detail =
+        format!("dataset pg: unreadable data: PostgreSQL postgres://audit@127.0.0.1:{port}/wh");
+    assert!(stderr.contains(&detail), "{stderr}");
+    assert!(stderr.contains("cannot connect"), "{stderr}");
     let report = std::fs::read_to_string(out_dir.join("report.json")).unwrap();
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
-    for text in [&*stdout, &report, &html, &String::from_utf8_lossy(&out.stderr)] {
+    assert!(!report.contains("cannot connect") && !stdout.contains("cannot connect"));
+    for text in [&*stdout, &report, &html, &*stderr] {
         assert!(!text.contains("hunter2"), "the password was printed");
     }
     assert!(!dir.path().join("pg.ledger").exists());
@@ -132,4 +140,55 @@ fn run_reads_postgres_urls_and_never_prints_their_password() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("PostgreSQL postgres://audit@127.0.0.1:{port}/wh table t")));
     assert!(err.contains("cannot connect") && !err.contains("hunter2"), "{err}");
+}
+
+/// A typo cell (`9x12`) in a numeric column: without a declared schema the
+/// column is inferred as a string and the constraint cannot bind; with
+/// `Zip:int` the table is unreadable. Either way the engine's message
+/// (the inferred type, the cell) is on standard error after the dataset's
+/// name, and neither standard output nor a report holds it.
+#[test]
+fn a_typo_cell_is_a_fixed_reason_in_reports_and_its_detail_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = suite(dir.path(), 10);
+    std::fs::write(dir.path().join("t.csv"), "Zip,City\n10001,NYC\n10001,LA\n9x12,SF\n").unwrap();
+    std::fs::write(
+        dir.path().join("t.dcs"),
+        "not(t1.Zip=t2.Zip & t1.City!=t2.City & t1.Zip > 100)\n",
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let run = |suite: &str| {
+        let out =
+            cli(&["audit", "--suite", suite, "--seed", "1", "--out", out_dir.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let reports: Vec<String> = ["report.json", "junit.xml", "report.html"]
+            .iter()
+            .map(|f| std::fs::read_to_string(out_dir.join(f)).unwrap())
+            .collect();
+        (stdout, stderr, reports)
+    };
+
+    let (stdout, stderr, reports) = run(&path);
+    assert!(stdout.contains("dataset t: Error: bad constraint"), "{stdout}");
+    assert!(stderr.contains("dataset t: bad constraint: "), "{stderr}");
+    assert!(stderr.contains("t1.Zip (string)"), "{stderr}");
+    for text in reports.iter().chain([&stdout]) {
+        assert!(!text.contains("(string)") && !text.contains("t1.Zip"), "{text}");
+    }
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let declared =
+        text.replace("data = \"t.csv\"\n", "data = \"t.csv\"\nschema = \"Zip:int, City:string\"\n");
+    std::fs::write(&path, declared).unwrap();
+    let (stdout, stderr, reports) = run(&path);
+    assert!(stdout.contains("dataset t: Error: unreadable data"), "{stdout}");
+    assert!(stderr.contains("dataset t: unreadable data: "), "{stderr}");
+    assert!(stderr.contains("9x12"), "{stderr}");
+    for text in reports.iter().chain([&stdout]) {
+        assert!(!text.contains("9x12"), "{text}");
+    }
+    assert!(!dir.path().join("t.ledger").exists(), "nothing charged");
 }

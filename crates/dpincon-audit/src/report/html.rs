@@ -120,12 +120,12 @@ fn budgets(out: &mut String, run: &AuditRun) {
         let b = &d.budget;
         let spent = if d.status == DatasetStatus::Ran { b.spent + b.per_run } else { b.spent };
         let pct = if b.cap > 0.0 { (100.0 * spent / b.cap).clamp(0.0, 100.0) } else { 100.0 };
-        let status = match (&d.status, &d.error) {
-            (DatasetStatus::Ran, _) => "ran".to_string(),
-            (DatasetStatus::Refused, e) => {
-                format!("refused: {}", escape(e.as_deref().unwrap_or("")))
-            }
-            (DatasetStatus::Error, e) => format!("error: {}", escape(e.as_deref().unwrap_or(""))),
+        // A fixed public reason (never the engine's words), so no escaping.
+        let why = d.error.map_or("", |r| r.text());
+        let status = match d.status {
+            DatasetStatus::Ran => "ran".to_string(),
+            DatasetStatus::Refused => format!("refused: {why}"),
+            DatasetStatus::Error => format!("error: {why}"),
         };
         let _ = writeln!(
             out,
