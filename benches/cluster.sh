@@ -27,6 +27,11 @@ ledger = "$WORK/ledgers/tax.jsonl"
 budget-cap = 1000.0
 max-job-epsilon = 100.0
 memory-limit = "256MiB"
+# A benchmark dataset: seeded, non-private jobs, results when done.
+allow-non-private = true
+release = "when-done"
+accept-timing-channel = true
+job-deadline = "1h"
 TOML
 TOKEN=bench-token-$$-$RANDOM
 echo "bench $TOKEN" > clients.txt
@@ -53,7 +58,7 @@ start scheduler "$BIN/dpincon-scheduler" --listen 127.0.0.1:0
 start executor0 "$BIN/dpincon-executor" --scheduler "http://$scheduler_addr" --listen 127.0.0.1:0 --slots 2
 start executor1 "$BIN/dpincon-executor" --scheduler "http://$scheduler_addr" --listen 127.0.0.1:0 --slots 2
 start coordinator "$BIN/dpincon-coordinator" --config coordinator.toml --client-tokens clients.txt \
-  --listen 127.0.0.1:0 --scheduler "http://$scheduler_addr" --partitions 8 --allow-non-private
+  --listen 127.0.0.1:0 --scheduler "http://$scheduler_addr" --partitions 8
 
 t0=$(date +%s.%N)
 DPINCON_TOKEN=$TOKEN "$CLI" submit --coordinator "http://$coordinator_addr" --dataset tax \

@@ -38,7 +38,7 @@ pub struct AuditArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Seed the noise: test mode only; every report says so (a coordinator
-    /// accepts it only with --allow-non-private).
+    /// accepts it only on datasets marked allow-non-private).
     #[arg(long)]
     seed: Option<u64>,
     /// Run each dataset's job on this coordinator (e.g. http://coordinator:50050)

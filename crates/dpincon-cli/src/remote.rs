@@ -87,10 +87,10 @@ pub struct ClientJobArgs {
     constraints: Option<PathBuf>,
     #[command(flatten)]
     release: ReleaseArgs,
-    /// TEST CLUSTERS ONLY (--allow-non-private): seed the noise.
+    /// TEST DATASETS ONLY (allow-non-private in the coordinator's dataset): seed the noise.
     #[arg(long)]
     seed: Option<u64>,
-    /// TEST CLUSTERS ONLY (--allow-non-private): exact, NON-PRIVATE values.
+    /// TEST DATASETS ONLY (allow-non-private): exact, NON-PRIVATE values.
     #[arg(long)]
     non_private: bool,
 }

@@ -105,6 +105,8 @@ pub(crate) struct Shared {
     admission: tokio::sync::Mutex<i64>,
     queue: mpsc::UnboundedSender<Arc<Active>>,
     next_seq: AtomicU64,
+    /// Jobs stopped at their deadline, per dataset (the operator's log).
+    pub overruns: Mutex<HashMap<String, u64>>,
     _locks: Vec<DirLock>,
 }
 
@@ -407,6 +409,7 @@ impl CoordinatorService {
             admission: tokio::sync::Mutex::new(0),
             queue,
             next_seq: AtomicU64::new(0),
+            overruns: Mutex::default(),
             _locks: locks,
         });
         for job in queued {

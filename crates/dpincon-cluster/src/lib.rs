@@ -4,14 +4,15 @@
 //!
 //! - [`coordinator`]: the job layer. Clients name datasets the operator
 //!   registered ([`datasets`]); submissions are checked without the data
-//!   ([`submission`]), admitted against the queue limit and the dataset's
-//!   budget, kept in a durable store ([`store`]) and run one at a time
-//!   ([`runner`]) through `dpincon_engine::run_job_with` with a
-//!   `BallistaLoader`: the coordinator submits the detection plan to the
-//!   scheduler, merges the returned edge runs into the stream Λ (spilling)
-//!   and runs the measures and releases centrally. It never reads the
-//!   table. Private jobs' clients see states and public failure reasons
-//!   only.
+//!   ([`submission`]), admitted against the queue limits, charged in the
+//!   dataset's ledger and given a time slot, kept in a durable store
+//!   ([`store`]) and run one at a time ([`runner`]), each in a process of
+//!   its own ([`job_process`]: `dpincon_engine::run_prepaid_job` with a
+//!   `BallistaLoader`, which submits the detection plan to the scheduler,
+//!   merges the returned edge runs into the stream Λ and runs the measures
+//!   and releases). The coordinator never reads the table. Private jobs'
+//!   clients see `queued`, then the end at its release time, and public
+//!   failure reasons only.
 //! - Binaries `dpincon-scheduler` and `dpincon-executor`: Ballista's
 //!   processes with our operators' codec registered.
 //! - [`auth`]: client tokens (several, named, revocable); constant-time

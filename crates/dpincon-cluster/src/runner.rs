@@ -174,6 +174,17 @@ async fn run_one(job: &Active, shared: &Shared) {
         detail: detail.as_deref(),
     };
     log_end(id, &last, &full, reveal);
+    if reason == FailureReason::DeadlineExceeded {
+        let dataset = &job.accepted.dataset.name;
+        let mut overruns = shared.overruns.lock().expect("overruns poisoned");
+        let count = overruns.entry(dataset.clone()).or_default();
+        *count += 1;
+        eprintln!(
+            "dataset {dataset}: {count} job(s) stopped at their deadline since start \
+             (job-deadline {:?}; raise it if this grows)",
+            job.accepted.dataset.job_deadline
+        );
+    }
     // Stored first, then announced: a client told the job ended finds its
     // end (and report) in the store.
     if let Err(e) = shared.store.finish(id, &end) {

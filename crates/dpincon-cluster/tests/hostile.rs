@@ -132,6 +132,9 @@ async fn a_job_past_its_deadline_is_stopped_charged_and_fails_at_its_release_tim
     assert!(*arrived >= last.release_at_unix_ms);
     let (spent, _) = ledger_charges(&dir.path().join("main").join("ledgers").join("slow.jsonl"));
     assert!((spent - 1.5).abs() < 1e-9, "charged at acceptance: {spent}");
+    // The operator's log counts overruns, so the deadline can be raised.
+    let log = cluster.coordinator.logs();
+    assert!(log.contains("dataset slow: 1 job(s) stopped at their deadline"), "{log}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

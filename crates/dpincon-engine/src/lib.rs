@@ -84,20 +84,3 @@ pub enum EngineError {
     #[error("distributed detection failed: {0}")]
     Remote(String),
 }
-
-impl EngineError {
-    /// Whether the message may quote the table's contents (a cell value, a
-    /// row number): reading, encoding and detection errors. Services show
-    /// such messages only for non-private jobs.
-    pub fn quotes_data(&self) -> bool {
-        match self {
-            EngineError::Source(e) => !matches!(e, dpincon_source::SourceError::Open { .. }),
-            EngineError::Detect(_) | EngineError::Release(_) | EngineError::Remote(_) => true,
-            EngineError::ConstraintFile { .. }
-            | EngineError::Constraint { .. }
-            | EngineError::Config(_)
-            | EngineError::Ledger { .. }
-            | EngineError::OverQuota(_) => false,
-        }
-    }
-}
