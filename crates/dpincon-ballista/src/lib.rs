@@ -15,6 +15,7 @@
 //!   coordinator never reads the table, never holds the edge set.
 //! - [`process`]: configurations of our scheduler and executor processes,
 //!   and an in-process cluster for tests.
+//! - [`tls`]: mutual TLS on every hop of the cluster (listeners and dials).
 //!
 //! The pure crates (detect, graph, measures, release) know nothing of
 //! Ballista; this crate only wires them into DataFusion operators.
@@ -28,6 +29,7 @@ pub mod merge;
 pub mod plan;
 pub mod process;
 pub mod scan;
+pub mod tls;
 
 pub use codec::DpinconCodec;
 pub use loader::{BallistaLoader, DetectStats};

@@ -27,6 +27,7 @@ use crate::detect::wire::Reader;
 use crate::merge::{DEFAULT_RUN_EDGES, EdgeRuns};
 use crate::plan::{JobPlan, PlanRequest, build_plan};
 use crate::scan::ScanFormat;
+use crate::tls::ClusterTls;
 use crate::{BallistaError, DpinconCodec};
 
 /// What one job's detection did, for the operator's status and log.
@@ -55,6 +56,8 @@ pub struct BallistaLoader {
     pub graph_memory: u64,
     /// Edges per in-memory run.
     pub run_edges: usize,
+    /// Mutual TLS to the scheduler and the executors' Flight servers.
+    pub tls: Option<ClusterTls>,
     stats: Mutex<Option<DetectStats>>,
 }
 
@@ -68,6 +71,7 @@ impl BallistaLoader {
             work_dir: work_dir.into(),
             graph_memory: 256 << 20,
             run_edges: DEFAULT_RUN_EDGES,
+            tls: None,
             stats: Mutex::new(None),
         }
     }
@@ -132,15 +136,22 @@ pub fn table_schema(config: &JobConfig) -> Result<(SchemaRef, ScanFormat), Engin
     }
 }
 
-/// Submits `plan` to the scheduler at `scheduler` and streams its result.
+/// Submits `plan` to the scheduler at `scheduler` and streams its result
+/// (over mutual TLS, to the scheduler and the executors, with `tls`).
 pub async fn submit(
     scheduler: &str,
     plan: Arc<dyn ExecutionPlan>,
+    tls: Option<&ClusterTls>,
 ) -> Result<SendableRecordBatchStream, BallistaError> {
     let codec = DpinconCodec::shared();
-    let session = SessionConfig::new_with_ballista()
+    let mut session = SessionConfig::new_with_ballista()
         .with_ballista_physical_extension_codec(codec.clone())
         .with_ballista_job_name("dpincon detection");
+    if let Some(tls) = tls {
+        session = session
+            .with_ballista_override_create_grpc_client_endpoint(tls.endpoint_override())
+            .with_ballista_use_tls(true);
+    }
     let config = session.ballista_config();
     let session_id = uuid::Uuid::new_v4().to_string();
     Ok(ballista_core::execution_plans::execute_physical_plan::<PhysicalPlanNode>(
@@ -216,7 +227,8 @@ impl BallistaLoader {
         plan: &JobPlan,
         memory: u64,
     ) -> Result<(TableFacts, dpincon_graph::ConflictGraph, DetectStats), EngineError> {
-        let mut stream = submit(&self.scheduler, plan.plan.clone()).await.map_err(remote)?;
+        let mut stream =
+            submit(&self.scheduler, plan.plan.clone(), self.tls.as_ref()).await.map_err(remote)?;
         let mut runs = EdgeRuns::new(self.work_dir.clone(), self.run_edges);
         let mut groups = vec![GroupTotals::default(); plan.groups()];
         let mut reader = Reader::default();

@@ -6,16 +6,26 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use arrow_flight::flight_service_server::FlightServiceServer;
 use ballista_core::config::TaskSchedulingPolicy;
+use ballista_core::extension::SessionConfigExt;
 use ballista_core::serde::BallistaCodec;
 use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
-use ballista_core::utils::{default_config_producer, default_session_builder};
+use ballista_core::serde::protobuf::scheduler_grpc_server::SchedulerGrpcServer;
+use ballista_core::utils::{
+    GrpcServerConfig, create_grpc_server, default_config_producer, default_session_builder,
+};
+use ballista_executor::ArrowFlightServerProvider;
 use ballista_executor::executor_process::{ExecutorProcessConfig, start_executor_process};
+use ballista_executor::flight_service::BallistaFlightService;
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
 use ballista_scheduler::scheduler_process::{create_scheduler, start_grpc_service_with_listener};
+use datafusion::prelude::SessionConfig;
 use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
+use tonic::transport::server::TcpIncoming;
 
+use crate::tls::ClusterTls;
 use crate::{BallistaError, DpinconCodec};
 
 /// Ballista's log lines (the `log` crate) at `level` and above, on
@@ -60,11 +70,13 @@ impl Default for Liveness {
 }
 
 /// The scheduler's configuration: bound to `listen`, advertised as
-/// `external_host`, with our codec.
+/// `external_host`, with our codec; its own dials (cancelling tasks,
+/// stopping executors) over mutual TLS when `tls` is given.
 pub fn scheduler_config(
     listen: SocketAddr,
     external_host: &str,
     liveness: Liveness,
+    tls: Option<&ClusterTls>,
 ) -> SchedulerConfig {
     let mut config = SchedulerConfig::default()
         .with_hostname(external_host)
@@ -77,22 +89,68 @@ pub fn scheduler_config(
     config.executor_timeout_seconds = liveness.executor_timeout.as_secs().max(1);
     config.expire_dead_executor_interval_seconds = (liveness.executor_timeout.as_secs() / 3).max(1);
     config.override_physical_codec = Some(DpinconCodec::shared());
+    if let Some(tls) = tls {
+        config.use_tls = true;
+        config.override_create_grpc_client_endpoint = Some(tls.endpoint_override());
+    }
     config
 }
 
 /// Serves the scheduler on an already bound `listener` until it fails.
+/// With `tls`, its gRPC is served by us over mutual TLS (Ballista's own
+/// server is plain HTTP/2 and takes no TLS); without, by Ballista, with
+/// `GET /healthz` and `/readyz` on the same port.
 pub async fn serve_scheduler(
     config: SchedulerConfig,
     listener: tokio::net::TcpListener,
+    tls: Option<&ClusterTls>,
 ) -> Result<(), BallistaError> {
     let process = |e: ballista_core::error::BallistaError| BallistaError::Process(e.to_string());
     config.validate().map_err(process)?;
+    let (max_encoding, max_decoding) = (
+        config.grpc_server_max_encoding_message_size as usize,
+        config.grpc_server_max_decoding_message_size as usize,
+    );
     let cluster = BallistaCluster::new_from_config(&config).await.map_err(process)?;
     let scheduler =
         create_scheduler::<LogicalPlanNode, PhysicalPlanNode>(cluster, Arc::new(config))
             .await
             .map_err(process)?;
-    start_grpc_service_with_listener(listener, scheduler).await.map_err(process)
+    let Some(tls) = tls else {
+        return start_grpc_service_with_listener(listener, scheduler).await.map_err(process);
+    };
+    // Executors always send their host (`external_host`), so Ballista's
+    // handlers never need axum's ConnectInfo, which tonic does not set.
+    let grpc = SchedulerGrpcServer::new(scheduler)
+        .max_encoding_message_size(max_encoding)
+        .max_decoding_message_size(max_decoding);
+    let transport = |e: tonic::transport::Error| BallistaError::Process(e.to_string());
+    create_grpc_server(&GrpcServerConfig::default())
+        .tls_config(tls.server())
+        .map_err(transport)?
+        .add_service(grpc)
+        .serve_with_incoming(TcpIncoming::from(listener).with_nodelay(Some(true)))
+        .await
+        .map_err(transport)
+}
+
+/// The executor's Arrow Flight server (shuffle and result fetches) over
+/// mutual TLS: Ballista's own, with our listener configuration.
+fn tls_flight_server(tls: ClusterTls) -> Arc<ArrowFlightServerProvider> {
+    Arc::new(move |work_dir, addr, mut shutdown, grpc| {
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            let flight = FlightServiceServer::new(BallistaFlightService::new(work_dir))
+                .max_decoding_message_size(MAX_MESSAGE_BYTES as usize)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES as usize);
+            create_grpc_server(&grpc)
+                .tls_config(tls.server())?
+                .add_service(flight)
+                .serve_with_shutdown(addr, shutdown.recv())
+                .await
+                .map_err(ballista_core::error::BallistaError::TonicError)
+        })
+    })
 }
 
 /// Where an executor serves and whom it polls.
@@ -113,10 +171,17 @@ pub struct ExecutorOptions {
     pub work_dir: Option<String>,
     /// Heartbeat period.
     pub liveness: Liveness,
+    /// How long to keep trying the scheduler at start.
+    pub scheduler_connect_timeout: Duration,
 }
 
-/// The executor's configuration, with our codec.
-pub fn executor_config(options: &ExecutorOptions) -> ExecutorProcessConfig {
+/// The executor's configuration, with our codec; with `tls`, its Flight
+/// server, its dials to the scheduler and its shuffle fetches from other
+/// executors over mutual TLS.
+pub fn executor_config(
+    options: &ExecutorOptions,
+    tls: Option<&ClusterTls>,
+) -> ExecutorProcessConfig {
     let slots = if options.slots == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -130,7 +195,10 @@ pub fn executor_config(options: &ExecutorOptions) -> ExecutorProcessConfig {
         scheduler_host: options.scheduler.0.clone(),
         scheduler_port: options.scheduler.1,
         // Wait for a scheduler that starts after us (pods start in any order).
-        scheduler_connect_timeout_seconds: 60,
+        scheduler_connect_timeout_seconds: options
+            .scheduler_connect_timeout
+            .as_secs()
+            .clamp(1, u64::from(u16::MAX)) as u16,
         vcores: slots,
         task_scheduling_policy: TaskSchedulingPolicy::PullStaged,
         work_dir: options.work_dir.clone(),
@@ -140,6 +208,18 @@ pub fn executor_config(options: &ExecutorOptions) -> ExecutorProcessConfig {
         grpc_max_encoding_message_size: MAX_MESSAGE_BYTES,
         executor_heartbeat_interval_seconds: options.liveness.heartbeat.as_secs().max(1),
         override_physical_codec: Some(DpinconCodec::shared()),
+        override_create_grpc_client_endpoint: tls.map(ClusterTls::endpoint_override),
+        // Shuffle fetches read the task's session, built from this one
+        // and the client's options (which carry use_tls too).
+        override_config_producer: tls.map(|tls| {
+            let endpoint = tls.endpoint_override();
+            Arc::new(move || {
+                SessionConfig::new_with_ballista()
+                    .with_ballista_override_create_grpc_client_endpoint(endpoint.clone())
+                    .with_ballista_use_tls(true)
+            }) as ballista_core::ConfigProducer
+        }),
+        override_arrow_flight_service: tls.cloned().map(tls_flight_server),
         ..ExecutorProcessConfig::default()
     }
 }

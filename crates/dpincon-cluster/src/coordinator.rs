@@ -81,12 +81,19 @@ pub struct BallistaOptions {
     /// Graph memory before it spills, when the dataset sets no
     /// `memory-limit` (bytes).
     pub graph_memory: u64,
+    /// Mutual TLS to the scheduler and executors (`None`: plaintext, tests).
+    pub tls: Option<dpincon_ballista::tls::ClusterTlsFiles>,
 }
 
 impl BallistaOptions {
     /// Options with the defaults of the `dpincon-coordinator` command.
     pub fn new(scheduler: impl Into<String>) -> Self {
-        BallistaOptions { scheduler: scheduler.into(), partitions: 8, graph_memory: 256 << 20 }
+        BallistaOptions {
+            scheduler: scheduler.into(),
+            partitions: 8,
+            graph_memory: 256 << 20,
+            tls: None,
+        }
     }
 }
 

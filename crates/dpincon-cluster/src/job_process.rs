@@ -192,6 +192,17 @@ async fn run(spec: &JobSpec) -> ChildMessage {
     let mut loader = BallistaLoader::new(&b.scheduler, &spec.work_dir);
     loader.partitions = b.partitions.max(1);
     loader.graph_memory = b.graph_memory;
+    match b.tls.as_ref().map(dpincon_ballista::tls::ClusterTls::load).transpose() {
+        Ok(tls) => loader.tls = tls,
+        Err(e) => {
+            let detail = format!("cluster TLS: {e}");
+            return ChildMessage::Failed {
+                reason: FailureReason::Internal.as_str_name().into(),
+                detail,
+                stats: None,
+            };
+        }
+    }
     let outcome = run_prepaid_job(&spec.config, spec.prepaid.clone(), &progress, &loader).await;
     let stats = loader.stats().map(|s| LoadStats {
         tasks: s.tasks as u32,

@@ -5,8 +5,11 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
+
+use dpincon_ballista::tls::{ClusterTls, ClusterTlsFiles};
 
 use crate::ClusterError;
 use crate::tls::ServerTls;
@@ -29,6 +32,71 @@ impl ServerSecurity {
     }
 }
 
+/// This process's credentials on the cluster's own network (scheduler,
+/// executors, coordinator): mutual TLS from one cluster CA, or nothing on a
+/// test machine.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClusterSecurity {
+    /// The cluster CA's certificate (PEM): every scheduler, executor and
+    /// coordinator must present a certificate it signed.
+    #[arg(long)]
+    pub cluster_ca: Option<PathBuf>,
+    /// This process's cluster certificate (PEM), signed by the cluster CA
+    /// and carrying --cluster-tls-name as a DNS name.
+    #[arg(long)]
+    pub cluster_cert: Option<PathBuf>,
+    /// Its private key (PEM).
+    #[arg(long)]
+    pub cluster_key: Option<PathBuf>,
+    /// The name every cluster certificate carries (checked whatever
+    /// address is dialled: executors advertise pod IPs).
+    #[arg(long, default_value = dpincon_ballista::tls::DEFAULT_CLUSTER_NAME)]
+    pub cluster_tls_name: String,
+    /// TESTS ONLY: no TLS anywhere this process serves or dials. Anyone who
+    /// reaches its ports can submit plans, fetch shuffled rows, or (on a
+    /// coordinator) talk to it unencrypted.
+    #[arg(long)]
+    pub insecure_plaintext: bool,
+}
+
+impl ClusterSecurity {
+    /// The cluster credentials' files, or `None` with --insecure-plaintext
+    /// (said on standard error); any other mix is refused.
+    pub fn files(&self, program: &str) -> Result<Option<ClusterTlsFiles>, ClusterError> {
+        match (&self.cluster_ca, &self.cluster_cert, &self.cluster_key, self.insecure_plaintext) {
+            (Some(ca), Some(cert), Some(key), false) => Ok(Some(ClusterTlsFiles {
+                ca: ca.clone(),
+                cert: cert.clone(),
+                key: key.clone(),
+                name: self.cluster_tls_name.clone(),
+            })),
+            (None, None, None, true) => {
+                eprintln!(
+                    "WARNING: {program} runs with --insecure-plaintext: its gRPC is neither \
+                     encrypted nor authenticated (tests only)"
+                );
+                Ok(None)
+            }
+            (_, _, _, true) => Err(ClusterError::Config(
+                "--insecure-plaintext and --cluster-ca/--cluster-cert/--cluster-key: choose one"
+                    .into(),
+            )),
+            _ => Err(ClusterError::Config(
+                "the cluster's network needs mutual TLS: give --cluster-ca, --cluster-cert and \
+                 --cluster-key (or --insecure-plaintext, on a test machine only)"
+                    .into(),
+            )),
+        }
+    }
+
+    /// [`ClusterSecurity::files`], loaded.
+    pub fn load(&self, program: &str) -> Result<Option<ClusterTls>, ClusterError> {
+        self.files(program)?
+            .map(|f| ClusterTls::load(&f).map_err(|e| ClusterError::Config(e.to_string())))
+            .transpose()
+    }
+}
+
 /// Binds `listen` and prints `listening on ADDR` as the first line of
 /// output: the readiness signal scripts and tests wait for.
 pub async fn bind_announced(listen: &str) -> Result<(TcpListener, SocketAddr), ClusterError> {
@@ -39,6 +107,35 @@ pub async fn bind_announced(listen: &str) -> Result<(TcpListener, SocketAddr), C
     println!("listening on {addr}");
     let _ = std::io::stdout().flush();
     Ok((listener, addr))
+}
+
+/// Answers `GET /healthz` and `GET /readyz` with 200 `ok` over plain
+/// HTTP/1.1, one request per connection (the process is up and serving;
+/// it says nothing else), anything else with 404: Kubernetes probes for a
+/// gRPC port that only cluster peers may open.
+pub async fn serve_health(listener: TcpListener) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    loop {
+        let Ok((mut stream, _)) = listener.accept().await else { continue };
+        tokio::spawn(async move {
+            let mut buf = [0u8; 1024];
+            let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf)).await;
+            let Ok(Ok(n)) = read else { return };
+            let request = String::from_utf8_lossy(&buf[..n]);
+            let mut words = request.split_whitespace();
+            let (method, path) = (words.next(), words.next());
+            let (status, body) = match (method, path) {
+                (Some("GET"), Some("/healthz" | "/readyz")) => ("200 OK", "ok\n"),
+                _ => ("404 Not Found", "not found\n"),
+            };
+            let reply = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\
+                 connection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(reply.as_bytes()).await;
+        });
+    }
 }
 
 /// The process exit status of a server's run, printing the error if any.

@@ -11,7 +11,7 @@ use dpincon_cluster::coordinator::{
     BallistaOptions, CoordinatorOptions, CoordinatorService, serve,
 };
 use dpincon_cluster::datasets::CoordinatorConfig;
-use dpincon_cluster::server::{ServerSecurity, bind_announced, exit_code};
+use dpincon_cluster::server::{ClusterSecurity, ServerSecurity, bind_announced, exit_code};
 use dpincon_cluster::shutdown_signal;
 
 /// Accepts dpincon jobs on registered datasets and runs their detection on
@@ -40,6 +40,8 @@ struct Args {
     scheduler: String,
     #[command(flatten)]
     security: ServerSecurity,
+    #[command(flatten)]
+    cluster: ClusterSecurity,
     /// Write private jobs' figures and engine messages (edge counts,
     /// fingerprints, phase times, errors that may quote cells) to standard
     /// error. Off by default: the log then holds public values only.
@@ -56,15 +58,30 @@ struct Args {
 
 async fn run(args: Args) -> Result<(), ClusterError> {
     let tls = args.security.load()?;
+    let cluster_tls = args.cluster.files("dpincon-coordinator")?;
+    if tls.is_none() && !args.cluster.insecure_plaintext {
+        return Err(ClusterError::Config(
+            "clients are served over TLS: give --tls-cert and --tls-key (or \
+             --insecure-plaintext, on a test machine only)"
+                .into(),
+        ));
+    }
+    // Fail at start, not at the first job, on unreadable credentials.
+    if let Some(files) = &cluster_tls {
+        dpincon_ballista::tls::ClusterTls::load(files)
+            .map_err(|e| ClusterError::Config(e.to_string()))?;
+    }
     let config = CoordinatorConfig::load(&args.config)?;
     let clients = ClientTokens::load(&args.client_tokens)?;
-    if !args.scheduler.starts_with("http://") {
+    let scheme = if cluster_tls.is_some() { "https://" } else { "http://" };
+    if !args.scheduler.starts_with(scheme) {
         return Err(ClusterError::Config(format!(
-            "--scheduler '{}': use http://host:port",
+            "--scheduler '{}': use {scheme}host:port",
             args.scheduler
         )));
     }
     let mut ballista = BallistaOptions::new(&args.scheduler);
+    ballista.tls = cluster_tls;
     ballista.partitions = args.partitions.max(1);
     ballista.graph_memory = dpincon_engine::parse_bytes(&args.graph_memory)
         .map_err(|e| ClusterError::Config(format!("--graph-memory: {e}")))?;

@@ -10,15 +10,18 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use dpincon_ballista::process::{ExecutorOptions, Liveness, executor_config, run_executor};
 use dpincon_cluster::ClusterError;
-use dpincon_cluster::server::run_ballista_process;
+use dpincon_cluster::server::{ClusterSecurity, run_ballista_process};
 
 /// Runs dpincon's detection tasks for a dpincon scheduler.
 #[derive(Debug, Parser)]
 #[command(name = "dpincon-executor", version, about)]
 struct Args {
-    /// The scheduler, `http://host:port`.
+    /// The scheduler, `https://host:port` (`http://` with
+    /// --insecure-plaintext).
     #[arg(long)]
     scheduler: String,
+    #[command(flatten)]
+    security: ClusterSecurity,
     /// Arrow Flight address (shuffle and result fetches); port 0 picks a
     /// free port.
     #[arg(long, default_value = "0.0.0.0:50071")]
@@ -36,6 +39,10 @@ struct Args {
     /// Seconds between heartbeats to the scheduler.
     #[arg(long, default_value_t = 5)]
     heartbeat_secs: u64,
+    /// Seconds to keep trying to reach the scheduler at start (pods start
+    /// in any order) before giving up.
+    #[arg(long, default_value_t = 60)]
+    scheduler_connect_timeout_secs: u64,
     /// TEST CLUSTERS ONLY: wait this long in every detection task.
     #[arg(long, default_value_t = 0, hide = true)]
     task_delay_ms: u64,
@@ -49,11 +56,12 @@ fn config_error(what: impl std::fmt::Display) -> ClusterError {
     ClusterError::Config(what.to_string())
 }
 
-/// `host:port` of an `http://host:port` URL.
+/// `host:port` of an `https://host:port` (or `http://`) URL.
 fn scheduler_address(url: &str) -> Result<(String, u16), ClusterError> {
     let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| config_error(format!("--scheduler '{url}': use http://host:port")))?;
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or_else(|| config_error(format!("--scheduler '{url}': use https://host:port")))?;
     let (host, port) = rest
         .trim_end_matches('/')
         .rsplit_once(':')
@@ -82,6 +90,7 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     let level = args.log_level.parse().unwrap_or(log::LevelFilter::Warn);
     dpincon_ballista::process::log_to_stderr(level);
     dpincon_ballista::detect::set_task_delay(Duration::from_millis(args.task_delay_ms));
+    let tls = args.security.load("dpincon-executor")?;
     let listen = resolve_listen(&args.listen)?;
     let options = ExecutorOptions {
         listen,
@@ -94,8 +103,9 @@ async fn run(args: Args) -> Result<(), ClusterError> {
             heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
             ..Liveness::default()
         },
+        scheduler_connect_timeout: Duration::from_secs(args.scheduler_connect_timeout_secs),
     };
-    let mut executor = tokio::spawn(run_executor(executor_config(&options)));
+    let mut executor = tokio::spawn(run_executor(executor_config(&options, tls.as_ref())));
     // Announce once the Flight port answers (bounded wait; the executor's
     // own failure ends it sooner).
     let probe = if listen.ip().is_unspecified() {

@@ -1,7 +1,8 @@
 //! `dpincon-scheduler`: Apache DataFusion Ballista's scheduler with
 //! dpincon's operators registered (a stock Ballista scheduler cannot
-//! decode them). Prints `listening on ADDR` once bound; serves gRPC and,
-//! on the same port, `GET /healthz` and `/readyz`.
+//! decode them). Prints `listening on ADDR` once bound; serves gRPC over
+//! mutual TLS (`--cluster-*`), and `GET /healthz` and `/readyz` on
+//! `--health-listen`.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use clap::Parser;
 use dpincon_ballista::process::{Liveness, scheduler_config, serve_scheduler};
 use dpincon_cluster::ClusterError;
-use dpincon_cluster::server::{bind_announced, run_ballista_process};
+use dpincon_cluster::server::{ClusterSecurity, bind_announced, run_ballista_process};
 
 /// Schedules dpincon's detection stages on dpincon executors.
 #[derive(Debug, Parser)]
@@ -30,19 +31,35 @@ struct Args {
     #[arg(long, default_value = "warn",
           value_parser = ["off", "error", "warn", "info", "debug", "trace"])]
     log_level: String,
+    #[command(flatten)]
+    security: ClusterSecurity,
+    /// Serve `GET /healthz` and `/readyz` over plain HTTP here (with TLS
+    /// the gRPC port answers only peers holding a cluster certificate,
+    /// which Kubernetes probes do not).
+    #[arg(long)]
+    health_listen: Option<String>,
 }
 
 async fn run(args: Args) -> Result<(), ClusterError> {
     let level = args.log_level.parse().unwrap_or(log::LevelFilter::Warn);
     dpincon_ballista::process::log_to_stderr(level);
+    let tls = args.security.load("dpincon-scheduler")?;
     let (listener, addr) = bind_announced(&args.listen).await?;
+    if let Some(health) = &args.health_listen {
+        let health = tokio::net::TcpListener::bind(health)
+            .await
+            .map_err(|e| ClusterError::Config(format!("--health-listen {health}: {e}")))?;
+        tokio::spawn(dpincon_cluster::server::serve_health(health));
+    }
     let host = args.external_host.unwrap_or_else(|| addr.ip().to_string());
     let liveness = Liveness {
         executor_timeout: Duration::from_secs(args.executor_timeout_secs.max(1)),
         ..Liveness::default()
     };
-    let config = scheduler_config(addr, &host, liveness);
-    serve_scheduler(config, listener).await.map_err(|e| ClusterError::Config(e.to_string()))
+    let config = scheduler_config(addr, &host, liveness, tls.as_ref());
+    serve_scheduler(config, listener, tls.as_ref())
+        .await
+        .map_err(|e| ClusterError::Config(e.to_string()))
 }
 
 fn main() -> ExitCode {

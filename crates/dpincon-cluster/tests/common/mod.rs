@@ -117,6 +117,8 @@ pub fn cli(bin: &Path, args: &[&str], token: &str) -> Output {
 pub struct Ballista {
     pub scheduler: Proc,
     pub executors: Vec<Proc>,
+    /// The scheduler's URL (https with cluster TLS).
+    pub url: String,
 }
 
 impl Ballista {
@@ -124,9 +126,24 @@ impl Ballista {
     /// executors of two slots each (heartbeat every second), started with
     /// `executor_args`; logs in `dir`, named after `tag`.
     pub fn start(dir: &Path, tag: &str, executors: usize, executor_args: &[&str]) -> Ballista {
-        let args = ["--listen", "127.0.0.1:0", "--executor-timeout-secs", "5"];
+        Ballista::start_secured(dir, tag, executors, executor_args, &["--insecure-plaintext"])
+    }
+
+    /// [`Ballista::start`] with `security` arguments (the cluster's TLS
+    /// credentials, or `--insecure-plaintext`) for every process; with
+    /// `--cluster-ca`, the scheduler's URL is https.
+    pub fn start_secured(
+        dir: &Path,
+        tag: &str,
+        executors: usize,
+        executor_args: &[&str],
+        security: &[&str],
+    ) -> Ballista {
+        let mut args = vec!["--listen", "127.0.0.1:0", "--executor-timeout-secs", "5"];
+        args.extend_from_slice(security);
         let scheduler = Proc::start(SCHEDULER, &args, dir.join(format!("{tag}-scheduler.log")));
-        let url = scheduler.url();
+        let scheme = if security.contains(&"--cluster-ca") { "https" } else { "http" };
+        let url = format!("{scheme}://{}", scheduler.addr);
         let executors = (0..executors)
             .map(|i| {
                 let mut args = vec![
@@ -140,15 +157,16 @@ impl Ballista {
                     "1",
                 ];
                 args.extend_from_slice(executor_args);
+                args.extend_from_slice(security);
                 Proc::start(EXECUTOR, &args, dir.join(format!("{tag}-executor{i}.log")))
             })
             .collect();
-        Ballista { scheduler, executors }
+        Ballista { scheduler, executors, url }
     }
 
     /// `--scheduler URL` for a coordinator.
     pub fn coordinator_args(&self) -> [String; 2] {
-        ["--scheduler".into(), self.scheduler.url()]
+        ["--scheduler".into(), self.url.clone()]
     }
 
     /// Every process's log.
@@ -300,6 +318,10 @@ pub fn try_coordinator(dir: &Path, scheduler: &[&str], extra: &[&str]) -> Result
     let mut args = vec!["--listen", "127.0.0.1:0", "--client-tokens", path_str(&tokens)];
     args.extend_from_slice(scheduler);
     args.extend_from_slice(extra);
+    // Tests of TLS bring their credentials; the others run without.
+    if !extra.iter().any(|a| a.starts_with("--cluster-ca") || a.starts_with("--tls-cert")) {
+        args.push("--insecure-plaintext");
+    }
     let n = std::fs::read_dir(dir).map_or(0, |d| d.count());
     Proc::try_start(COORDINATOR, &args, dir.join(format!("coordinator{n}.log")))
 }
