@@ -34,4 +34,35 @@ for secret in $(grep -o 'secretName: [a-z0-9-]*' "$rendered" | awk '{print $2}' 
     exit 1
   fi
 done
+# The cluster's own network is mutual TLS end to end (issue 27): every
+# scheduler, executor and coordinator container takes the cluster's
+# credentials, none runs --insecure-plaintext or dials the scheduler over
+# http://, and no Service exposes a port that is not TLS (the scheduler's
+# plain health port is for the kubelet's probes only).
+for bin in dpincon-scheduler dpincon-executor dpincon-coordinator; do
+  # The YAML documents that run $bin (keys render sorted: args first).
+  block=$(awk -v RS='\n---\n' -v bin="/usr/local/bin/$bin" 'index($0, bin)' "$rendered")
+  if [ -z "$block" ]; then
+    echo "error: no manifest runs $bin" >&2
+    exit 1
+  fi
+  for flag in --cluster-ca= --cluster-cert= --cluster-key=; do
+    if ! grep -q -- "$flag" <<<"$block"; then
+      echo "error: the $bin container lacks $flag (mutual TLS on the cluster's network)" >&2
+      exit 1
+    fi
+  done
+done
+if grep -q -- '--insecure-plaintext' "$rendered"; then
+  echo "error: a base manifest runs --insecure-plaintext (tests only)" >&2
+  exit 1
+fi
+if grep -q 'http://dpincon-' "$rendered"; then
+  echo "error: a base manifest dials a dpincon service over plaintext http://" >&2
+  exit 1
+fi
+if awk '/^kind: Service$/ { svc = 1 } /^---/ { svc = 0 } svc && /name: health/' "$rendered" | grep -q .; then
+  echo "error: a Service exposes the plain health port (probes reach pods directly)" >&2
+  exit 1
+fi
 echo "manifests valid; Secrets used: $(grep -o 'secretName: [a-z0-9-]*' "$rendered" | awk '{print $2}' | sort -u | tr '\n' ' ')"

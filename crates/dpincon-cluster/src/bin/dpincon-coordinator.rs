@@ -17,9 +17,10 @@ use dpincon_cluster::shutdown_signal;
 /// Accepts dpincon jobs on registered datasets and runs their detection on
 /// a dpincon scheduler's executors.
 ///
-/// Clients authenticate with one of the tokens of --client-tokens. The
-/// scheduler and executors (`dpincon-scheduler`, `dpincon-executor`) take
-/// no token: keep them on a network only the coordinator and they reach.
+/// Clients authenticate with one of the tokens of --client-tokens, over
+/// TLS. The scheduler and executors (`dpincon-scheduler`,
+/// `dpincon-executor`) admit only peers holding a certificate from the
+/// cluster CA (--cluster-ca, --cluster-cert, --cluster-key).
 /// Prints `listening on ADDR` on its first line of output once it serves.
 #[derive(Debug, Parser)]
 #[command(name = "dpincon-coordinator", version, about)]
