@@ -6,7 +6,16 @@
 //! shuffle readers and writers) or our operator as JSON (its spec and the
 //! Arrow schemas it needs, as DataFusion's protobuf bytes). Children are
 //! encoded by the caller, as for every extension node.
+//!
+//! Decoding refuses what a dpincon plan never holds (issue 27): every
+//! Ballista node is decoded with its subtree, which must consist of our
+//! operators, the shuffle, repartition, union and coalescing around them,
+//! and in-memory partition tokens (never one of DataFusion's file scans);
+//! on an executor with table roots (`--allow-tables`), a scan of a path
+//! outside them is refused. An executor's tasks are Ballista shuffle
+//! writers at their root, so no task runs unchecked.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use ballista_core::serde::BallistaPhysicalExtensionCodec;
@@ -35,6 +44,8 @@ enum Node {
 #[derive(Debug, Default)]
 pub struct DpinconCodec {
     ballista: BallistaPhysicalExtensionCodec,
+    /// Directories whose tables scans may read (canonical); `None`: any.
+    tables: Option<Vec<PathBuf>>,
 }
 
 impl DpinconCodec {
@@ -42,6 +53,57 @@ impl DpinconCodec {
     pub fn shared() -> Arc<dyn PhysicalExtensionCodec> {
         Arc::new(DpinconCodec::default())
     }
+
+    /// An executor's codec: scans only of tables under `roots`.
+    pub fn for_tables(roots: &[PathBuf]) -> std::io::Result<Arc<dyn PhysicalExtensionCodec>> {
+        let tables = roots.iter().map(std::fs::canonicalize).collect::<std::io::Result<_>>()?;
+        Ok(Arc::new(DpinconCodec { tables: Some(tables), ..DpinconCodec::default() }))
+    }
+
+    /// Refuses a scan of a path outside the table roots (a path that does
+    /// not exist is outside them).
+    fn check_path(&self, path: &str) -> Result<()> {
+        let Some(roots) = &self.tables else { return Ok(()) };
+        let inside =
+            std::fs::canonicalize(path).is_ok_and(|p| roots.iter().any(|root| p.starts_with(root)));
+        if inside {
+            Ok(())
+        } else {
+            Err(codec_error(format!("refused: a scan of '{path}', outside this executor's tables")))
+        }
+    }
+}
+
+/// Refuses a plan holding an operator a dpincon plan never has.
+fn check_plan(plan: &Arc<dyn ExecutionPlan>) -> Result<()> {
+    use ballista_core::execution_plans::{
+        ShuffleReaderExec, ShuffleWriterExec, SortShuffleWriterExec, UnresolvedShuffleExec,
+    };
+    use datafusion::datasource::memory::MemorySourceConfig;
+    use datafusion::datasource::source::DataSourceExec;
+    use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+    use datafusion::physical_plan::repartition::RepartitionExec;
+    use datafusion::physical_plan::union::UnionExec;
+    let ours = plan.is::<TableScanExec>() || plan.is::<DetectExec>();
+    // Ballista's hash shuffle: either writer (it picks by partition count).
+    let around = plan.is::<ShuffleWriterExec>()
+        || plan.is::<SortShuffleWriterExec>()
+        || plan.is::<ShuffleReaderExec>()
+        || plan.is::<UnresolvedShuffleExec>()
+        || plan.is::<RepartitionExec>()
+        || plan.is::<UnionExec>()
+        || plan.is::<CoalescePartitionsExec>();
+    // Partition tokens are an in-memory table; a file scan is not allowed.
+    let tokens = plan
+        .downcast_ref::<DataSourceExec>()
+        .is_some_and(|d| d.data_source().is::<MemorySourceConfig>());
+    if !(ours || around || tokens) {
+        return Err(codec_error(format!(
+            "refused: operator {} is not part of a dpincon plan",
+            plan.name()
+        )));
+    }
+    plan.children().into_iter().try_for_each(check_plan)
 }
 
 fn codec_error(what: impl std::fmt::Display) -> DataFusionError {
@@ -68,16 +130,23 @@ impl PhysicalExtensionCodec for DpinconCodec {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let (&tag, rest) = buf.split_first().ok_or_else(|| codec_error("empty node"))?;
         match tag {
-            BALLISTA => self.ballista.try_decode(rest, inputs, ctx, converter),
+            BALLISTA => {
+                let node = self.ballista.try_decode(rest, inputs, ctx, converter)?;
+                check_plan(&node)?;
+                Ok(node)
+            }
             OURS => match serde_json::from_slice::<Node>(rest).map_err(codec_error)? {
-                Node::Scan { spec, schema } => match inputs {
-                    [tokens] => Ok(Arc::new(TableScanExec::with_parts(
-                        spec,
-                        schema_from(&schema)?,
-                        tokens.clone(),
-                    ))),
-                    _ => Err(codec_error("a scan has one input (its partition tokens)")),
-                },
+                Node::Scan { spec, schema } => {
+                    self.check_path(&spec.path)?;
+                    match inputs {
+                        [tokens] => Ok(Arc::new(TableScanExec::with_parts(
+                            spec,
+                            schema_from(&schema)?,
+                            tokens.clone(),
+                        ))),
+                        _ => Err(codec_error("a scan has one input (its partition tokens)")),
+                    }
+                }
                 Node::Detect { spec, table } => match inputs {
                     [input] => Ok(Arc::new(DetectExec::try_new(
                         spec,

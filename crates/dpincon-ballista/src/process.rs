@@ -173,21 +173,30 @@ pub struct ExecutorOptions {
     pub liveness: Liveness,
     /// How long to keep trying the scheduler at start.
     pub scheduler_connect_timeout: Duration,
+    /// Directories whose tables scans may read (empty: any path).
+    pub tables: Vec<std::path::PathBuf>,
 }
 
-/// The executor's configuration, with our codec; with `tls`, its Flight
-/// server, its dials to the scheduler and its shuffle fetches from other
-/// executors over mutual TLS.
+/// The executor's configuration, with our codec (restricted to
+/// `options.tables` when given); with `tls`, its Flight server, its dials
+/// to the scheduler and its shuffle fetches from other executors over
+/// mutual TLS.
 pub fn executor_config(
     options: &ExecutorOptions,
     tls: Option<&ClusterTls>,
-) -> ExecutorProcessConfig {
+) -> Result<ExecutorProcessConfig, BallistaError> {
+    let codec = if options.tables.is_empty() {
+        DpinconCodec::shared()
+    } else {
+        DpinconCodec::for_tables(&options.tables)
+            .map_err(|e| BallistaError::Process(format!("table directories: {e}")))?
+    };
     let slots = if options.slots == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
         options.slots
     };
-    ExecutorProcessConfig {
+    Ok(ExecutorProcessConfig {
         bind_host: options.listen.ip().to_string(),
         external_host: options.external_host.clone(),
         port: options.listen.port(),
@@ -207,7 +216,7 @@ pub fn executor_config(
         grpc_max_decoding_message_size: MAX_MESSAGE_BYTES,
         grpc_max_encoding_message_size: MAX_MESSAGE_BYTES,
         executor_heartbeat_interval_seconds: options.liveness.heartbeat.as_secs().max(1),
-        override_physical_codec: Some(DpinconCodec::shared()),
+        override_physical_codec: Some(codec),
         override_create_grpc_client_endpoint: tls.map(ClusterTls::endpoint_override),
         // Shuffle fetches read the task's session, built from this one
         // and the client's options (which carry use_tls too).
@@ -221,7 +230,7 @@ pub fn executor_config(
         }),
         override_arrow_flight_service: tls.cloned().map(tls_flight_server),
         ..ExecutorProcessConfig::default()
-    }
+    })
 }
 
 /// Runs an executor until it fails.

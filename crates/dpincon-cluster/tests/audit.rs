@@ -64,7 +64,7 @@ async fn a_suite_runs_on_the_coordinator_whose_ledger_governs() {
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
             .unwrap();
     let ran = &report["datasets"][0];
-    assert_eq!(ran["status"], "ran", "{report}");
+    assert_eq!(ran["status"], "ran", "{report}\n{stderr}\n{}", cluster.logs());
     // The coordinator's ledger, as its report states it.
     let b = &ran["budget"];
     assert_eq!((b["cap"].as_f64(), b["spent"].as_f64()), (Some(50.0), Some(0.0)), "{b}");

@@ -112,3 +112,54 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
         assert!(graph.edges().any(|x| (x.u, x.v) == e), "{e:?}");
     }
 }
+
+/// What an executor decodes (a shuffle writer over a stage) is checked:
+/// a dpincon plan on a table under its roots decodes; the same plan on a
+/// table elsewhere, or a plan with one of DataFusion's own file scans, is
+/// refused before anything runs (issue 27).
+#[tokio::test]
+async fn an_executor_decodes_dpincon_plans_on_its_tables_only() {
+    use ballista_core::execution_plans::ShuffleWriterExec;
+    use datafusion::physical_plan::ExecutionPlan;
+    use datafusion_proto::physical_plan::AsExecutionPlan;
+    use datafusion_proto::protobuf::PhysicalPlanNode;
+
+    use crate::DpinconCodec;
+
+    let dir = tempfile::tempdir().unwrap();
+    let tables = dir.path().join("tables");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&tables).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let data = table(&tables);
+    let ctx = SessionContext::new();
+    let work = dir.path().display().to_string();
+    let stage = |plan: Arc<dyn ExecutionPlan>| -> PhysicalPlanNode {
+        let writer = ShuffleWriterExec::try_new("job".into(), 1, plan, work.clone()).unwrap();
+        PhysicalPlanNode::try_from_physical_plan(Arc::new(writer), DpinconCodec::shared().as_ref())
+            .unwrap()
+    };
+    let request = PlanRequest {
+        path: &data,
+        format: ScanFormat::Csv { schema: Some(SCHEMA.into()), infer_rows: None },
+        table: schema(),
+        constraints: DCS,
+        brute_force: false,
+        partitions: 2,
+    };
+    let dpincon = stage(build_plan(&request).unwrap().plan);
+    let on = |roots: &[std::path::PathBuf], node: &PhysicalPlanNode| {
+        let codec = DpinconCodec::for_tables(roots).unwrap();
+        node.try_into_physical_plan(&ctx.task_ctx(), codec.as_ref()).map(drop)
+    };
+    on(&[tables.clone()], &dpincon).expect("a dpincon plan on a table under the roots");
+    let err = on(&[elsewhere.clone()], &dpincon).unwrap_err().to_string();
+    assert!(err.contains("outside this executor's tables"), "{err}");
+    // A plan of DataFusion's own reading the same table: refused anywhere.
+    let csv = ctx.read_csv(data.to_str().unwrap(), Default::default()).await.unwrap();
+    let foreign = stage(csv.create_physical_plan().await.unwrap());
+    for roots in [vec![tables.clone()], vec![dir.path().to_path_buf()]] {
+        let err = on(&roots, &foreign).unwrap_err().to_string();
+        assert!(err.contains("is not part of a dpincon plan"), "{err}");
+    }
+}

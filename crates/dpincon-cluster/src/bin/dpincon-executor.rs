@@ -33,6 +33,11 @@ struct Args {
     /// Tasks run at once (default: one per core).
     #[arg(long, default_value_t = 0)]
     slots: usize,
+    /// A directory whose tables this executor may read (repeat for more):
+    /// a plan scanning any other path is refused before it runs. Default:
+    /// any path the process can read.
+    #[arg(long = "allow-tables")]
+    allow_tables: Vec<std::path::PathBuf>,
     /// Directory of shuffle files (default: a temporary directory).
     #[arg(long)]
     work_dir: Option<String>,
@@ -104,8 +109,10 @@ async fn run(args: Args) -> Result<(), ClusterError> {
             ..Liveness::default()
         },
         scheduler_connect_timeout: Duration::from_secs(args.scheduler_connect_timeout_secs),
+        tables: args.allow_tables.clone(),
     };
-    let mut executor = tokio::spawn(run_executor(executor_config(&options, tls.as_ref())));
+    let config = executor_config(&options, tls.as_ref()).map_err(config_error)?;
+    let mut executor = tokio::spawn(run_executor(config));
     // Announce once the Flight port answers (bounded wait; the executor's
     // own failure ends it sooner).
     let probe = if listen.ip().is_unspecified() {

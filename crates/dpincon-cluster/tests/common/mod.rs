@@ -156,6 +156,8 @@ impl Ballista {
                     "--heartbeat-secs",
                     "1",
                 ];
+                // Plans may scan the test's tables only (issue 27).
+                args.extend_from_slice(&["--allow-tables", path_str(dir)]);
                 args.extend_from_slice(executor_args);
                 args.extend_from_slice(security);
                 Proc::start(EXECUTOR, &args, dir.join(format!("{tag}-executor{i}.log")))
