@@ -53,7 +53,7 @@ pub fn log_to_stderr(level: log::LevelFilter) {
 /// gRPC messages up to this size each way (a shuffle or result batch).
 pub const MAX_MESSAGE_BYTES: u32 = 256 << 20;
 
-/// How quickly a lost executor is noticed.
+/// How quickly a lost executor is noticed, and how long a job's data lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Liveness {
     /// Executors send a heartbeat this often.
@@ -61,11 +61,20 @@ pub struct Liveness {
     /// The scheduler drops an executor silent this long and reruns its
     /// work (lost shuffle output included).
     pub executor_timeout: Duration,
+    /// A finished job's last stage output (its edges) stays on the
+    /// executors this long for the coordinator to fetch, then is deleted
+    /// (the executors' next poll). Intermediate shuffle files (rows) go
+    /// when the job ends, and a failed or cancelled job's at once.
+    pub result_retention: Duration,
 }
 
 impl Default for Liveness {
     fn default() -> Self {
-        Liveness { heartbeat: Duration::from_secs(5), executor_timeout: Duration::from_secs(30) }
+        Liveness {
+            heartbeat: Duration::from_secs(5),
+            executor_timeout: Duration::from_secs(30),
+            result_retention: Duration::from_secs(300),
+        }
     }
 }
 
@@ -88,6 +97,8 @@ pub fn scheduler_config(
     config.bind_host = listen.ip().to_string();
     config.executor_timeout_seconds = liveness.executor_timeout.as_secs().max(1);
     config.expire_dead_executor_interval_seconds = (liveness.executor_timeout.as_secs() / 3).max(1);
+    // 0 would mean "never" to Ballista.
+    config.finished_job_data_clean_up_interval_seconds = liveness.result_retention.as_secs().max(1);
     config.override_physical_codec = Some(DpinconCodec::shared());
     if let Some(tls) = tls {
         config.use_tls = true;

@@ -27,6 +27,11 @@ struct Args {
     /// work (shuffle output included) is run again elsewhere.
     #[arg(long, default_value_t = 30)]
     executor_timeout_secs: u64,
+    /// Seconds a finished job's output (its conflict edges) stays on the
+    /// executors for the coordinator to fetch before it is deleted; the
+    /// rows shuffled between stages are deleted when the job ends.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    result_retention_secs: u64,
     /// Ballista's log level on standard error (error, warn, info, debug).
     #[arg(long, default_value = "warn",
           value_parser = ["off", "error", "warn", "info", "debug", "trace"])]
@@ -54,6 +59,7 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     let host = args.external_host.unwrap_or_else(|| addr.ip().to_string());
     let liveness = Liveness {
         executor_timeout: Duration::from_secs(args.executor_timeout_secs.max(1)),
+        result_retention: Duration::from_secs(args.result_retention_secs),
         ..Liveness::default()
     };
     let config = scheduler_config(addr, &host, liveness, tls.as_ref());

@@ -139,7 +139,14 @@ impl Ballista {
         executor_args: &[&str],
         security: &[&str],
     ) -> Ballista {
-        let mut args = vec!["--listen", "127.0.0.1:0", "--executor-timeout-secs", "5"];
+        let mut args = vec![
+            "--listen",
+            "127.0.0.1:0",
+            "--executor-timeout-secs",
+            "5",
+            "--result-retention-secs",
+            "1",
+        ];
         args.extend_from_slice(security);
         let scheduler = Proc::start(SCHEDULER, &args, dir.join(format!("{tag}-scheduler.log")));
         let scheme = if security.contains(&"--cluster-ca") { "https" } else { "http" };
@@ -158,6 +165,9 @@ impl Ballista {
                 ];
                 // Plans may scan the test's tables only (issue 27).
                 args.extend_from_slice(&["--allow-tables", path_str(dir)]);
+                let work = work_dir(dir, tag, i);
+                std::fs::create_dir_all(&work).unwrap();
+                args.extend_from_slice(&["--work-dir", leak(work)]);
                 args.extend_from_slice(executor_args);
                 args.extend_from_slice(security);
                 Proc::start(EXECUTOR, &args, dir.join(format!("{tag}-executor{i}.log")))
@@ -179,6 +189,29 @@ impl Ballista {
         }
         out
     }
+}
+
+/// Executor `i`'s work directory (shuffle files) in a cluster tagged `tag`.
+pub fn work_dir(dir: &Path, tag: &str, i: usize) -> PathBuf {
+    dir.join(format!("{tag}-executor{i}-work"))
+}
+
+/// A `&'static str` of a path, for argument lists (tests only).
+fn leak(path: PathBuf) -> &'static str {
+    Box::leak(path.display().to_string().into_boxed_str())
+}
+
+/// Every file under `dir`, recursively.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() { stack.push(path) } else { out.push(path) }
+        }
+    }
+    out
 }
 
 /// A coordinator with its Ballista cluster.
