@@ -152,8 +152,8 @@ async fn an_executor_decodes_dpincon_plans_on_its_tables_only() {
         let codec = DpinconCodec::for_tables(roots).unwrap();
         node.try_into_physical_plan(&ctx.task_ctx(), codec.as_ref()).map(drop)
     };
-    on(&[tables.clone()], &dpincon).expect("a dpincon plan on a table under the roots");
-    let err = on(&[elsewhere.clone()], &dpincon).unwrap_err().to_string();
+    on(std::slice::from_ref(&tables), &dpincon).expect("a dpincon plan on a table under the roots");
+    let err = on(std::slice::from_ref(&elsewhere), &dpincon).unwrap_err().to_string();
     assert!(err.contains("outside this executor's tables"), "{err}");
     // A plan of DataFusion's own reading the same table: refused anywhere.
     let csv = ctx.read_csv(data.to_str().unwrap(), Default::default()).await.unwrap();
