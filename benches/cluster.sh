@@ -2,12 +2,13 @@
 # The distributed mode's macro benchmark (issue 12): a Tax-like table on a
 # scheduler + 2 executors + coordinator on loopback, against the embedded
 # run of the same job. Prints wall times, peak RSS per process and both
-# fingerprints. Usage: benches/cluster.sh [ROWS] [WORK_DIR]
+# fingerprints, plaintext and over mutual TLS (MODES="plain tls").
+# Usage: benches/cluster.sh [ROWS] [WORK_DIR]
 # Needs release binaries: cargo build --release -p dpincon-cli -p dpincon-cluster
 set -euo pipefail
 ROWS=${1:-1e6}
 WORK=${2:-/tmp/dpincon-cluster-bench}
-BIN=${CARGO_TARGET_DIR:-target}/release
+BIN=${BIN:-${CARGO_TARGET_DIR:-target}/release}
 CLI=$BIN/dpincon-cli
 mkdir -p "$WORK" && cd "$WORK"
 rm -rf state ledgers && mkdir -p ledgers
@@ -54,28 +55,69 @@ start() {
 }
 hwm() { awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' "/proc/$1/status"; }
 
-start scheduler "$BIN/dpincon-scheduler" --listen 127.0.0.1:0
-start executor0 "$BIN/dpincon-executor" --scheduler "http://$scheduler_addr" --listen 127.0.0.1:0 --slots 2
-start executor1 "$BIN/dpincon-executor" --scheduler "http://$scheduler_addr" --listen 127.0.0.1:0 --slots 2
-start coordinator "$BIN/dpincon-coordinator" --config coordinator.toml --client-tokens clients.txt \
-  --listen 127.0.0.1:0 --scheduler "http://$scheduler_addr" --partitions 8
+# Mutual TLS on the cluster's hops (issue 27): a throwaway CA and one
+# certificate for every process, named as the cluster's name requires.
+if [ ! -f pki/node.crt ]; then
+  mkdir -p pki
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=bench-ca \
+    -keyout pki/ca.key -out pki/ca.crt 2>/dev/null
+  printf 'subjectAltName=DNS:dpincon-cluster,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n' > pki/ext
+  openssl req -newkey rsa:2048 -nodes -subj /CN=node -keyout pki/node.key -out pki/node.csr 2>/dev/null
+  openssl x509 -req -in pki/node.csr -CA pki/ca.crt -CAkey pki/ca.key -CAcreateserial -days 2 \
+    -extfile pki/ext -out pki/node.crt 2>/dev/null
+fi
 
-t0=$(date +%s.%N)
-DPINCON_TOKEN=$TOKEN "$CLI" submit --coordinator "http://$coordinator_addr" --dataset tax \
-  --constraints tax.dcs --epsilon 1 --seed 1 --non-private --ir-method greedy --wait \
-  --output cluster.json 2> submit.log
-t1=$(date +%s.%N)
-echo "cluster: $(echo "$t1 - $t0" | bc) s wall; coordinator $(hwm "$coordinator_pid"), executors $(hwm "$executor0_pid") / $(hwm "$executor1_pid"), scheduler $(hwm "$scheduler_pid")"
-cleanup
+# One cluster run: MODE is plain (--insecure-plaintext) or tls (mutual TLS
+# between the processes, TLS from the client). Prints wall time and peaks;
+# the job process's own peak is in the report's timings.
+run_cluster() {
+  local mode=$1 scheme security client_tls
+  rm -rf state && mkdir -p state
+  if [ "$mode" = tls ]; then
+    scheme=https
+    security=(--cluster-ca pki/ca.crt --cluster-cert pki/node.crt --cluster-key pki/node.key)
+    client_tls=(--tls-ca pki/ca.crt)
+    serve_tls=(--tls-cert pki/node.crt --tls-key pki/node.key)
+  else
+    scheme=http
+    security=(--insecure-plaintext)
+    client_tls=()
+    serve_tls=()
+  fi
+  start scheduler "$BIN/dpincon-scheduler" --listen 127.0.0.1:0 "${security[@]}"
+  start executor0 "$BIN/dpincon-executor" --scheduler "$scheme://$scheduler_addr" \
+    --listen 127.0.0.1:0 --slots 2 "${security[@]}"
+  start executor1 "$BIN/dpincon-executor" --scheduler "$scheme://$scheduler_addr" \
+    --listen 127.0.0.1:0 --slots 2 "${security[@]}"
+  start coordinator "$BIN/dpincon-coordinator" --config coordinator.toml --client-tokens clients.txt \
+    --listen 127.0.0.1:0 --scheduler "$scheme://$scheduler_addr" --partitions 8 \
+    "${security[@]}" "${serve_tls[@]}"
+  local t0 t1
+  t0=$(date +%s.%N)
+  DPINCON_TOKEN=$TOKEN "$CLI" submit --coordinator "$scheme://localhost:${coordinator_addr##*:}" \
+    "${client_tls[@]}" --dataset tax --constraints tax.dcs --epsilon 1 --seed 1 --non-private \
+    --ir-method greedy --wait --output "cluster-$mode.json" 2> "submit-$mode.log"
+  t1=$(date +%s.%N)
+  echo "cluster ($mode): $(echo "$t1 - $t0" | bc) s wall; coordinator $(hwm "$coordinator_pid"), executors $(hwm "$executor0_pid") / $(hwm "$executor1_pid"), scheduler $(hwm "$scheduler_pid")"
+  cleanup
+  pids=()
+}
+
+MODES=${MODES:-plain tls}
+for mode in $MODES; do run_cluster "$mode"; done
 
 /usr/bin/time -f "embedded: %e s wall, peak RSS %M KB" "$CLI" run --data "tax-$ROWS.parquet" \
   --constraints tax.dcs --epsilon 1 --seed 1 --non-private --ir-method greedy \
   --memory-limit 256MiB --format json --output embedded.json
 python3 - <<'PY'
-import json
-c, e = json.load(open("cluster.json")), json.load(open("embedded.json"))
-print("exact counts equal:", c["non_private"] == e["non_private"], c["non_private"]["edges"], "edges")
-print("seeded releases equal:", c["measures"] == e["measures"])
-for name, r in (("cluster", c), ("embedded", e)):
-    print(name, "timings:", r.get("timings"))
+import json, os
+e = json.load(open("embedded.json"))
+for mode in ("plain", "tls"):
+    if not os.path.exists(f"cluster-{mode}.json"):
+        continue
+    c = json.load(open(f"cluster-{mode}.json"))
+    print(mode, "exact counts equal:", c["non_private"] == e["non_private"], c["non_private"]["edges"], "edges")
+    print(mode, "seeded releases equal:", c["measures"] == e["measures"])
+    print(mode, "timings (job process):", c.get("timings"))
+print("embedded timings:", e.get("timings"))
 PY
