@@ -284,8 +284,10 @@ pub(crate) fn estimate(lp: Option<&RepairPart>, greedy: Option<&RepairPart>) -> 
     // Noise can make the clamp range empty (outside the coverage event):
     // then the range's ends swap roles, which is still post-processing.
     let (a, b) = (point_lo.min(point_hi), point_lo.max(point_hi));
-    let value = point.clamp(a, b).max(0);
     let (lo, hi) = (lo.min(hi).max(0), lo.max(hi).max(0));
+    // The point never leaves the interval users act on (issue 33), even
+    // when the parts' noise disagrees.
+    let value = point.clamp(a, b).clamp(lo, hi);
     (value, [lo, hi])
 }
 
@@ -314,6 +316,27 @@ mod tests {
         assert_eq!(estimate(None, Some(&greedy)), (190, [91, 198]));
         // Negative noise never gives a negative estimate or interval.
         assert_eq!(estimate(Some(&fixed("twice-lp", -7, 3)), None), (0, [0, 0]));
+        // Parts whose noise disagrees (examples/customers.csv, ε = 1, seed
+        // 3: 2·LP̃ = 6 ± 10, c̃ = −34 ± 29): the point stays in the interval.
+        let (value, ci) =
+            estimate(Some(&fixed("twice-lp", 6, 10)), Some(&fixed("greedy-cover", -34, 29)));
+        assert!(ci[0] <= value && value <= ci[1], "{value} outside {ci:?}");
+    }
+
+    /// Over many noisy pairs, the point is always inside the interval.
+    #[test]
+    fn the_point_is_inside_the_interval_whatever_the_noise() {
+        for l in (-60..60).step_by(7) {
+            for c in (-60..60).step_by(5) {
+                for (hl, hc) in [(0, 0), (10, 29), (3, 1)] {
+                    let (value, [lo, hi]) = estimate(
+                        Some(&fixed("twice-lp", l, hl)),
+                        Some(&fixed("greedy-cover", c, hc)),
+                    );
+                    assert!(lo <= value && value <= hi, "l {l} c {c}: {value} ∉ [{lo}, {hi}]");
+                }
+            }
+        }
     }
 
     #[test]
