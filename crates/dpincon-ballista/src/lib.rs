@@ -58,4 +58,7 @@ pub enum BallistaError {
     /// A process could not start.
     #[error("{0}")]
     Process(String),
+    /// The job passed a public quota (its disk use).
+    #[error("over quota: {0}")]
+    OverQuota(String),
 }

@@ -58,6 +58,9 @@ pub struct BallistaLoader {
     pub run_edges: usize,
     /// Mutual TLS to the scheduler and the executors' Flight servers.
     pub tls: Option<ClusterTls>,
+    /// Bytes the job's edge runs and graph spill may take on disk (a
+    /// public quota; the job ends over quota past it).
+    pub max_spill_bytes: Option<u64>,
     stats: Mutex<Option<DetectStats>>,
 }
 
@@ -72,6 +75,7 @@ impl BallistaLoader {
             graph_memory: 256 << 20,
             run_edges: DEFAULT_RUN_EDGES,
             tls: None,
+            max_spill_bytes: None,
             stats: Mutex::new(None),
         }
     }
@@ -229,14 +233,25 @@ impl BallistaLoader {
     ) -> Result<(TableFacts, dpincon_graph::ConflictGraph, DetectStats), EngineError> {
         let mut stream =
             submit(&self.scheduler, plan.plan.clone(), self.tls.as_ref()).await.map_err(remote)?;
-        let mut runs = EdgeRuns::new(self.work_dir.clone(), self.run_edges);
+        let mut runs = EdgeRuns::new(self.work_dir.clone(), self.run_edges)
+            .with_disk_limit(self.max_spill_bytes);
         let mut groups = vec![GroupTotals::default(); plan.groups()];
         let mut reader = Reader::default();
+        // A run past the disk quota ends the job as `over quota`: the
+        // error crosses DataFusion's boxed errors, so it is kept here.
+        let mut over_quota = None;
         while let Some(batch) = stream.try_next().await.map_err(remote)? {
             reader
                 .read(
                     &batch,
-                    |u, v| runs.push(u, v).map_err(|e| DataFusionError::External(Box::new(e))),
+                    |u, v| {
+                        runs.push(u, v).map_err(|e| {
+                            if let BallistaError::OverQuota(why) = &e {
+                                over_quota = Some(why.clone());
+                            }
+                            DataFusionError::External(Box::new(e))
+                        })
+                    },
                     |s| {
                         let g = groups.get_mut(s.group as usize).ok_or_else(|| {
                             DataFusionError::Execution("a summary of an unknown group".into())
@@ -249,7 +264,10 @@ impl BallistaLoader {
                         Ok(())
                     },
                 )
-                .map_err(remote)?;
+                .map_err(|e| match over_quota.take() {
+                    Some(why) => EngineError::OverQuota(why),
+                    None => remote(e),
+                })?;
         }
         reader.finish().map_err(remote)?;
         // Every group saw every row once: a lost or doubled partition
@@ -261,10 +279,20 @@ impl BallistaLoader {
         let nodes = u32::try_from(rows).map_err(|_| remote("more than 2^32 rows"))?;
         let received = runs.received;
         let spill = SpillConfig { dir: self.work_dir.clone(), memory_limit: memory };
+        let written = runs.written();
         let (graph, fingerprint) = tokio::task::spawn_blocking(move || runs.finish(nodes, &spill))
             .await
             .map_err(remote)?
             .map_err(remote)?;
+        // The graph's spill file holds the same edges, compressed: checked
+        // once the merge is done (it is at most about the runs' size).
+        if let Some(limit) = self.max_spill_bytes
+            && written + graph.spilled_bytes() > limit
+        {
+            return Err(EngineError::OverQuota(format!(
+                "the job's edge runs and graph spill took more than {limit} bytes on disk"
+            )));
+        }
         let maxima = groups.iter().take(plan.sets.len()).map(|g| g.max_frequency).collect();
         let f = plan.frequencies(maxima);
         let facts = TableFacts {

@@ -33,6 +33,10 @@ pub struct EdgeRuns {
     files: Vec<File>,
     /// Edges received (repeats included).
     pub received: u64,
+    /// Bytes the runs may take on disk (a public quota); `None`: no limit.
+    disk_limit: Option<u64>,
+    /// Bytes written to runs so far.
+    written: u64,
 }
 
 fn io(e: std::io::Error) -> crate::BallistaError {
@@ -49,7 +53,21 @@ impl EdgeRuns {
             buffer: Vec::new(),
             files: Vec::new(),
             received: 0,
+            disk_limit: None,
+            written: 0,
         }
+    }
+
+    /// Caps the runs' bytes on disk: writing past `bytes` fails with
+    /// [`crate::BallistaError::OverQuota`] before the run is written.
+    pub fn with_disk_limit(mut self, bytes: Option<u64>) -> Self {
+        self.disk_limit = bytes;
+        self
+    }
+
+    /// Bytes written to runs so far.
+    pub fn written(&self) -> u64 {
+        self.written
     }
 
     /// Adds edge `{u, v}` (`u < v`).
@@ -66,6 +84,15 @@ impl EdgeRuns {
     fn spill(&mut self) -> Result<(), crate::BallistaError> {
         self.buffer.sort_unstable();
         self.buffer.dedup();
+        let bytes = 8 * self.buffer.len() as u64;
+        if let Some(limit) = self.disk_limit
+            && self.written + bytes > limit
+        {
+            return Err(crate::BallistaError::OverQuota(format!(
+                "the edge runs would take more than {limit} bytes on disk"
+            )));
+        }
+        self.written += bytes;
         let mut file = tempfile::tempfile_in(&self.dir).map_err(io)?;
         {
             let mut w = BufWriter::with_capacity(1 << 20, &mut file);
@@ -209,5 +236,28 @@ mod tests {
         }
         let spill = SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 1 << 20 };
         assert!(runs.finish(5, &spill).is_err());
+    }
+
+    #[test]
+    fn runs_past_their_disk_limit_are_over_quota_before_they_are_written() {
+        let dir = tempfile::tempdir().unwrap();
+        // Runs of 4 edges (32 bytes); 80 bytes allow two runs, not three.
+        let mut runs = EdgeRuns::new(dir.path().to_path_buf(), 4).with_disk_limit(Some(80));
+        for i in 0..8 {
+            runs.push(i, i + 1).unwrap();
+        }
+        assert_eq!(runs.written(), 64);
+        for i in 8..11 {
+            runs.push(i, i + 1).unwrap();
+        }
+        let err = runs.push(11, 12).unwrap_err();
+        assert!(matches!(err, crate::BallistaError::OverQuota(_)), "{err}");
+        assert_eq!(runs.written(), 64, "the refused run was not written");
+        // Without a limit the same runs are written.
+        let mut free = EdgeRuns::new(dir.path().to_path_buf(), 4);
+        for i in 0..12 {
+            free.push(i, i + 1).unwrap();
+        }
+        assert_eq!(free.written(), 96);
     }
 }

@@ -106,6 +106,8 @@ struct RawDataset {
     max_edges: Option<u64>,
     #[serde(default)]
     max_job_memory: Option<String>,
+    #[serde(default)]
+    max_spill_bytes: Option<String>,
 }
 
 /// One registered dataset.
@@ -151,6 +153,9 @@ pub struct Dataset {
     /// Most memory (address space, bytes) of a job's process: the graph,
     /// the LP kernel and all (public quota).
     pub max_job_memory: Option<u64>,
+    /// Most bytes a job's edge runs and graph spill may take on disk
+    /// (public quota).
+    pub max_spill_bytes: Option<u64>,
 }
 
 /// The whole configuration.
@@ -301,6 +306,14 @@ impl CoordinatorConfig {
                         .ok_or_else(|| bad(&at, format!("max-job-memory '{m}': give a size of at least 64MiB, e.g. \"8GiB\"")))
                 })
                 .transpose()?;
+            let max_spill_bytes = d
+                .max_spill_bytes
+                .as_deref()
+                .map(|m| {
+                    dpincon_engine::parse_bytes(m)
+                        .map_err(|e| bad(&at, format!("max-spill-bytes: {e}")))
+                })
+                .transpose()?;
             if let Some(limit) = &d.memory_limit {
                 dpincon_engine::parse_bytes(limit)
                     .map_err(|e| bad(&at, format!("memory-limit: {e}")))?;
@@ -323,6 +336,7 @@ impl CoordinatorConfig {
                 allow_non_private: d.allow_non_private,
                 max_edges: d.max_edges,
                 max_job_memory,
+                max_spill_bytes,
             };
             datasets.insert(name, Arc::new(dataset));
         }

@@ -41,6 +41,8 @@ pub struct JobSpec {
     pub dataset: String,
     /// The process's data-segment limit in bytes (`max-job-memory`).
     pub max_memory: Option<u64>,
+    /// Bytes its edge runs and graph spill may take (`max-spill-bytes`).
+    pub max_spill_bytes: Option<u64>,
 }
 
 /// Detection figures of a finished load (non-private detail, operator log).
@@ -192,6 +194,7 @@ async fn run(spec: &JobSpec) -> ChildMessage {
     let mut loader = BallistaLoader::new(&b.scheduler, &spec.work_dir);
     loader.partitions = b.partitions.max(1);
     loader.graph_memory = b.graph_memory;
+    loader.max_spill_bytes = spec.max_spill_bytes;
     match b.tls.as_ref().map(dpincon_ballista::tls::ClusterTls::load).transpose() {
         Ok(tls) => loader.tls = tls,
         Err(e) => {

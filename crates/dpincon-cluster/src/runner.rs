@@ -205,6 +205,7 @@ fn child_spec(job: &Active, shared: &Shared) -> Result<JobSpec, String> {
         work_dir: shared.work_dir(),
         dataset: job.accepted.dataset.name.clone(),
         max_memory: job.accepted.dataset.max_job_memory,
+        max_spill_bytes: job.accepted.dataset.max_spill_bytes,
     })
 }
 

@@ -219,3 +219,30 @@ async fn ub_direct_with_client_candidates_and_a_low_row_bound_releases() {
     let (_, charges) = ledger_charges(&ledger_path(dir.path(), "main"));
     assert_eq!(charges.len(), 4);
 }
+
+/// A job whose edge runs and graph spill pass its dataset's disk quota
+/// ends `over quota`, charged (the spill is forced by a 16-KiB graph
+/// budget).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_past_its_disk_quota_is_over_quota_and_charged() {
+    let dir = tempfile::tempdir().unwrap();
+    let (table, constraints) = write_table(dir.path(), 1500);
+    let data = dir.path().join("spilly.csv");
+    std::fs::copy(&table, &data).unwrap();
+    let dataset = fixed_dataset(dir.path(), "spilly", &data, "60s")
+        + "release = \"when-done\"\naccept-timing-channel = true\n\
+           memory-limit = \"16KiB\"\nmax-spill-bytes = \"1KiB\"\n";
+    let config =
+        config_with(dir.path(), "main", "budget-cap = 10.0\nmax-job-epsilon = 3.0", &dataset);
+    let cluster = Cluster::start_with(dir.path(), &config, 1, &[], &[]);
+    let c = cluster.client();
+    let mut request =
+        job(&constraints, json!({"epsilon": 0.5, "measures": ["mi"], "ir-method": "greedy"}));
+    request["dataset"] = json!("spilly");
+    let id = c.submit(&request).await.unwrap();
+    let last = within(c.watch(&id, |_| {})).await.unwrap();
+    assert_eq!(last.state, JobState::Failed as i32, "{last:?}\n{}", cluster.logs());
+    assert_eq!((last.reason, last.error.as_str()), (FailureReason::OverQuota as i32, "over quota"));
+    let ledger = dir.path().join("main").join("ledgers").join("spilly.jsonl");
+    assert!((ledger_charges(&ledger).0 - 0.5).abs() < 1e-9, "charged at acceptance");
+}
