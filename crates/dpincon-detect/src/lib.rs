@@ -18,7 +18,6 @@ mod algorithms;
 mod bound;
 mod compile;
 mod exec;
-mod partition;
 mod plan;
 mod relation;
 
@@ -28,7 +27,6 @@ pub use compile::{
     string_constants,
 };
 pub use exec::{DetectOptions, Detection, brute_force, detect};
-pub use partition::{PartitionTask, detect_partition, plan_partitions, task_relation};
 pub use plan::{DetectionPlan, DriverKind, brute_force_plans, describe_plans};
 pub use relation::{KeyColumn, Relation, float_key, int_key};
 

@@ -1,7 +1,7 @@
-//! The seam between a job and where its conflicts are detected: in this
-//! process ([`LocalDetector`], the default) or on remote workers (the
-//! coordinator's detector). Everything before (reading, encoding) and after
-//! (the edge stream, measures, releases, ledger) is the same code.
+//! Where a job read in this process detects its conflicts
+//! ([`LocalDetector`], the default). The cluster replaces the whole load,
+//! reading included, through [`crate::JobLoader`] (`dpincon-ballista`);
+//! everything after (the edge stream, measures, releases) is the same code.
 
 use std::future::Future;
 

@@ -14,8 +14,8 @@ use std::ops::{ControlFlow, Range};
 
 use roaring::RoaringBitmap;
 
+use crate::bytes::Reader;
 use crate::row_chunks;
-use crate::wire::Reader;
 
 /// More values than this in one container: a bitmap (roaring's threshold,
 /// where the array would outgrow the 8 KiB bitmap).

@@ -28,12 +28,6 @@ pub enum GraphError {
         /// Node count.
         nodes: u32,
     },
-    /// Bytes received for a shard are not a valid encoding (`wire.rs`).
-    #[error("invalid adjacency shard encoding: {message}")]
-    Wire {
-        /// What is wrong.
-        message: String,
-    },
 }
 
 /// The conflict graph `G = (V, E)` of SPEC §2: all `n` tuple ids are nodes,

@@ -4,15 +4,15 @@
 //! violate some denial constraint. The graph is stored in *shards*: each
 //! covers a contiguous range of node ids and keeps, for every node `u` in
 //! it, the row of its neighbours `v > u`. While the graph is built a row is
-//! a [`roaring::RoaringBitmap`] ([`AdjacencyShard`], also the unit sent
-//! between machines); once built it is frozen ([`FrozenShard`], [`Row`]).
+//! a [`roaring::RoaringBitmap`] ([`AdjacencyShard`]); once built it is
+//! frozen ([`FrozenShard`], [`Row`]).
 //! Walking the shards in order, the rows in order and each row in order
 //! yields the edges in the lexicographic order Λ of SPEC §2, which every
 //! measure and mechanism downstream consumes through [`EdgeStream`] or
 //! [`ConflictGraph::for_each_row`].
 //!
 //! The order depends only on the edge set, never on how detection found the
-//! edges or how many workers it used; removing a row keeps the relative order
+//! edges or how many threads or executors it used; removing a row keeps the relative order
 //! of all other edges, which the privacy proofs need.
 
 use std::ops::ControlFlow;
@@ -20,7 +20,9 @@ use std::ops::ControlFlow;
 use roaring::RoaringBitmap;
 
 mod builder;
+mod bytes;
 mod deferred;
+mod fingerprint;
 mod frozen;
 mod graph;
 mod multipartite;
@@ -28,17 +30,14 @@ mod shard;
 mod spill;
 #[cfg(test)]
 mod test_pairs;
-mod wire;
 
 pub use builder::{EdgeSink, GraphBuilder, ShardWriter};
+pub use fingerprint::{EdgeFingerprint, edge_stream_fingerprint};
 pub use frozen::{Block, FrozenShard, Row, RowIter};
 pub use graph::{ConflictGraph, EdgeStream, GraphError};
 pub use multipartite::Multipartite;
 pub use shard::AdjacencyShard;
 pub use spill::SpillConfig;
-pub use wire::{
-    EdgeCollector, EdgeFingerprint, decode_shard, edge_stream_fingerprint, encode_shard,
-};
 
 /// Hands the values of `row` to `visit` in ascending chunks until it breaks.
 /// Roaring's `next_many` copies a container's values at once: on the 330M

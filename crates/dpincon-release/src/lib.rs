@@ -35,9 +35,7 @@ pub use projected::{
     BudgetUse, MaxRows, NoisyDegreeBound, ProjectedRelease, ProjectedSpec, SelectionStep,
     TableFacts, release_projected,
 };
-pub use repair::{
-    CoverRelease, RepairMethod, RepairRelease, RepairValues, release_cover, release_repair,
-};
+pub use repair::{RepairMethod, RepairRelease, RepairValues, release_repair};
 pub use selection::{Strategy, quality_scores};
 pub use table::ProjectionTable;
 

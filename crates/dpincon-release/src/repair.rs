@@ -34,7 +34,6 @@ use std::str::FromStr;
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 use serde::Serialize;
 
-use crate::projected::clamp_with_interval;
 use crate::{COVER_SENSITIVITY, ReleaseError};
 
 /// Sensitivity of 2·LP, the doubled minimum fractional vertex cover (LP
@@ -148,41 +147,6 @@ pub struct RepairRelease {
     pub coverage: f64,
     /// The DP releases everything above is computed from.
     pub parts: Vec<RepairPart>,
-}
-
-/// The greedy cover alone, as the paper releases it (kept for callers of
-/// the one-step API).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CoverRelease {
-    /// c + DLap(2/ε), clamped at 0.
-    pub value: i64,
-    /// ε.
-    pub epsilon: f64,
-    /// 2 (SPEC §5).
-    pub sensitivity: u64,
-    /// 2/ε, rounded up.
-    pub noise_scale: f64,
-    /// 95% interval of the noise.
-    pub ci95: [i64; 2],
-}
-
-/// Releases the greedy cover size c with DLap(2/ε) (SPEC §5; the paper's
-/// Algorithm 5 misprints the scale as ε/2, SPEC §6.3).
-pub fn release_cover(
-    cover: u64,
-    epsilon: Budget,
-    rng: &mut NoiseRng,
-) -> Result<CoverRelease, ReleaseError> {
-    let noise = DiscreteLaplace::new(COVER_SENSITIVITY, epsilon.value())?;
-    let noisy = noise.release(cover as i64, rng);
-    let (value, ci95) = clamp_with_interval(noisy, noise.ci95_halfwidth());
-    Ok(CoverRelease {
-        value,
-        epsilon: epsilon.value(),
-        sensitivity: COVER_SENSITIVITY,
-        noise_scale: noise.scale_f64(),
-        ci95,
-    })
 }
 
 /// Releases I_R by `method` with budget `epsilon`.

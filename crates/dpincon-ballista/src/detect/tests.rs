@@ -47,21 +47,25 @@ fn schema() -> Arc<Schema> {
     ]))
 }
 
+/// The plan request of [`DCS`] on the table at `data`.
+fn request(data: &Path, partitions: usize) -> PlanRequest<'_> {
+    PlanRequest {
+        path: data,
+        format: ScanFormat::Csv { schema: Some(SCHEMA.into()), infer_rows: None },
+        table: schema(),
+        constraints: DCS,
+        brute_force: false,
+        partitions,
+    }
+}
+
 #[tokio::test]
 async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     let dir = tempfile::tempdir().unwrap();
     let data = table(dir.path());
     let dcs = dir.path().join("t.dcs");
     std::fs::write(&dcs, DCS).unwrap();
-    let request = PlanRequest {
-        path: &data,
-        format: ScanFormat::Csv { schema: Some(SCHEMA.into()), infer_rows: None },
-        table: schema(),
-        constraints: DCS,
-        brute_force: false,
-        partitions: 3,
-    };
-    let plan = build_plan(&request).unwrap();
+    let plan = build_plan(&request(&data, 3)).unwrap();
     // Groups: {Zip}, {State}, {Rate} by slot order, then the unbounded one.
     assert_eq!(plan.groups(), 4);
     assert!(plan.unbounded);
@@ -139,15 +143,7 @@ async fn an_executor_decodes_dpincon_plans_on_its_tables_only() {
         PhysicalPlanNode::try_from_physical_plan(Arc::new(writer), DpinconCodec::shared().as_ref())
             .unwrap()
     };
-    let request = PlanRequest {
-        path: &data,
-        format: ScanFormat::Csv { schema: Some(SCHEMA.into()), infer_rows: None },
-        table: schema(),
-        constraints: DCS,
-        brute_force: false,
-        partitions: 2,
-    };
-    let dpincon = stage(build_plan(&request).unwrap().plan);
+    let dpincon = stage(build_plan(&request(&data, 2)).unwrap().plan);
     let on = |roots: &[std::path::PathBuf], node: &PhysicalPlanNode| {
         let codec = DpinconCodec::for_tables(roots).unwrap();
         node.try_into_physical_plan(&ctx.task_ctx(), codec.as_ref()).map(drop)
