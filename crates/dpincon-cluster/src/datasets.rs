@@ -476,6 +476,87 @@ mod tests {
         }
     }
 
+    /// The keys of issue 26: defaults, and each refused when unknown,
+    /// malformed or out of range, naming the key.
+    #[test]
+    fn slots_quotas_and_test_datasets_are_checked_at_start() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t.csv"), "Zip,City\n1,a\n").unwrap();
+        std::fs::write(dir.path().join("u.csv"), "Zip,City\n1,a\n").unwrap();
+        let ledger = dir.path().join("t.ledger").display().to_string();
+        let good = format!(
+            "schema = \"Zip:int, City:string\"\nledger = {ledger:?}\nbudget-cap = 5.0\n\
+             max-job-epsilon = 1.5\n"
+        );
+        let parse =
+            |dataset: &str| CoordinatorConfig::parse(&config(dir.path(), dataset), "c.toml");
+        let t = parse(&good).unwrap().datasets["t"].clone();
+        assert_eq!(t.job_deadline, Duration::from_secs(600));
+        assert_eq!(t.release, ReleaseMode::FixedTime);
+        assert!(!t.allow_non_private);
+        assert_eq!((t.max_edges, t.max_job_memory, t.max_spill_bytes), (None, None, None));
+        let set = parse(&format!(
+            "{good}job-deadline = \"90s\"\nrelease = \"when-done\"\naccept-timing-channel = true\n\
+             allow-non-private = true\nmax-edges = 1000\nmax-job-memory = \"1GiB\"\n\
+             max-spill-bytes = \"2GiB\"\n"
+        ))
+        .unwrap()
+        .datasets["t"]
+            .clone();
+        assert_eq!(set.job_deadline, Duration::from_secs(90));
+        assert_eq!(set.release, ReleaseMode::WhenDone);
+        assert!(set.allow_non_private);
+        assert_eq!(
+            (set.max_edges, set.max_job_memory, set.max_spill_bytes),
+            (Some(1000), Some(1 << 30), Some(2 << 30))
+        );
+        for (extra, why) in [
+            ("job-deadline = \"soon\"", "job-deadline 'soon'"),
+            ("job-deadline = \"0s\"", "from 1s to 7d"),
+            ("job-deadline = \"8d\"", "from 1s to 7d"),
+            ("job-deadline = 90", "job-deadline"),
+            ("release = \"eventually\"", "release"),
+            ("release = \"when-done\"", "accept-timing-channel = true"),
+            ("accept-timing-channel = \"yes\"", "accept-timing-channel"),
+            ("allow-non-private = 1", "allow-non-private"),
+            ("max-edges = 0", "max-edges must be > 0"),
+            ("max-edges = -5", "max-edges"),
+            ("max-job-memory = \"lots\"", "max-job-memory 'lots'"),
+            ("max-job-memory = \"1MiB\"", "at least 64MiB"),
+            ("max-spill-bytes = \"-1G\"", "max-spill-bytes"),
+            ("memory-limit = \"huge\"", "memory-limit"),
+            ("max-deadline = \"1m\"", "unknown field `max-deadline`"),
+        ] {
+            let err = parse(&format!("{good}{extra}\n")).unwrap_err().to_string();
+            assert!(err.contains(why), "{extra}: {err}");
+            assert!(err.contains("[datasets.t]") || err.contains("c.toml"), "{extra}: {err}");
+        }
+        // Limits: unknown, malformed, zero.
+        for (limits, why) in [
+            ("max-queued-per-client = 0", "must be > 0"),
+            ("max-candidates = 0", "must be > 0"),
+            ("max-candidates = \"many\"", "max-candidates"),
+            ("max-jobs = 3", "unknown field `max-jobs`"),
+        ] {
+            let text = config(dir.path(), &good).replace("max-queued = 3", limits);
+            let err = CoordinatorConfig::parse(&text, "c.toml").unwrap_err().to_string();
+            assert!(err.contains(why), "{limits}: {err}");
+        }
+        // Two datasets on one table need one ledger.
+        let other = |ledger: &str| {
+            format!(
+                "{good}[datasets.u]\ndata = {:?}\nschema = \"Zip:int, City:string\"\n\
+                 ledger = {ledger:?}\nbudget-cap = 5.0\nmax-job-epsilon = 1.5\n",
+                dir.path().join("t.csv").display().to_string(),
+            )
+        };
+        let err = parse(&other(&dir.path().join("u.ledger").display().to_string()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("'t' and 'u' read the same table with different ledgers"), "{err}");
+        assert!(parse(&other(&ledger)).is_ok(), "one table, one ledger");
+    }
+
     #[test]
     fn a_parquet_dataset_is_described_by_its_footer_and_a_csv_one_by_its_declaration() {
         use dpincon_generate::{TAX_COLUMNS, TaxOptions, generate_tax};
