@@ -435,6 +435,49 @@ impl CoordinatorService {
     }
 }
 
+impl CoordinatorService {
+    /// The operator's metrics, in Prometheus's text format: stored jobs by
+    /// state and public reason, jobs waiting, ε spent and the cap per
+    /// dataset, deadline overruns per dataset. Public values only (the
+    /// same reasons a client is told), for a port clients do not reach.
+    pub fn metrics(&self) -> String {
+        use std::fmt::Write as _;
+        let shared = &self.shared;
+        let mut out = String::new();
+        out += "# HELP dpincon_jobs Jobs in the store by state and public failure reason.\n";
+        out += "# TYPE dpincon_jobs gauge\n";
+        for (state, reason, count) in shared.store.counts().unwrap_or_default() {
+            let state = crate::client::state_name(state as i32);
+            let reason = crate::client::reason_name(reason as i32).unwrap_or("");
+            let _ = writeln!(out, "dpincon_jobs{{state=\"{state}\",reason=\"{reason}\"}} {count}");
+        }
+        let waiting = {
+            let active = shared.active.lock().expect("active jobs poisoned");
+            active.values().filter(|j| j.is_queued()).count()
+        };
+        out += "# HELP dpincon_queue_length Jobs accepted and waiting for their slot.\n";
+        out += "# TYPE dpincon_queue_length gauge\n";
+        let _ = writeln!(out, "dpincon_queue_length {waiting}");
+        out += "# HELP dpincon_epsilon_spent Budget charged in each dataset's ledger.\n";
+        out += "# TYPE dpincon_epsilon_spent gauge\n";
+        out += "# HELP dpincon_epsilon_cap Each dataset's budget cap.\n";
+        out += "# TYPE dpincon_epsilon_cap gauge\n";
+        for d in shared.options.config.datasets.values() {
+            let spent = ledger::spent(&d.ledger).map_or(0.0, |(spent, _)| spent);
+            let _ = writeln!(out, "dpincon_epsilon_spent{{dataset=\"{}\"}} {spent}", d.name);
+            let _ = writeln!(out, "dpincon_epsilon_cap{{dataset=\"{}\"}} {}", d.name, d.budget_cap);
+        }
+        out += "# HELP dpincon_deadline_overruns_total Jobs stopped at their slot's end since start.\n";
+        out += "# TYPE dpincon_deadline_overruns_total counter\n";
+        let overruns = shared.overruns.lock().expect("overruns poisoned");
+        for d in shared.options.config.datasets.keys() {
+            let n = overruns.get(d).copied().unwrap_or(0);
+            let _ = writeln!(out, "dpincon_deadline_overruns_total{{dataset=\"{d}\"}} {n}");
+        }
+        out
+    }
+}
+
 /// Queues a job a previous process accepted (and charged) in a new slot,
 /// checked again against the configuration now (a dataset may be gone);
 /// fails it if refused.

@@ -109,33 +109,49 @@ pub async fn bind_announced(listen: &str) -> Result<(TcpListener, SocketAddr), C
     Ok((listener, addr))
 }
 
-/// Answers `GET /healthz` and `GET /readyz` with 200 `ok` over plain
-/// HTTP/1.1, one request per connection (the process is up and serving;
-/// it says nothing else), anything else with 404: Kubernetes probes for a
-/// gRPC port that only cluster peers may open.
-pub async fn serve_health(listener: TcpListener) {
+/// What a plain-HTTP endpoint answers: the body of a GET for a path, or
+/// `None` (404).
+pub type Responder = std::sync::Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Serves `respond` over plain HTTP/1.1 on `listener`, one GET per
+/// connection: the operator's endpoints (probes, metrics), which carry
+/// public values only.
+pub async fn serve_plain_http(listener: TcpListener, respond: Responder) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     loop {
         let Ok((mut stream, _)) = listener.accept().await else { continue };
+        let respond = respond.clone();
         tokio::spawn(async move {
             let mut buf = [0u8; 1024];
             let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf)).await;
             let Ok(Ok(n)) = read else { return };
             let request = String::from_utf8_lossy(&buf[..n]);
             let mut words = request.split_whitespace();
-            let (method, path) = (words.next(), words.next());
-            let (status, body) = match (method, path) {
-                (Some("GET"), Some("/healthz" | "/readyz")) => ("200 OK", "ok\n"),
-                _ => ("404 Not Found", "not found\n"),
+            let body = match (words.next(), words.next()) {
+                (Some("GET"), Some(path)) => respond(path),
+                _ => None,
+            };
+            let (status, body) = match body {
+                Some(body) => ("200 OK", body),
+                None => ("404 Not Found", "not found\n".to_string()),
             };
             let reply = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\
-                 connection: close\r\n\r\n{body}",
+                "HTTP/1.1 {status}\r\ncontent-type: text/plain; version=0.0.4\r\n\
+                 content-length: {}\r\nconnection: close\r\n\r\n{body}",
                 body.len()
             );
             let _ = stream.write_all(reply.as_bytes()).await;
         });
     }
+}
+
+/// `GET /healthz` and `GET /readyz` answer `ok` (the process is up and
+/// serving; nothing else): probes for a gRPC port only cluster peers may
+/// open.
+pub fn health_responder() -> Responder {
+    std::sync::Arc::new(|path: &str| {
+        matches!(path, "/healthz" | "/readyz").then(|| "ok\n".to_string())
+    })
 }
 
 /// The process exit status of a server's run, printing the error if any.

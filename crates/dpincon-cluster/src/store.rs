@@ -299,6 +299,23 @@ impl JobStore {
         })
     }
 
+    /// How many stored jobs are in each state, with each public reason.
+    pub fn counts(&self) -> Result<Vec<(JobState, FailureReason, u64)>, ClusterError> {
+        self.with(|c| {
+            let mut statement =
+                c.prepare("SELECT state, reason, COUNT(*) FROM jobs GROUP BY state, reason")?;
+            let rows = statement.query_map([], |r| {
+                Ok((
+                    JobState::try_from(r.get::<_, i32>(0)?).unwrap_or(JobState::Unspecified),
+                    FailureReason::try_from(r.get::<_, i32>(1)?)
+                        .unwrap_or(FailureReason::Unspecified),
+                    r.get::<_, i64>(2)? as u64,
+                ))
+            })?;
+            rows.collect()
+        })
+    }
+
     /// One job.
     pub fn get(&self, id: &str) -> Result<Option<StoredJob>, ClusterError> {
         self.with(|c| {

@@ -36,6 +36,26 @@ fn fixed_dataset(
     )
 }
 
+/// A free loopback port, as `127.0.0.1:PORT`.
+fn free_port() -> String {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap().to_string()
+}
+
+/// The whole HTTP response to `GET path` at `addr` (bounded wait).
+async fn http_get(addr: &str, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    within(async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut out = String::new();
+        stream.read_to_string(&mut out).await.unwrap();
+        out
+    })
+    .await
+}
+
 /// What a client observes of a job: each status with its arrival time.
 async fn observe(c: &dpincon_cluster::client::Client, id: &str) -> Vec<(u64, JobStatus)> {
     let mut seen = Vec::new();
@@ -123,7 +143,14 @@ async fn a_job_past_its_deadline_is_stopped_charged_and_fails_at_its_release_tim
     let slow = fixed_dataset(dir.path(), "slow", &data, "3s");
     let config = config_with(dir.path(), "main", "budget-cap = 10.0\nmax-job-epsilon = 3.0", &slow);
     // Every detection task takes 1.5 s: the job cannot end within 3 s.
-    let cluster = Cluster::start_with(dir.path(), &config, 1, &["--task-delay-ms", "1500"], &[]);
+    let metrics = free_port();
+    let cluster = Cluster::start_with(
+        dir.path(),
+        &config,
+        1,
+        &["--task-delay-ms", "1500"],
+        &["--metrics-listen", &metrics],
+    );
     let c = cluster.client();
     let mut request = job(&constraints, json!({"epsilon": 0.5}));
     request["dataset"] = json!("slow");
@@ -138,9 +165,22 @@ async fn a_job_past_its_deadline_is_stopped_charged_and_fails_at_its_release_tim
     assert!(*arrived >= last.release_at_unix_ms);
     let (spent, _) = ledger_charges(&dir.path().join("main").join("ledgers").join("slow.jsonl"));
     assert!((spent - 1.5).abs() < 1e-9, "charged at acceptance: {spent}");
-    // The operator's log counts overruns, so the deadline can be raised.
+    // The operator's log and metrics count overruns, so the deadline can
+    // be raised; the metrics hold public values only.
     let log = cluster.coordinator.logs();
     assert!(log.contains("dataset slow: 1 job(s) stopped at their deadline"), "{log}");
+    let scraped = http_get(&metrics, "/metrics").await;
+    for line in [
+        "dpincon_deadline_overruns_total{dataset=\"slow\"} 1",
+        "dpincon_deadline_overruns_total{dataset=\"table\"} 0",
+        "dpincon_epsilon_spent{dataset=\"slow\"} 1.5",
+        "dpincon_epsilon_cap{dataset=\"slow\"} 100",
+        "dpincon_jobs{state=\"failed\",reason=\"deadline-exceeded\"} 1",
+        "dpincon_queue_length 0",
+    ] {
+        assert!(scraped.lines().any(|l| l == line), "{line}:\n{scraped}");
+    }
+    assert!(http_get(&metrics, "/other").await.starts_with("HTTP/1.1 404"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -11,7 +11,9 @@ use dpincon_cluster::coordinator::{
     BallistaOptions, CoordinatorOptions, CoordinatorService, serve,
 };
 use dpincon_cluster::datasets::CoordinatorConfig;
-use dpincon_cluster::server::{ClusterSecurity, ServerSecurity, bind_announced, exit_code};
+use dpincon_cluster::server::{
+    ClusterSecurity, Responder, ServerSecurity, bind_announced, exit_code, serve_plain_http,
+};
 use dpincon_cluster::shutdown_signal;
 
 /// Accepts dpincon jobs on registered datasets and runs their detection on
@@ -51,6 +53,11 @@ struct Args {
     /// Hash partitions per constraint group (and Parquet scan partitions).
     #[arg(long, default_value_t = 8)]
     partitions: usize,
+    /// Serve the operator's metrics (Prometheus text format, public values
+    /// only) in plain HTTP at `GET /metrics` here; keep it off the clients'
+    /// network.
+    #[arg(long)]
+    metrics_listen: Option<String>,
     /// Graph memory before it spills to the state directory, for datasets
     /// without a memory-limit, e.g. 256MiB.
     #[arg(long, default_value = "256MiB")]
@@ -99,6 +106,15 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     // coordinator that cannot own its directories never says it listens.
     let service = CoordinatorService::start(options).await?;
     let (listener, _) = bind_announced(&args.listen).await?;
+    if let Some(addr) = &args.metrics_listen {
+        let metrics = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| ClusterError::Config(format!("--metrics-listen {addr}: {e}")))?;
+        let service = service.clone();
+        let respond: Responder =
+            std::sync::Arc::new(move |path: &str| (path == "/metrics").then(|| service.metrics()));
+        tokio::spawn(serve_plain_http(metrics, respond));
+    }
     serve(listener, service, tls.as_ref(), shutdown_signal()).await
 }
 

@@ -54,7 +54,8 @@ async fn run(args: Args) -> Result<(), ClusterError> {
         let health = tokio::net::TcpListener::bind(health)
             .await
             .map_err(|e| ClusterError::Config(format!("--health-listen {health}: {e}")))?;
-        tokio::spawn(dpincon_cluster::server::serve_health(health));
+        use dpincon_cluster::server::{health_responder, serve_plain_http};
+        tokio::spawn(serve_plain_http(health, health_responder()));
     }
     let host = args.external_host.unwrap_or_else(|| addr.ip().to_string());
     let liveness = Liveness {
