@@ -158,6 +158,13 @@ fn limit_memory(bytes: u64) -> Result<(), String> {
 /// `dpincon-coordinator run-job`: reads a [`JobSpec`] from standard input,
 /// runs it and reports on standard output. Returns the exit code.
 pub fn run_job_process() -> u8 {
+    // A coordinator that dies (even SIGKILL) takes its job with it: an
+    // orphan would go on using the machine the next job's slot counts on.
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_PDEATHSIG) only sets this process's own flag.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+    }
     let mut input = String::new();
     let spec: JobSpec = match std::io::stdin()
         .read_to_string(&mut input)

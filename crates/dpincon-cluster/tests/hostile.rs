@@ -286,3 +286,62 @@ async fn a_job_past_its_disk_quota_is_over_quota_and_charged() {
     let ledger = dir.path().join("main").join("ledgers").join("spilly.jsonl");
     assert!((ledger_charges(&ledger).0 - 0.5).abs() < 1e-9, "charged at acceptance");
 }
+
+/// A coordinator killed with a fixed-time job running and one queued: the
+/// running one is `interrupted`, the queued one gets a new slot after the
+/// restart and is released at its end; each was charged exactly once,
+/// when accepted.
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_restart_a_queued_fixed_time_job_gets_a_new_slot_and_one_charge() {
+    let dir = tempfile::tempdir().unwrap();
+    let (table, constraints) = write_table(dir.path(), 1000);
+    let data = dir.path().join("fixed.csv");
+    std::fs::copy(&table, &data).unwrap();
+    // 25 detection tasks of 300 ms on 2 slots: the first job is still
+    // running when the coordinator is killed; 20-s slots leave the resumed
+    // one room even beside the killed job's leftover Ballista tasks.
+    let fixed = fixed_dataset(dir.path(), "fixed", &data, "20s");
+    let config =
+        config_with(dir.path(), "main", "budget-cap = 10.0\nmax-job-epsilon = 3.0", &fixed);
+    let mut cluster = Cluster::start_with(dir.path(), &config, 1, &["--task-delay-ms", "300"], &[]);
+    let c = cluster.client();
+    let mut request = job(&constraints, json!({"epsilon": 0.1}));
+    request["dataset"] = json!("fixed");
+    let running = c.submit(&request).await.unwrap();
+    let queued = c.submit(&request).await.unwrap();
+    common::wait_for_log(&cluster.coordinator, &format!("job {running}: started")).await;
+    cluster.coordinator.kill();
+
+    let scheduler = cluster.ballista.url.clone();
+    let restarted = now_ms();
+    cluster.coordinator = common::coordinator(
+        dir.path(),
+        &["--scheduler", &scheduler],
+        &["--config", config.to_str().unwrap()],
+    );
+    let c = cluster.client();
+    // The interrupted job's end, too, shows at the time fixed when it was
+    // accepted (its original slot's end).
+    let seen = observe(&c, &running).await;
+    let (arrived, last) = seen.last().unwrap();
+    assert_eq!(
+        (last.state, last.reason),
+        (JobState::Failed as i32, FailureReason::Interrupted as i32),
+        "{seen:?}"
+    );
+    assert!(*arrived >= last.release_at_unix_ms);
+    let seen = observe(&c, &queued).await;
+    let (arrived, last) = seen.last().unwrap();
+    assert_eq!(last.state, JobState::Succeeded as i32, "{seen:?}\n{}", cluster.logs());
+    assert!(
+        last.release_at_unix_ms >= restarted + 20_000,
+        "a new slot after the restart: {seen:?}"
+    );
+    assert!(*arrived >= last.release_at_unix_ms);
+    let ledger = dir.path().join("main").join("ledgers").join("fixed.jsonl");
+    let (_, charges) = ledger_charges(&ledger);
+    for id in [&running, &queued] {
+        let n = charges.iter().filter(|r| r["job"] == id.as_str()).count();
+        assert_eq!(n, 3, "job {id}: one charge of three measures");
+    }
+}
