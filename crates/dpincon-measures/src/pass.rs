@@ -190,4 +190,26 @@ mod tests {
         assert_eq!(one.projected.iter().map(|c| c.theta).collect::<Vec<_>>(), thetas);
         assert_eq!(measure_pass(&graph, &[], 2).exact(), one.exact());
     }
+
+    /// θs all above every degree (the default job's θ* often is): the
+    /// pass skips the neighbour walk, and must still give f(G_θ) = f(G),
+    /// edges and problematic nodes alike, as the edge-by-edge definition.
+    #[test]
+    fn thetas_above_every_degree_keep_the_whole_graph() {
+        let mut edges: Vec<Edge> = (1..40).map(|v| Edge::new(0, v)).collect();
+        edges.extend((50..60).map(|v| Edge::new(v, v + 1)));
+        let graph = ConflictGraph::from_edges(100, edges);
+        let max = 39;
+        for thetas in [vec![max + 1], vec![max + 1, 5_000, 70_000], vec![3, max + 7]] {
+            let thetas: Vec<DegreeBound> =
+                thetas.into_iter().map(|t| DegreeBound::new(t).unwrap()).collect();
+            let pass = measure_pass(&graph, &thetas, 2);
+            let mut projection = crate::EdgeAddition::new(100, &thetas);
+            crate::walk(graph.edges(), &mut [&mut projection]);
+            assert_eq!(pass.projected, projection.counts(), "{thetas:?}");
+            for counts in pass.projected.iter().filter(|c| c.theta.get() > max) {
+                assert_eq!((counts.edges, counts.problematic), (49, 51), "{thetas:?}");
+            }
+        }
+    }
 }

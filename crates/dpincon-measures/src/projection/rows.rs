@@ -290,12 +290,21 @@ fn project_lanes<C: Count>(
         kept[..k].fill(edges);
     }
     let mut problematic = [0u64; LANES];
+    if !walked {
+        // π_θ(G) = G: every node with an edge keeps one. (`neighbours` may
+        // not even be computed then: the pass skips it when no θ is
+        // reached, so it must not be read here.)
+        let nodes = degrees.iter().filter(|&&d| d > 0).count() as u64;
+        return (0..k)
+            .map(|j| ProjectedCounts { theta: bounds[j], edges: kept[j], problematic: nodes })
+            .collect();
+    }
     for (v, &d) in degrees.iter().enumerate() {
         if d == 0 {
             continue;
         }
         let reach = class_of(d);
-        let sv = if walked { state[v] } else { [C::default(); LANES] };
+        let sv = state[v];
         for j in 0..k {
             let has_edge = if j < reach {
                 sv[j].get() > 0
