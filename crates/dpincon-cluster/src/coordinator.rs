@@ -444,9 +444,10 @@ impl CoordinatorService {
         use std::fmt::Write as _;
         let shared = &self.shared;
         let mut out = String::new();
-        out += "# HELP dpincon_jobs Jobs in the store by state and public failure reason.\n";
+        out += "# HELP dpincon_jobs Jobs by state and public failure reason, as their \
+                clients see them (a private job is queued until its release).\n";
         out += "# TYPE dpincon_jobs gauge\n";
-        for (state, reason, count) in shared.store.counts().unwrap_or_default() {
+        for (state, reason, count) in shared.store.counts(now_ms()).unwrap_or_default() {
             let state = crate::client::state_name(state as i32);
             let reason = crate::client::reason_name(reason as i32).unwrap_or("");
             let _ = writeln!(out, "dpincon_jobs{{state=\"{state}\",reason=\"{reason}\"}} {count}");

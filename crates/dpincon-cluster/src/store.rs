@@ -299,12 +299,29 @@ impl JobStore {
         })
     }
 
-    /// How many stored jobs are in each state, with each public reason.
-    pub fn counts(&self) -> Result<Vec<(JobState, FailureReason, u64)>, ClusterError> {
+    /// How many stored jobs are in each state, with each public reason,
+    /// as their clients see them at `now_ms`: a private job reads `queued`
+    /// while it runs and until a fixed-time release (so these counts show
+    /// no outcome before clients may see it).
+    pub fn counts(&self, now_ms: i64) -> Result<Vec<(JobState, FailureReason, u64)>, ClusterError> {
         self.with(|c| {
-            let mut statement =
-                c.prepare("SELECT state, reason, COUNT(*) FROM jobs GROUP BY state, reason")?;
-            let rows = statement.query_map([], |r| {
+            let mut statement = c.prepare(
+                "SELECT shown, CASE WHEN shown = ?1 THEN 0 ELSE reason END, COUNT(*) FROM ( \
+                   SELECT reason, CASE \
+                     WHEN non_private = 1 THEN state \
+                     WHEN state = ?2 THEN ?1 \
+                     WHEN state IN (?3, ?4) AND slot_fixed = 1 AND slot_end_ms > ?5 THEN ?1 \
+                     ELSE state END AS shown FROM jobs) \
+                 GROUP BY 1, 2",
+            )?;
+            let params = params![
+                JobState::Queued as i32,
+                JobState::Running as i32,
+                JobState::Succeeded as i32,
+                JobState::Failed as i32,
+                now_ms
+            ];
+            let rows = statement.query_map(params, |r| {
                 Ok((
                     JobState::try_from(r.get::<_, i32>(0)?).unwrap_or(JobState::Unspecified),
                     FailureReason::try_from(r.get::<_, i32>(1)?)
@@ -428,5 +445,42 @@ mod tests {
             store.list("alice", 2).unwrap().into_iter().map(|j| j.id).collect();
         assert_eq!(listed, vec!["c", "d"]);
         assert!(store.list("bob", 10).unwrap().is_empty());
+    }
+
+    #[test]
+    fn counts_show_what_clients_see() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = JobStore::open(dir.path()).unwrap();
+        let now = 1_000_000;
+        let fixed = |end_ms| Slot { start_ms: 0, end_ms, fixed: true };
+        let jobs = [
+            ("unreleased", fixed(now + 5), false, Some(JobState::Succeeded)),
+            ("released", fixed(now - 5), false, Some(JobState::Failed)),
+            ("running", fixed(now + 5), false, None),
+            ("test-running", Slot::default(), true, None),
+            ("when-done", Slot::default(), false, Some(JobState::Succeeded)),
+        ];
+        for (id, slot, non_private, end) in jobs {
+            store.insert(&StoredJob { slot, non_private, ..job(id) }).unwrap();
+            assert!(store.start(id).unwrap());
+            if let Some(state) = end {
+                let reason = match state {
+                    JobState::Failed => FailureReason::OverQuota,
+                    _ => FailureReason::Unspecified,
+                };
+                assert!(store.finish(id, &Ending::plain(state, reason, "")).unwrap());
+            }
+        }
+        let mut counts = store.counts(now).unwrap();
+        counts.sort_by_key(|&(s, r, _)| (s as i32, r as i32));
+        assert_eq!(
+            counts,
+            vec![
+                (JobState::Queued, FailureReason::Unspecified, 2),
+                (JobState::Running, FailureReason::Unspecified, 1),
+                (JobState::Succeeded, FailureReason::Unspecified, 1),
+                (JobState::Failed, FailureReason::OverQuota, 1),
+            ]
+        );
     }
 }
