@@ -118,13 +118,13 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Where a running job's inline constraints are written for the engine.
     /// Where jobs' edge runs and graph spill files go (anonymous files,
     /// gone with the process).
     pub fn work_dir(&self) -> PathBuf {
         self.options.config.state_dir.join("work")
     }
 
+    /// Where a job's inline constraints are written for its process.
     pub fn constraint_path(&self, id: &str) -> PathBuf {
         self.options.config.state_dir.join("constraints").join(format!("{id}.dcs"))
     }

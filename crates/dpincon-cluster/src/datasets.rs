@@ -296,28 +296,14 @@ impl CoordinatorConfig {
             if d.max_edges == Some(0) {
                 return Err(bad(&at, "max-edges must be > 0"));
             }
-            let max_job_memory = d
-                .max_job_memory
-                .as_deref()
-                .map(|m| {
-                    dpincon_engine::parse_bytes(m)
-                        .ok()
-                        .filter(|b| *b >= 64 << 20)
-                        .ok_or_else(|| bad(&at, format!("max-job-memory '{m}': give a size of at least 64MiB, e.g. \"8GiB\"")))
-                })
-                .transpose()?;
-            let max_spill_bytes = d
-                .max_spill_bytes
-                .as_deref()
-                .map(|m| {
-                    dpincon_engine::parse_bytes(m)
-                        .map_err(|e| bad(&at, format!("max-spill-bytes: {e}")))
-                })
-                .transpose()?;
-            if let Some(limit) = &d.memory_limit {
-                dpincon_engine::parse_bytes(limit)
-                    .map_err(|e| bad(&at, format!("memory-limit: {e}")))?;
-            }
+            let max_job_memory = size(
+                &at,
+                "max-job-memory",
+                d.max_job_memory.as_deref(),
+                Some((64 << 20, "64MiB")),
+            )?;
+            let max_spill_bytes = size(&at, "max-spill-bytes", d.max_spill_bytes.as_deref(), None)?;
+            size(&at, "memory-limit", d.memory_limit.as_deref(), None)?;
             let dataset = Dataset {
                 name: name.clone(),
                 data: d.data,
@@ -389,6 +375,30 @@ fn same_source_same_ledger(
         }
     }
     Ok(())
+}
+
+/// A size key's bytes (`8GiB`, `512MiB`, as `run --memory-limit`), at
+/// least `min` (its bytes and how to say them) when given.
+fn size(
+    at: &str,
+    key: &str,
+    text: Option<&str>,
+    min: Option<(u64, &str)>,
+) -> Result<Option<u64>, ClusterError> {
+    let Some(text) = text else { return Ok(None) };
+    let least = min.map_or(1, |(bytes, _)| bytes);
+    match dpincon_engine::parse_bytes(text) {
+        Ok(bytes) if bytes >= least => Ok(Some(bytes)),
+        _ => Err(bad(
+            at,
+            match min {
+                Some((_, said)) => {
+                    format!("{key} '{text}': give a size of at least {said}, e.g. \"8GiB\"")
+                }
+                None => format!("{key} '{text}': give a size, e.g. \"8GiB\""),
+            },
+        )),
+    }
 }
 
 /// `90s`, `10m`, `2h`, `1d` or plain seconds.

@@ -132,10 +132,19 @@ async fn run_one(job: &Active, shared: &Shared) {
     eprintln!("job {id}: started");
     let reveal = job.accepted.non_private || shared.options.log_private_values;
     let mut stats = None;
-    let outcome = match child_spec(job, shared) {
-        Ok(spec) => run_child(job, shared, &spec, reveal, &mut cancel, &mut stats).await,
-        Err(e) => Outcome::Failed(FailureReason::Internal, e),
+    // The job's constraint text, for its process to read; gone once it ends.
+    let constraints = shared.constraint_path(id);
+    let outcome = match std::fs::write(&constraints, job.accepted.constraints()) {
+        Ok(()) => {
+            let spec = child_spec(job, shared, &constraints);
+            run_child(job, shared, &spec, reveal, &mut cancel, &mut stats).await
+        }
+        Err(e) => Outcome::Failed(
+            FailureReason::Internal,
+            format!("cannot write '{}': {e}", constraints.display()),
+        ),
     };
+    let _ = std::fs::remove_file(&constraints);
     if let Some(s) = &stats {
         job.status.send_modify(|status| {
             status.tasks_total = s.tasks;
@@ -194,19 +203,16 @@ async fn run_one(job: &Active, shared: &Shared) {
     shared.forget(id);
 }
 
-fn child_spec(job: &Active, shared: &Shared) -> Result<JobSpec, String> {
-    let constraints = shared.constraint_path(&job.id);
-    std::fs::write(&constraints, job.accepted.constraints())
-        .map_err(|e| format!("cannot write '{}': {e}", constraints.display()))?;
-    Ok(JobSpec {
-        config: job.accepted.job_config(&constraints),
+fn child_spec(job: &Active, shared: &Shared, constraints: &std::path::Path) -> JobSpec {
+    JobSpec {
+        config: job.accepted.job_config(constraints),
         prepaid: job.prepaid.clone(),
         ballista: shared.options.ballista.clone(),
         work_dir: shared.work_dir(),
         dataset: job.accepted.dataset.name.clone(),
         max_memory: job.accepted.dataset.max_job_memory,
         max_spill_bytes: job.accepted.dataset.max_spill_bytes,
-    })
+    }
 }
 
 /// Runs `spec` in a child process until it reports, its slot ends (killed:
@@ -249,7 +255,6 @@ async fn run_child(
         }
         oom
     });
-    let constraints = shared.constraint_path(id);
     let talk = async {
         stdin.write_all(&input).await.map_err(|e| format!("cannot send the job: {e}"))?;
         drop(stdin);
@@ -273,11 +278,9 @@ async fn run_child(
         _ = sleep_until_ms(deadline) => None,
         _ = cancel.wait_for(|c| *c) => {
             let _ = child.kill().await;
-            let _ = std::fs::remove_file(&constraints);
             return Outcome::Cancelled;
         }
     };
-    let _ = std::fs::remove_file(&constraints);
     let Some(result) = result else {
         let _ = child.kill().await;
         return Outcome::Failed(
