@@ -113,10 +113,24 @@ pub async fn bind_announced(listen: &str) -> Result<(TcpListener, SocketAddr), C
 /// `None` (404).
 pub type Responder = std::sync::Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
+/// Binds `addr` (given as `flag`) and serves `respond` there in the
+/// background ([`serve_plain_http`]).
+pub async fn spawn_plain_http(
+    addr: &str,
+    flag: &str,
+    respond: Responder,
+) -> Result<(), ClusterError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| ClusterError::Config(format!("{flag} {addr}: {e}")))?;
+    tokio::spawn(serve_plain_http(listener, respond));
+    Ok(())
+}
+
 /// Serves `respond` over plain HTTP/1.1 on `listener`, one GET per
 /// connection: the operator's endpoints (probes, metrics), which carry
 /// public values only.
-pub async fn serve_plain_http(listener: TcpListener, respond: Responder) {
+async fn serve_plain_http(listener: TcpListener, respond: Responder) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     loop {
         let Ok((mut stream, _)) = listener.accept().await else { continue };

@@ -12,7 +12,7 @@ use dpincon_cluster::coordinator::{
 };
 use dpincon_cluster::datasets::CoordinatorConfig;
 use dpincon_cluster::server::{
-    ClusterSecurity, Responder, ServerSecurity, bind_announced, exit_code, serve_plain_http,
+    ClusterSecurity, Responder, ServerSecurity, bind_announced, exit_code, spawn_plain_http,
 };
 use dpincon_cluster::shutdown_signal;
 
@@ -107,13 +107,10 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     let service = CoordinatorService::start(options).await?;
     let (listener, _) = bind_announced(&args.listen).await?;
     if let Some(addr) = &args.metrics_listen {
-        let metrics = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| ClusterError::Config(format!("--metrics-listen {addr}: {e}")))?;
         let service = service.clone();
         let respond: Responder =
             std::sync::Arc::new(move |path: &str| (path == "/metrics").then(|| service.metrics()));
-        tokio::spawn(serve_plain_http(metrics, respond));
+        spawn_plain_http(addr, "--metrics-listen", respond).await?;
     }
     serve(listener, service, tls.as_ref(), shutdown_signal()).await
 }

@@ -10,7 +10,9 @@ use std::time::Duration;
 use clap::Parser;
 use dpincon_ballista::process::{Liveness, scheduler_config, serve_scheduler};
 use dpincon_cluster::ClusterError;
-use dpincon_cluster::server::{ClusterSecurity, bind_announced, run_ballista_process};
+use dpincon_cluster::server::{
+    ClusterSecurity, bind_announced, health_responder, run_ballista_process, spawn_plain_http,
+};
 
 /// Schedules dpincon's detection stages on dpincon executors.
 #[derive(Debug, Parser)]
@@ -51,11 +53,7 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     let tls = args.security.load("dpincon-scheduler")?;
     let (listener, addr) = bind_announced(&args.listen).await?;
     if let Some(health) = &args.health_listen {
-        let health = tokio::net::TcpListener::bind(health)
-            .await
-            .map_err(|e| ClusterError::Config(format!("--health-listen {health}: {e}")))?;
-        use dpincon_cluster::server::{health_responder, serve_plain_http};
-        tokio::spawn(serve_plain_http(health, health_responder()));
+        spawn_plain_http(health, "--health-listen", health_responder()).await?;
     }
     let host = args.external_host.unwrap_or_else(|| addr.ip().to_string());
     let liveness = Liveness {
