@@ -11,6 +11,8 @@
 //!   the executors and the client all need it.
 //! - [`plan`]: the physical plan of a job, from constraints and schema.
 //! - [`merge`]: sorted runs → one deduplicated stream Λ → spilling graph.
+//! - [`job`]: Ballista's job API as the coordinator needs it: submit,
+//!   stream the result, clean or cancel by the job's id.
 //! - [`loader`]: `BallistaLoader`, the engine's `JobLoader` seam: the
 //!   coordinator never reads the table, never holds the edge set.
 //! - [`process`]: configurations of our scheduler and executor processes,
@@ -24,6 +26,7 @@
 
 pub mod codec;
 pub mod detect;
+pub mod job;
 pub mod loader;
 pub mod merge;
 pub mod plan;
@@ -32,7 +35,8 @@ pub mod scan;
 pub mod tls;
 
 pub use codec::DpinconCodec;
-pub use loader::{BallistaLoader, DetectStats};
+pub use job::{BallistaJobId, JobProgress, Scheduler};
+pub use loader::{BallistaLoader, DetectStats, OnSubmitted};
 
 /// The crate's one error type.
 #[derive(Debug, thiserror::Error)]

@@ -6,14 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use ballista_core::extension::SessionConfigExt;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::error::DataFusionError;
-use datafusion::execution::SendableRecordBatchStream;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use datafusion::physical_plan::ExecutionPlan;
-use datafusion::prelude::SessionConfig;
-use datafusion_proto::protobuf::PhysicalPlanNode;
 use dpincon_engine::{
     EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, parse_bytes, plan_reports,
     read_options,
@@ -23,12 +18,13 @@ use dpincon_release::TableFacts;
 use dpincon_source::DataFormat;
 use futures::TryStreamExt;
 
+use crate::BallistaError;
 use crate::detect::wire::Reader;
+use crate::job::{BallistaJobId, Scheduler};
 use crate::merge::{DEFAULT_RUN_EDGES, EdgeRuns};
 use crate::plan::{JobPlan, PlanRequest, build_plan};
 use crate::scan::ScanFormat;
 use crate::tls::ClusterTls;
-use crate::{BallistaError, DpinconCodec};
 
 /// What one job's detection did, for the operator's status and log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +57,21 @@ pub struct BallistaLoader {
     /// Bytes the job's edge runs and graph spill may take on disk (a
     /// public quota; the job ends over quota past it).
     pub max_spill_bytes: Option<u64>,
+    /// Told the Ballista job's id as soon as it is submitted (the job
+    /// process tells its coordinator, which cancels the job if it must
+    /// kill the process).
+    pub on_submitted: Option<OnSubmitted>,
     stats: Mutex<Option<DetectStats>>,
+}
+
+/// A hook told each Ballista job's id when it is submitted.
+#[derive(Clone)]
+pub struct OnSubmitted(pub Arc<dyn Fn(&BallistaJobId) + Send + Sync>);
+
+impl std::fmt::Debug for OnSubmitted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnSubmitted")
+    }
 }
 
 impl BallistaLoader {
@@ -76,6 +86,7 @@ impl BallistaLoader {
             run_edges: DEFAULT_RUN_EDGES,
             tls: None,
             max_spill_bytes: None,
+            on_submitted: None,
             stats: Mutex::new(None),
         }
     }
@@ -140,35 +151,6 @@ pub fn table_schema(config: &JobConfig) -> Result<(SchemaRef, ScanFormat), Engin
     }
 }
 
-/// Submits `plan` to the scheduler at `scheduler` and streams its result
-/// (over mutual TLS, to the scheduler and the executors, with `tls`).
-pub async fn submit(
-    scheduler: &str,
-    plan: Arc<dyn ExecutionPlan>,
-    tls: Option<&ClusterTls>,
-) -> Result<SendableRecordBatchStream, BallistaError> {
-    let codec = DpinconCodec::shared();
-    let mut session = SessionConfig::new_with_ballista()
-        .with_ballista_physical_extension_codec(codec.clone())
-        .with_ballista_job_name("dpincon detection");
-    if let Some(tls) = tls {
-        session = session
-            .with_ballista_override_create_grpc_client_endpoint(tls.endpoint_override())
-            .with_ballista_use_tls(true);
-    }
-    let config = session.ballista_config();
-    let session_id = uuid::Uuid::new_v4().to_string();
-    Ok(ballista_core::execution_plans::execute_physical_plan::<PhysicalPlanNode>(
-        scheduler.to_string(),
-        &config,
-        plan,
-        codec.as_ref(),
-        session_id,
-        session,
-    )
-    .await?)
-}
-
 /// Per-group totals from the partitions' summary rows.
 #[derive(Debug, Default, Clone)]
 struct GroupTotals {
@@ -231,8 +213,69 @@ impl BallistaLoader {
         plan: &JobPlan,
         memory: u64,
     ) -> Result<(TableFacts, dpincon_graph::ConflictGraph, DetectStats), EngineError> {
-        let mut stream =
-            submit(&self.scheduler, plan.plan.clone(), self.tls.as_ref()).await.map_err(remote)?;
+        let mut scheduler =
+            Scheduler::connect(&self.scheduler, self.tls.as_ref()).await.map_err(remote)?;
+        let job = scheduler.submit(plan.plan.clone()).await.map_err(remote)?;
+        if let Some(hook) = &self.on_submitted {
+            (hook.0)(&job);
+        }
+        let received = self.receive(&mut scheduler, &job, plan).await;
+        // The job's files (rows shuffled between stages, edges of its
+        // result) go as soon as it is read, or failed (issue 27).
+        let ended = match &received {
+            Ok(_) => scheduler.clean(&job).await,
+            Err(_) => scheduler.cancel(&job).await,
+        };
+        if let Err(e) = ended {
+            log::warn!("Ballista job {job}: cannot delete its files now: {e}");
+        }
+        let (runs, groups) = received?;
+        // Every group saw every row once: a lost or doubled partition
+        // shows here rather than as a wrong graph.
+        let rows = groups[0].rows;
+        if groups.iter().any(|g| g.rows != rows || g.partitions == 0) {
+            return Err(remote("the groups' row counts disagree: a partition is missing"));
+        }
+        let nodes = u32::try_from(rows).map_err(|_| remote("more than 2^32 rows"))?;
+        let received = runs.received;
+        let spill = SpillConfig { dir: self.work_dir.clone(), memory_limit: memory };
+        let written = runs.written();
+        let (graph, fingerprint) = tokio::task::spawn_blocking(move || runs.finish(nodes, &spill))
+            .await
+            .map_err(remote)?
+            .map_err(remote)?;
+        // The graph's spill file holds the same edges, compressed: checked
+        // once the merge is done (it is at most about the runs' size).
+        if let Some(limit) = self.max_spill_bytes
+            && written + graph.spilled_bytes() > limit
+        {
+            return Err(EngineError::OverQuota(format!(
+                "the job's edge runs and graph spill took more than {limit} bytes on disk"
+            )));
+        }
+        let maxima = groups.iter().take(plan.sets.len()).map(|g| g.max_frequency).collect();
+        let f = plan.frequencies(maxima);
+        let facts = TableFacts {
+            rows,
+            max_frequencies: f.max_frequencies,
+            minimal_max_frequencies: f.minimal_max_frequencies,
+            unbounded: f.unbounded,
+        };
+        let tasks = groups.iter().map(|g| g.partitions).sum();
+        let stats = DetectStats { groups: groups.len(), tasks, received, fingerprint };
+        Ok((facts, graph, stats))
+    }
+
+    /// Streams the result of `job` into sorted edge runs and per-group
+    /// totals.
+    async fn receive(
+        &self,
+        scheduler: &mut Scheduler,
+        job: &BallistaJobId,
+        plan: &JobPlan,
+    ) -> Result<(EdgeRuns, Vec<GroupTotals>), EngineError> {
+        let schema = plan.plan.schema();
+        let mut stream = scheduler.result(job, schema).await.map_err(remote)?;
         let mut runs = EdgeRuns::new(self.work_dir.clone(), self.run_edges)
             .with_disk_limit(self.max_spill_bytes);
         let mut groups = vec![GroupTotals::default(); plan.groups()];
@@ -270,39 +313,6 @@ impl BallistaLoader {
                 })?;
         }
         reader.finish().map_err(remote)?;
-        // Every group saw every row once: a lost or doubled partition
-        // shows here rather than as a wrong graph.
-        let rows = groups[0].rows;
-        if groups.iter().any(|g| g.rows != rows || g.partitions == 0) {
-            return Err(remote("the groups' row counts disagree: a partition is missing"));
-        }
-        let nodes = u32::try_from(rows).map_err(|_| remote("more than 2^32 rows"))?;
-        let received = runs.received;
-        let spill = SpillConfig { dir: self.work_dir.clone(), memory_limit: memory };
-        let written = runs.written();
-        let (graph, fingerprint) = tokio::task::spawn_blocking(move || runs.finish(nodes, &spill))
-            .await
-            .map_err(remote)?
-            .map_err(remote)?;
-        // The graph's spill file holds the same edges, compressed: checked
-        // once the merge is done (it is at most about the runs' size).
-        if let Some(limit) = self.max_spill_bytes
-            && written + graph.spilled_bytes() > limit
-        {
-            return Err(EngineError::OverQuota(format!(
-                "the job's edge runs and graph spill took more than {limit} bytes on disk"
-            )));
-        }
-        let maxima = groups.iter().take(plan.sets.len()).map(|g| g.max_frequency).collect();
-        let f = plan.frequencies(maxima);
-        let facts = TableFacts {
-            rows,
-            max_frequencies: f.max_frequencies,
-            minimal_max_frequencies: f.minimal_max_frequencies,
-            unbounded: f.unbounded,
-        };
-        let tasks = groups.iter().map(|g| g.partitions).sum();
-        let stats = DetectStats { groups: groups.len(), tasks, received, fingerprint };
-        Ok((facts, graph, stats))
+        Ok((runs, groups))
     }
 }

@@ -62,9 +62,9 @@ pub struct Liveness {
     /// work (lost shuffle output included).
     pub executor_timeout: Duration,
     /// A finished job's last stage output (its edges) stays on the
-    /// executors this long for the coordinator to fetch, then is deleted
-    /// (the executors' next poll). Intermediate shuffle files (rows) go
-    /// when the job ends, and a failed or cancelled job's at once.
+    /// executors at most this long, then is deleted (the executors' next
+    /// poll). A dpincon job deletes it as soon as it has read it, and a
+    /// failed or cancelled job's files go at once ([`crate::job`]).
     pub result_retention: Duration,
 }
 

@@ -16,9 +16,10 @@
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use dpincon_ballista::BallistaLoader;
+use dpincon_ballista::{BallistaJobId, BallistaLoader, OnSubmitted};
 use dpincon_engine::{EngineError, JobConfig, Phase, Prepaid, Progress, run_prepaid_job};
 use dpincon_proto::v1::FailureReason;
 use serde::{Deserialize, Serialize};
@@ -61,6 +62,9 @@ pub struct LoadStats {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChildMessage {
+    /// Detection was submitted to Ballista as this job: the coordinator
+    /// cancels it if it kills the process (its files go with it).
+    Submitted(BallistaJobId),
     /// A phase started (`read`, `detect`, `measure`).
     Start(String),
     /// A phase ended after so many seconds.
@@ -202,6 +206,8 @@ async fn run(spec: &JobSpec) -> ChildMessage {
     loader.partitions = b.partitions.max(1);
     loader.graph_memory = b.graph_memory;
     loader.max_spill_bytes = spec.max_spill_bytes;
+    loader.on_submitted =
+        Some(OnSubmitted(Arc::new(|job| send(&ChildMessage::Submitted(job.clone())))));
     match b.tls.as_ref().map(dpincon_ballista::tls::ClusterTls::load).transpose() {
         Ok(tls) => loader.tls = tls,
         Err(e) => {
@@ -257,6 +263,7 @@ mod tests {
     fn messages_round_trip_as_one_json_line_each() {
         for m in [
             ChildMessage::Start("read".into()),
+            ChildMessage::Submitted(BallistaJobId("aBc12".into())),
             ChildMessage::Finish("detect".into(), 1.5),
             ChildMessage::Succeeded { report: "{\n}\n".into(), stats: Some(LoadStats::default()) },
             ChildMessage::Failed {

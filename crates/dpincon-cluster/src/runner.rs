@@ -13,6 +13,8 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+use dpincon_ballista::tls::ClusterTls;
+use dpincon_ballista::{BallistaJobId, Scheduler};
 use dpincon_engine::Prepaid;
 use dpincon_proto::v1::{FailureReason, JobState, JobStatus, PhaseTime};
 use prost::Message;
@@ -255,12 +257,16 @@ async fn run_child(
         }
         oom
     });
+    // The child's Ballista job, cancelled below if the child is killed or
+    // dies before reporting (it cleans up after itself otherwise).
+    let mut submitted = None;
     let talk = async {
         stdin.write_all(&input).await.map_err(|e| format!("cannot send the job: {e}"))?;
         drop(stdin);
         let mut last = None;
         while let Some(line) = stdout.next_line().await.map_err(|e| e.to_string())? {
             match serde_json::from_str::<ChildMessage>(&line) {
+                Ok(ChildMessage::Submitted(ballista)) => submitted = Some(ballista),
                 Ok(ChildMessage::Start(phase)) => job.status.send_modify(|s| s.phase = phase),
                 Ok(ChildMessage::Finish(phase, seconds)) => job.status.send_modify(|s| {
                     s.phases.push(PhaseTime { phase, seconds });
@@ -278,11 +284,13 @@ async fn run_child(
         _ = sleep_until_ms(deadline) => None,
         _ = cancel.wait_for(|c| *c) => {
             let _ = child.kill().await;
+            cancel_ballista(shared, id, submitted);
             return Outcome::Cancelled;
         }
     };
     let Some(result) = result else {
         let _ = child.kill().await;
+        cancel_ballista(shared, id, submitted);
         return Outcome::Failed(
             FailureReason::DeadlineExceeded,
             "still running at the end of its slot: stopped".into(),
@@ -290,6 +298,9 @@ async fn run_child(
     };
     let status = child.wait().await;
     let oom = out_of_memory.await.unwrap_or(false);
+    if !matches!(result, Ok(Some(ChildMessage::Succeeded { .. } | ChildMessage::Failed { .. }))) {
+        cancel_ballista(shared, id, submitted);
+    }
     match result {
         Ok(Some(ChildMessage::Succeeded { report, stats: s })) => {
             *stats = s;
@@ -310,6 +321,25 @@ async fn run_child(
         ),
         Err(e) => Outcome::Failed(FailureReason::Internal, e),
     }
+}
+
+/// Cancels the Ballista job of a child that was killed or died: its tasks
+/// stop and its files go at once (issue 27). In the background, so that
+/// the job's end is recorded when it would have been without it.
+fn cancel_ballista(shared: &Shared, id: &str, job: Option<BallistaJobId>) {
+    let Some(job) = job else { return };
+    let ballista = shared.options.ballista.clone();
+    let id = id.to_string();
+    tokio::spawn(async move {
+        let cancelled = async {
+            let tls = ballista.tls.as_ref().map(ClusterTls::load).transpose()?;
+            Scheduler::connect(&ballista.scheduler, tls.as_ref()).await?.cancel(&job).await
+        };
+        match cancelled.await {
+            Ok(()) => eprintln!("job {id}: Ballista job {job} cancelled"),
+            Err(e) => eprintln!("job {id}: cannot cancel Ballista job {job}: {e}"),
+        }
+    });
 }
 
 /// One line per job on standard error. Figures and the engine's message

@@ -9,9 +9,10 @@ mod common;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use common::{
-    BOB, Cluster, TEST_DATASET, client, config_with, job, ledger_charges, ledger_path, within,
-    write_table,
+    BOB, Cluster, TEST_DATASET, client, config_with, job, ledger_charges, ledger_path,
+    wait_for_log, within, write_table,
 };
+use dpincon_ballista::{BallistaJobId, JobProgress, Scheduler};
 use dpincon_proto::v1::{FailureReason, JobState, JobStatus};
 use serde_json::json;
 
@@ -181,6 +182,28 @@ async fn a_job_past_its_deadline_is_stopped_charged_and_fails_at_its_release_tim
         assert!(scraped.lines().any(|l| l == line), "{line}:\n{scraped}");
     }
     assert!(http_get(&metrics, "/other").await.starts_with("HTTP/1.1 404"));
+    // The killed process's Ballista job is cancelled, not left running
+    // (its tasks take 1.5 s each, so it could not have ended by itself).
+    let needle = format!("job {id}: Ballista job ");
+    wait_for_log(&cluster.coordinator, &needle).await;
+    let log = cluster.coordinator.logs();
+    let line = log.lines().find(|l| l.starts_with(&needle)).unwrap();
+    let ballista = line[needle.len()..].split_whitespace().next().unwrap();
+    assert!(line.ends_with(" cancelled"), "{line}");
+    let mut scheduler = Scheduler::connect(&cluster.ballista.url, None).await.unwrap();
+    let progress = scheduler.progress(&BallistaJobId(ballista.into())).await.unwrap();
+    assert!(
+        matches!(&progress, JobProgress::Failed(why) if why.contains("Cancelled")),
+        "{progress:?}"
+    );
+    // And its files go with it (the executor deletes them at its next poll).
+    let work = common::work_dir(dir.path(), "main", 0);
+    within(async {
+        while !common::files_under(&work).is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

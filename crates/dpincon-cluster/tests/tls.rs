@@ -247,9 +247,9 @@ async fn the_cluster_runs_over_mutual_tls_and_refuses_every_peer_without_its_ca(
     let id = client.submit(&remote).await.unwrap();
     client.wait(&id, |_| {}).await.unwrap();
     assert_eq!(client.status(&id).await.unwrap().edge_fingerprint, want_fp);
-    // No shuffle or edge file of the jobs is left: the rows shuffled between
-    // stages go when a job ends, its edges after the scheduler's retention
-    // (1 s in tests); the job processes' edge runs are anonymous files.
+    // No shuffle or edge file of the jobs is left: the job process deletes
+    // its Ballista job's files once it has read the result (the executors
+    // delete them at their next poll); its own edge runs are anonymous.
     common::within(async {
         while (0..2).any(|i| !common::files_under(&common::work_dir(d, "tls", i)).is_empty()) {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;

@@ -144,8 +144,10 @@ impl Ballista {
             "127.0.0.1:0",
             "--executor-timeout-secs",
             "5",
+            // Longer than any test: a job's files must go because it
+            // deletes them, not because the scheduler's retention ran out.
             "--result-retention-secs",
-            "1",
+            "3600",
         ];
         args.extend_from_slice(security);
         let scheduler = Proc::start(SCHEDULER, &args, dir.join(format!("{tag}-scheduler.log")));
