@@ -6,7 +6,8 @@ mod common;
 
 use common::{
     ALICE, Ballista, Cluster, TEST_DATASET, client, comparable, config_with, coordinator, embedded,
-    embedded_job, job, ledger_charges, ledger_path, test_config, wait_for_log, within, write_table,
+    embedded_job, files_under, job, ledger_charges, ledger_path, test_config, wait_for_log, within,
+    work_dir, write_table,
 };
 use dpincon_cluster::ClusterError;
 use dpincon_proto::v1::{FailureReason, JobState};
@@ -39,7 +40,8 @@ async fn non_private_results_and_seeded_releases_equal_the_embedded_run() {
         ),
         "",
     );
-    let cluster = Cluster::start_with(dir.path(), &config, 3, &[], &[]);
+    // As in production: mutual TLS on every hop.
+    let cluster = Cluster::start_tls(dir.path(), &config, 3, &[]);
     let client = cluster.client();
 
     // (1) Exact values.
@@ -78,8 +80,9 @@ async fn an_executor_killed_mid_job_changes_nothing_and_the_ledger_is_charged_on
     let dir = tempfile::tempdir().unwrap();
     let (data, constraints) = write_table(dir.path(), ROWS);
     // Slow detection tasks: every executor holds work (running tasks,
-    // shuffle files) when one is killed.
-    let mut cluster = Cluster::start_test(dir.path(), 3, &["--task-delay-ms", "1500"], &[]);
+    // shuffle files) when one is killed. Over mutual TLS, as in production.
+    let config = test_config(dir.path(), "main");
+    let mut cluster = Cluster::start_tls(dir.path(), &config, 3, &["--task-delay-ms", "1500"]);
     let client = cluster.client();
     let remote = job(&constraints, json!({"non-private": true, "epsilon": 0.5, "seed": 7}));
     let (want, want_fp) = embedded(&embedded_job(&data, &constraints, &remote)).await;
@@ -106,13 +109,23 @@ async fn an_executor_killed_mid_job_changes_nothing_and_the_ledger_is_charged_on
     assert_eq!(charges.len(), 3, "{charges:?}");
     assert!(charges.iter().all(|c| c["job"] == got["job_id"]));
     assert!((spent - 1.5).abs() < 1e-9);
+    // The living executors keep no file of the job: the job deletes them
+    // once its result is read (the harness's retention is an hour).
+    within(async {
+        while [0, 2].iter().any(|&i| !files_under(&work_dir(dir.path(), "main", i)).is_empty()) {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_number_of_executors_never_changes_the_edge_stream() {
     let dir = tempfile::tempdir().unwrap();
     let (data, constraints) = write_table(dir.path(), ROWS);
-    let cluster = Cluster::start_test(dir.path(), 3, &[], &[]);
+    // Three executors over mutual TLS; one in plaintext with other
+    // partition counts: the same stream.
+    let cluster = Cluster::start_tls(dir.path(), &test_config(dir.path(), "main"), 3, &[]);
     // One executor, and other partition counts; its own state and ledger
     // directories (two coordinators never share them).
     let one = Ballista::start(dir.path(), "single", 1, &[]);

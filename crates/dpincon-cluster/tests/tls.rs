@@ -13,70 +13,16 @@ use arrow_flight::Ticket;
 use arrow_flight::flight_service_client::FlightServiceClient;
 use ballista_core::serde::protobuf::GetJobStatusParams;
 use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
+use common::pki::{CLUSTER_NAME, cluster_args, path, strs, write_pki};
 use common::{
     ALICE, Ballista, Proc, comparable, embedded, embedded_job, job, test_config, write_table,
 };
 use dpincon_cluster::auth::Token;
 use dpincon_cluster::client::Client;
 use dpincon_cluster::tls::ClientTls;
-use rcgen::{
-    BasicConstraints, CertificateParams, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
-};
 use serde_json::json;
 use tonic::Code;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
-
-/// The name cluster certificates carry.
-const CLUSTER_NAME: &str = "dpincon-cluster";
-
-/// Writes a CA (`ca.pem`), the coordinator's client-facing certificate
-/// (`server.pem`/`.key`, for `localhost`) and cluster certificates
-/// `node.pem`/`.key` and `coordinator.pem`/`.key` (for [`CLUSTER_NAME`],
-/// server and client use) in `dir`.
-fn write_pki(dir: &Path) {
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let issuer = Issuer::new(ca, ca_key);
-    std::fs::write(dir.join("ca.pem"), ca_cert.pem()).unwrap();
-    let both = vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
-    for (name, san, usages) in [
-        ("server", "localhost", vec![ExtendedKeyUsagePurpose::ServerAuth]),
-        ("node", CLUSTER_NAME, both.clone()),
-        ("coordinator", CLUSTER_NAME, both),
-    ] {
-        let key = KeyPair::generate().unwrap();
-        let mut leaf = CertificateParams::new(vec![san.to_string()]).unwrap();
-        leaf.extended_key_usages = usages;
-        let cert = leaf.signed_by(&key, &issuer).unwrap();
-        std::fs::write(dir.join(format!("{name}.pem")), cert.pem()).unwrap();
-        std::fs::write(dir.join(format!("{name}.key")), key.serialize_pem()).unwrap();
-    }
-}
-
-fn path(dir: &Path, file: &str) -> String {
-    dir.join(file).display().to_string()
-}
-
-/// `--cluster-*` arguments with `role`'s certificate from `dir`.
-fn cluster_args(dir: &Path, role: &str) -> Vec<String> {
-    let (cert, key) = (format!("{role}.pem"), format!("{role}.key"));
-    vec![
-        "--cluster-ca".into(),
-        path(dir, "ca.pem"),
-        "--cluster-cert".into(),
-        path(dir, &cert),
-        "--cluster-key".into(),
-        path(dir, &key),
-    ]
-}
-
-fn strs(v: &[String]) -> Vec<&str> {
-    v.iter().map(String::as_str).collect()
-}
 
 /// A channel to `addr`: plain, or TLS trusting `ca_dir`'s CA and
 /// presenting `identity`'s certificate from `identity_dir`.

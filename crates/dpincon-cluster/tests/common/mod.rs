@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // Each test file uses part of the harness.
 
+pub mod pki;
+
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -12,6 +14,7 @@ use std::time::Duration;
 
 use dpincon_cluster::auth::Token;
 use dpincon_cluster::client::Client;
+use dpincon_cluster::tls::ClientTls;
 use dpincon_engine::{JobConfig, NoProgress};
 use dpincon_graph::edge_stream_fingerprint;
 
@@ -221,6 +224,8 @@ pub struct Cluster {
     pub ballista: Ballista,
     pub coordinator: Proc,
     pub dir: PathBuf,
+    /// How clients reach the coordinator over TLS ([`Cluster::start_tls`]).
+    pub client_tls: Option<ClientTls>,
 }
 
 impl Cluster {
@@ -250,7 +255,25 @@ impl Cluster {
         let scheduler = ballista.coordinator_args();
         let scheduler: Vec<&str> = scheduler.iter().map(String::as_str).collect();
         let coordinator = coordinator(dir, &scheduler, &args);
-        Cluster { ballista, coordinator, dir: dir.to_path_buf() }
+        Cluster { ballista, coordinator, dir: dir.to_path_buf(), client_tls: None }
+    }
+
+    /// [`Cluster::start_with`] as in production: mutual TLS from one CA
+    /// ([`pki::write_pki`] in `dir`) on every hop of the cluster, and TLS
+    /// between clients and the coordinator.
+    pub fn start_tls(dir: &Path, config: &Path, executors: usize, executor_args: &[&str]) -> Self {
+        pki::write_pki(dir);
+        let node = pki::cluster_args(dir, "node");
+        let ballista =
+            Ballista::start_secured(dir, "main", executors, executor_args, &pki::strs(&node));
+        let (cert, key) = (pki::path(dir, "server.pem"), pki::path(dir, "server.key"));
+        let mut args = vec!["--config", path_str(config), "--tls-cert", &cert, "--tls-key", &key];
+        let cluster = pki::cluster_args(dir, "coordinator");
+        args.extend(pki::strs(&cluster));
+        let coordinator = coordinator(dir, &["--scheduler", &ballista.url], &args);
+        let client_tls = ClientTls::load(Some(&dir.join("ca.pem")), Some("localhost".into()))
+            .expect("the test CA loads");
+        Cluster { ballista, coordinator, dir: dir.to_path_buf(), client_tls }
     }
 
     /// [`Cluster::start`] on a test dataset ([`test_config`]).
@@ -266,7 +289,13 @@ impl Cluster {
 
     /// A client of the coordinator: alice.
     pub fn client(&self) -> Client {
-        client(&self.coordinator, ALICE)
+        match &self.client_tls {
+            Some(tls) => {
+                let url = format!("https://{}", self.coordinator.addr);
+                Client::new(&url, &Token::new(ALICE).unwrap(), Some(tls)).unwrap()
+            }
+            None => client(&self.coordinator, ALICE),
+        }
     }
 
     /// Every process's log, for failure messages.
