@@ -59,19 +59,22 @@ pub fn table_of(report: &Value) -> String {
             if report["seeded"] == true { "  [SEEDED TEST MODE: do not publish]" } else { "" }
         );
         let _ =
-            writeln!(out, "  {:<18} {:>12} {:>23}  how", "measure", "value", "95% noise interval");
+            writeln!(out, "  {:<18} {:>12} {:>23}  how", "measure", "value", "95% interval");
         let interval = |r: &Value| format!("[{}, {}]", text(&r["ci95"][0]), text(&r["ci95"][1]));
         for (name, key) in [("I_MI (pairs)", "mi"), ("I_P (rows)", "p")] {
             let r = &m[key];
             if r.is_object() {
                 let _ = writeln!(
                     out,
-                    "  {name:<18} {:>12} {:>23}  θ* = {} by {}{}",
+                    "  {name:<18} {:>12} {:>23}  θ* = {} by {}{}; the interval holds {} itself \
+                     (projection included) w.p. ≥ {}",
                     text(&r["value"]),
                     interval(r),
                     text(&r["theta"]),
                     text(&r["strategy"]),
-                    if r["private"] == false { " (NON-PRIVATE strategy)" } else { "" }
+                    if r["private"] == false { " (NON-PRIVATE strategy)" } else { "" },
+                    &name[..name.find(' ').unwrap_or(name.len())],
+                    text(&r["coverage"])
                 );
             }
         }

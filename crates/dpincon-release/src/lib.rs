@@ -22,6 +22,7 @@
 //! step. All randomness comes from a [`NoiseRng`]; no float touches a secret.
 
 pub mod gem;
+mod interval;
 mod measure;
 mod prepare;
 mod projected;
@@ -29,6 +30,7 @@ pub mod repair;
 mod selection;
 mod table;
 
+pub use interval::{COVERAGE, IntervalBounds};
 pub use measure::{COVER_SENSITIVITY, ProjectedMeasure};
 pub use prepare::{Prepared, default_candidates, halving_candidates, prepare};
 pub use projected::{

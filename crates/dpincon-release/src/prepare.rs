@@ -6,6 +6,7 @@
 use dpincon_measures::DegreeBound;
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 
+use crate::interval::{BOUND_MISS, IntervalBounds, upper_quantile};
 use crate::projected::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
 use crate::{ProjectedMeasure, ReleaseError, Strategy, gem};
 
@@ -61,6 +62,9 @@ pub struct Prepared {
     pub(crate) choice: Choice,
     pub(crate) release: Budget,
     pub(crate) budget: BudgetUse,
+    /// What the interval's upper end rests on (`None`: `baseline-truemax`,
+    /// whose θ* truncates nothing).
+    pub(crate) bounds: Option<IntervalBounds>,
 }
 
 impl Prepared {
@@ -98,6 +102,11 @@ impl Prepared {
     /// Where the measure's ε goes.
     pub fn budget(&self) -> BudgetUse {
         self.budget
+    }
+
+    /// The bounds the interval's upper end rests on.
+    pub fn bounds(&self) -> Option<IntervalBounds> {
+        self.bounds
     }
 }
 
@@ -172,9 +181,17 @@ fn candidates_or(spec: &ProjectedSpec, top: u32, default: fn(u32) -> Vec<u32>) -
     }
 }
 
+/// A row bound: n_max in use, ñ (at least 1), and the interval's bound.
+struct RowBound {
+    bound: MaxRows,
+    rows: u64,
+    /// ñ plus its noise's 99.5% quantile, or the declared n_max.
+    high: u64,
+}
+
 /// Releases ñ = n + DLap(1/ε_n) with `share` of `source` and returns
-/// n_max = ñ + ⌈ln 20 / ε_n⌉, ñ itself (at least 1) and the budget left of
-/// `source`; or the declared bound twice and all of `source` (SPEC §4).
+/// n_max = ñ + ⌈ln 20 / ε_n⌉, ñ itself and the budget left of `source`;
+/// or the declared bound and all of `source` (SPEC §4).
 fn row_bound(
     spec: &ProjectedSpec,
     facts: &TableFacts,
@@ -182,9 +199,10 @@ fn row_bound(
     share: f64,
     budget: &mut BudgetUse,
     rng: &mut NoiseRng,
-) -> Result<(MaxRows, u64, Option<Budget>), ReleaseError> {
+) -> Result<(RowBound, Option<Budget>), ReleaseError> {
     if let Some(value) = spec.max_rows {
-        return Ok((MaxRows { value, estimated: false }, value, Some(source)));
+        let bound = MaxRows { value, estimated: false };
+        return Ok((RowBound { bound, rows: value, high: value }, Some(source)));
     }
     let (eps_n, rest) = if share < 1.0 {
         let (a, b) = split2(source, share)?;
@@ -193,10 +211,12 @@ fn row_bound(
         (source, None)
     };
     budget.max_rows = eps_n.value();
-    let noisy = DiscreteLaplace::new(1, eps_n.value())?.release(facts.rows as i64, rng);
+    let noise = DiscreteLaplace::new(1, eps_n.value())?;
+    let noisy = noise.release(facts.rows as i64, rng).max(1);
     let margin = (20f64.ln() / eps_n.value()).ceil() as i64;
-    let bound = MaxRows { value: noisy.saturating_add(margin).max(1) as u64, estimated: true };
-    Ok((bound, noisy.max(1) as u64, rest))
+    let bound = MaxRows { value: noisy.saturating_add(margin) as u64, estimated: true };
+    let high = (noisy as u64).saturating_add(upper_quantile(&noise, BOUND_MISS));
+    Ok((RowBound { bound, rows: noisy as u64, high }, rest))
 }
 
 /// [`row_bound`] with [`MAX_ROWS_SHARE`] of `source`: the rest is returned.
@@ -206,9 +226,9 @@ fn row_bound_share(
     source: Budget,
     budget: &mut BudgetUse,
     rng: &mut NoiseRng,
-) -> Result<(MaxRows, u64, Budget), ReleaseError> {
-    let (bound, rows, rest) = row_bound(spec, facts, source, MAX_ROWS_SHARE, budget, rng)?;
-    Ok((bound, rows, rest.expect("a share below 1 leaves a rest")))
+) -> Result<(RowBound, Budget), ReleaseError> {
+    let (bound, rest) = row_bound(spec, facts, source, MAX_ROWS_SHARE, budget, rng)?;
+    Ok((bound, rest.expect("a share below 1 leaves a rest")))
 }
 
 /// I_P's θ* under `ub-direct`: `top`, lowered until the noise scale
@@ -221,38 +241,42 @@ fn problematic_cap(measure: ProjectedMeasure, top: u32, rows: u64, release: Budg
     top.min(clamp_theta(cap.max(1.0) as u64))
 }
 
-/// d̃ = Σ_X (maxfreq_X − 1 + DLap(k/ε0)) over `frequencies` (k sets): each
-/// term has sensitivity 1, so the sum of k releases at ε0/k is ε0-DP.
+/// d̃ = Σ_X (maxfreq_X − 1) + DLap(k/ε0) over `frequencies` (k sets): a
+/// neighbour moves each maxfreq by at most 1, so the sum by at most k, and
+/// one draw at scale k/ε0 is ε0-DP. (The paper draws k times, once per set,
+/// for the same ε0: √k times the noise.) Also returns the degree bound
+/// that holds with probability ≥ 1 − [`BOUND_MISS`]: d̃ plus the noise's
+/// one-sided quantile.
 fn noisy_degree_bound(
     frequencies: &[u64],
     eps0: Budget,
     margin_sd: f64,
     rng: &mut NoiseRng,
-) -> Result<NoisyDegreeBound, ReleaseError> {
+) -> Result<(NoisyDegreeBound, u64), ReleaseError> {
     let k = frequencies.len();
     let noise = DiscreteLaplace::new(k as u64, eps0.value())?;
-    let value = frequencies
-        .iter()
-        .map(|&f| noise.release(f as i64 - 1, rng))
-        .fold(0i64, i64::saturating_add);
-    // The sum of k DLap(s) has standard deviation ≈ s·√(2k); public.
-    let margin = (margin_sd * noise.scale_f64() * (2.0 * k as f64).sqrt()).ceil() as i64;
-    Ok(NoisyDegreeBound { value, sets: k, margin })
+    let sum = frequencies.iter().map(|&f| f.saturating_sub(1) as i64).fold(0, i64::saturating_add);
+    let value = noise.release(sum, rng);
+    // DLap(s) has standard deviation ≈ s·√2; public.
+    let margin = (margin_sd * noise.scale_f64() * 2f64.sqrt()).ceil() as i64;
+    let high = value.saturating_add(upper_quantile(&noise, BOUND_MISS) as i64).max(1) as u64;
+    Ok((NoisyDegreeBound { value, sets: k, margin }, high))
 }
 
 /// `ub-direct`'s and `ub-gem`'s d̃ over the minimal equality sets with `eps0`
-/// (margin ½ sd), and the θ it allows: d̃ + margin, at least 1.
+/// (margin ½ sd), the θ it allows (d̃ + margin, at least 1) and its
+/// high-confidence degree bound.
 fn minimal_set_bound(
     facts: &TableFacts,
     eps0: Budget,
     budget: &mut BudgetUse,
     rng: &mut NoiseRng,
-) -> Result<(NoisyDegreeBound, u32), ReleaseError> {
+) -> Result<(NoisyDegreeBound, u32, u64), ReleaseError> {
     budget.degree_bound = eps0.value();
-    let bound =
+    let (bound, high) =
         noisy_degree_bound(&facts.minimal_max_frequencies, eps0, DEGREE_BOUND_MARGIN_SD, rng)?;
     let top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64);
-    Ok((bound, top))
+    Ok((bound, top, high))
 }
 
 /// Spends the budget that needs no graph (ñ, d̃) and fixes the candidates.
@@ -270,6 +294,9 @@ pub fn prepare(
     let mut budget = BudgetUse { total: spec.epsilon.value(), ..BudgetUse::default() };
     let mut max_rows = None;
     let mut degree_bound = None;
+    // The interval's bounds (module `interval`): rows, then degrees.
+    let mut rows_high = spec.max_rows;
+    let mut degree_high = None;
     // A public bound caps every θ: no degree exceeds n − 1.
     let declared_cap = spec.max_rows.map_or(u32::MAX, clamp_theta);
     // The minimal-set bound d̃ serves `ub-direct` and `ub-gem` when every
@@ -284,8 +311,8 @@ pub fn prepare(
     let (selection, release) = match strategy {
         Strategy::BaselineTruemax => (None, spec.epsilon),
         Strategy::BaselineNmax => {
-            let (bound, _, release) = row_bound_share(spec, facts, spec.epsilon, &mut budget, rng)?;
-            max_rows = Some(bound);
+            let (bound, release) = row_bound_share(spec, facts, spec.epsilon, &mut budget, rng)?;
+            (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
             (None, release)
         }
         _ if rows_only && spec.max_rows.is_some() => (None, spec.epsilon),
@@ -307,34 +334,34 @@ pub fn prepare(
             // θ = n_max truncates nothing; ñ caps I_P's noise.
             // No selection budget only when n_max is declared: nothing is spent.
             let source = selection.unwrap_or(release);
-            let (bound, rows, _) = row_bound(spec, facts, source, 1.0, &mut budget, rng)?;
-            max_rows = Some(bound);
-            Choice::Fixed(problematic_cap(spec.measure, clamp_theta(bound.value), rows, release))
+            let (bound, _) = row_bound(spec, facts, source, 1.0, &mut budget, rng)?;
+            (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
+            let top = clamp_theta(bound.bound.value);
+            Choice::Fixed(problematic_cap(spec.measure, top, bound.rows, release))
         }
         (Strategy::UbDirect, Some(selection)) if minimal_bound => {
             // ñ, then θ* = min(d̃ + margin, n_max): no degree exceeds n − 1.
-            let (bound_rows, rows, eps0) =
-                row_bound_share(spec, facts, selection, &mut budget, rng)?;
-            max_rows = Some(bound_rows);
-            let (bound, top) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
-            degree_bound = Some(bound);
-            let top = top.min(clamp_theta(bound_rows.value));
-            Choice::Fixed(problematic_cap(spec.measure, top, rows, release))
+            let (rows, eps0) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
+            (max_rows, rows_high) = (Some(rows.bound), Some(rows.high));
+            let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
+            (degree_bound, degree_high) = (Some(bound), Some(high));
+            let top = top.min(clamp_theta(rows.bound.value));
+            Choice::Fixed(problematic_cap(spec.measure, top, rows.rows, release))
         }
         (Strategy::UbDirect, Some(selection)) => {
             // I_MI with no degree bound: n_max is the only one. A noisy look
             // (sensitivity n_max) decides between releasing there and gem.
-            let (bound, _, test) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
-            max_rows = Some(bound);
-            let top = clamp_theta(bound.value);
+            let (bound, test) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
+            (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
+            let top = clamp_theta(bound.bound.value);
             let (gem_selection, gem_release) = split2(release, FALLBACK_SELECTION_SHARE)?;
             let candidates = candidates_or(spec, top, halving_candidates);
             Choice::Tested { top, test, candidates, selection: gem_selection, release: gem_release }
         }
         (Strategy::UbGem, Some(selection)) if minimal_bound => {
             let (eps0, epsilon) = split2(selection, DEGREE_BOUND_SHARE)?;
-            let (bound, top) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
-            degree_bound = Some(bound);
+            let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
+            (degree_bound, degree_high) = (Some(bound), Some(high));
             let top = top.min(declared_cap);
             let mut candidates = candidates_or(spec, top, halving_candidates);
             candidates.retain(|&t| t <= top);
@@ -345,16 +372,17 @@ pub fn prepare(
             Choice::Generalized { candidates, epsilon, penalty }
         }
         (Strategy::Gem | Strategy::UbGem, Some(selection)) => {
-            let (bound, _, epsilon) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
-            max_rows = Some(bound);
-            let candidates = candidates_or(spec, clamp_theta(bound.value), halving_candidates);
+            let (bound, epsilon) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
+            (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
+            let candidates =
+                candidates_or(spec, clamp_theta(bound.bound.value), halving_candidates);
             let penalty = gem::penalty(candidates.len(), epsilon.value());
             Choice::Generalized { candidates, epsilon, penalty }
         }
         (Strategy::Em | Strategy::Hem | Strategy::UbHem, Some(selection)) => {
-            let (bound, _, selection) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
-            max_rows = Some(bound);
-            let n_max = clamp_theta(bound.value);
+            let (bound, selection) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
+            (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
+            let n_max = clamp_theta(bound.bound.value);
             let grid = candidates_or(spec, n_max, |top| default_candidates(top.into()));
             let first_theta_max = *grid.last().expect("candidates are non-empty");
             match strategy {
@@ -368,8 +396,11 @@ pub fn prepare(
                     let (eps0, rest) = split2(selection, DEGREE_BOUND_SHARE)?;
                     budget.degree_bound = eps0.value();
                     // The paper's d̃ sums every distinct set, with no margin.
-                    let bound = noisy_degree_bound(&facts.max_frequencies, eps0, 0.0, rng)?;
+                    let (bound, high) =
+                        noisy_degree_bound(&facts.max_frequencies, eps0, 0.0, rng)?;
                     degree_bound = Some(bound);
+                    // Σ over every set bounds the degrees when every DC has one.
+                    degree_high = (!facts.unbounded).then_some(high);
                     let top = clamp_theta(bound.value.max(1) as u64).min(n_max);
                     let mut candidates: Vec<u32> =
                         grid.iter().copied().filter(|&t| t <= top).collect();
@@ -408,7 +439,19 @@ pub fn prepare(
         Choice::Fixed(_) | Choice::TrueMax => 0.0,
     };
     budget.release = release.value();
-    Ok(Prepared { spec: spec.clone(), max_rows, degree_bound, choice, release, budget })
+    // No degree exceeds n − 1; `baseline-truemax` truncates nothing.
+    let max_degree = match (degree_high, rows_high) {
+        (Some(d), Some(n)) => Some(d.min(n.saturating_sub(1))),
+        (d, n) => d.or(n.map(|n| n.saturating_sub(1))),
+    };
+    let bounds = match choice {
+        Choice::TrueMax => None,
+        _ => Some(IntervalBounds {
+            rows: rows_high,
+            max_degree: max_degree.expect("every private strategy bounds the rows or degrees"),
+        }),
+    };
+    Ok(Prepared { spec: spec.clone(), max_rows, degree_bound, choice, release, budget, bounds })
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng, Selector};
 use serde::Serialize;
 
 use crate::gem;
+use crate::interval::{COVERAGE, IntervalBounds, measure_interval};
 use crate::prepare::{Choice, Prepared};
 use crate::selection::{Strategy, quality_scores};
 use crate::{ProjectedMeasure, ProjectionTable, ReleaseError};
@@ -126,8 +127,15 @@ pub struct ProjectedRelease {
     pub sensitivity: u64,
     /// The discrete Laplace scale Δ(θ*)/ε2 (rounded up).
     pub noise_scale: f64,
-    /// 95% interval of the noise around `value` (projection bias not included).
+    /// An interval that holds the measure itself (F, not only f(G_θ*))
+    /// with probability at least `coverage`, the projection's bias
+    /// included (README of this crate, "Intervals").
     pub ci95: [i64; 2],
+    /// [`crate::COVERAGE`].
+    pub coverage: f64,
+    /// The high-confidence bounds `ci95`'s upper end rests on (public).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<IntervalBounds>,
     /// θ*.
     pub theta: u32,
     /// The strategy that chose θ*.
@@ -218,7 +226,12 @@ pub fn release_projected(
     let sensitivity = measure.sensitivity(theta);
     let noise = DiscreteLaplace::new(sensitivity, eps2)?;
     let noisy = noise.release(measure.value(&counts) as i64, rng);
-    let (value, ci95) = clamp_with_interval(noisy, noise.ci95_halfwidth());
+    // `baseline-truemax` (not private) truncates nothing.
+    let bounds = prepared.bounds.unwrap_or(IntervalBounds {
+        rows: None,
+        max_degree: u64::from(table.exact().max_degree),
+    });
+    let (value, ci95) = measure_interval(measure, noisy, &noise, theta, bounds);
     Ok(ProjectedRelease {
         measure,
         value,
@@ -226,6 +239,8 @@ pub fn release_projected(
         sensitivity,
         noise_scale: noise.scale_f64(),
         ci95,
+        coverage: COVERAGE,
+        bounds: prepared.bounds,
         theta,
         strategy: spec.strategy,
         selector: spec.selector.name().to_string(),
@@ -314,13 +329,4 @@ fn hierarchical(
         }
     }
     Ok(chosen)
-}
-
-/// Counts are never negative: clamping at 0 is post-processing and costs no
-/// privacy. The interval is the noise's, clamped the same way.
-pub(crate) fn clamp_with_interval(noisy: i64, halfwidth: u64) -> (i64, [i64; 2]) {
-    let h = halfwidth.min(i64::MAX as u64) as i64;
-    let lo = noisy.saturating_sub(h).max(0);
-    let hi = noisy.saturating_add(h).max(0);
-    (noisy.max(0), [lo, hi])
 }

@@ -47,9 +47,7 @@ pub const LP_SHARE: f64 = 0.75;
 /// the released LP (see the module doc for how it was chosen).
 pub const POINT_FACTOR: (i64, i64) = (11, 10);
 
-/// Probability that the reported interval contains I_R (union bound over
-/// the parts' noise).
-pub const COVERAGE: f64 = 0.95;
+use crate::interval::COVERAGE;
 
 /// How I_R is released: public, chosen by the job (`--ir-method`), never
 /// by anything private.
