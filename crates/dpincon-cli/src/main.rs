@@ -3,6 +3,7 @@
 
 mod audit;
 mod bench;
+mod coverage;
 mod generate;
 mod output;
 mod progress;
@@ -60,6 +61,9 @@ enum ExperimentCommand {
     /// Mean relative error against ε for every strategy and the oracle:
     /// CSV, JSON and an SVG chart per measure.
     Sweep(sweep::SweepArgs),
+    /// How often each interval holds the measure, and how often audit
+    /// verdicts from it are wrong, over seeded runs (NON-PRIVATE).
+    Coverage(coverage::CoverageArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -293,6 +297,9 @@ fn main() -> ExitCode {
         Command::Noise(args) => generate::run_noise(args),
         Command::Experiment(ExperimentCommand::Utility(args)) => runtime.block_on(utility(args)),
         Command::Experiment(ExperimentCommand::Curve(args)) => runtime.block_on(curve(args)),
+        Command::Experiment(ExperimentCommand::Coverage(args)) => {
+            runtime.block_on(coverage::run_coverage(args))
+        }
         Command::Experiment(ExperimentCommand::Sweep(args)) => {
             runtime.block_on(sweep::run_sweep(args))
         }

@@ -58,8 +58,7 @@ pub fn table_of(report: &Value) -> String {
             text(&b["total"]),
             if report["seeded"] == true { "  [SEEDED TEST MODE: do not publish]" } else { "" }
         );
-        let _ =
-            writeln!(out, "  {:<18} {:>12} {:>23}  how", "measure", "value", "95% interval");
+        let _ = writeln!(out, "  {:<18} {:>12} {:>23}  how", "measure", "value", "95% interval");
         let interval = |r: &Value| format!("[{}, {}]", text(&r["ci95"][0]), text(&r["ci95"][1]));
         for (name, key) in [("I_MI (pairs)", "mi"), ("I_P (rows)", "p")] {
             let r = &m[key];

@@ -120,8 +120,10 @@ mod tests {
             let thetas: Vec<DegreeBound> = (1..n).filter_map(DegreeBound::new).collect();
             let pass = measure_pass(&graph, &thetas, 1);
             let exact = pass.exact();
-            let bounds =
-                IntervalBounds { rows: Some(u64::from(n)), max_degree: u64::from(exact.max_degree) };
+            let bounds = IntervalBounds {
+                rows: Some(u64::from(n)),
+                max_degree: u64::from(exact.max_degree),
+            };
             for theta in 1..n {
                 let counts = pass.projected.iter().find(|c| c.theta.get() == theta).unwrap();
                 for (measure, f, truth) in [

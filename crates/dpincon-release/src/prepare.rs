@@ -396,8 +396,7 @@ pub fn prepare(
                     let (eps0, rest) = split2(selection, DEGREE_BOUND_SHARE)?;
                     budget.degree_bound = eps0.value();
                     // The paper's d̃ sums every distinct set, with no margin.
-                    let (bound, high) =
-                        noisy_degree_bound(&facts.max_frequencies, eps0, 0.0, rng)?;
+                    let (bound, high) = noisy_degree_bound(&facts.max_frequencies, eps0, 0.0, rng)?;
                     degree_bound = Some(bound);
                     // Σ over every set bounds the degrees when every DC has one.
                     degree_high = (!facts.unbounded).then_some(high);

@@ -227,10 +227,9 @@ pub fn release_projected(
     let noise = DiscreteLaplace::new(sensitivity, eps2)?;
     let noisy = noise.release(measure.value(&counts) as i64, rng);
     // `baseline-truemax` (not private) truncates nothing.
-    let bounds = prepared.bounds.unwrap_or(IntervalBounds {
-        rows: None,
-        max_degree: u64::from(table.exact().max_degree),
-    });
+    let bounds = prepared
+        .bounds
+        .unwrap_or(IntervalBounds { rows: None, max_degree: u64::from(table.exact().max_degree) });
     let (value, ci95) = measure_interval(measure, noisy, &noise, theta, bounds);
     Ok(ProjectedRelease {
         measure,
