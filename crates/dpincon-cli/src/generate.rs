@@ -1,10 +1,11 @@
 //! `generate` and `noise`: the data generators of crate `dpincon-generate`
-//! (a Tax-like table, and RNoise / CONoise of SPEC §9), for experiments and
-//! benchmarks. Each command prints its statistics as one JSON line.
+//! (a Tax-like table, tables of hard conflict-graph shapes, and RNoise /
+//! CONoise of SPEC §9), for experiments and benchmarks. Each command prints
+//! its statistics as one JSON line.
 
 use std::path::PathBuf;
 
-use dpincon_generate::{TableFormat, TaxOptions};
+use dpincon_generate::{Shape, ShapeOptions, TableFormat, TaxOptions};
 
 /// Generate a synthetic table.
 #[derive(Debug, clap::Args)]
@@ -20,6 +21,10 @@ pub enum GenerateTable {
     /// A Tax-like table: the schema of the paper's Tax table, realistic group
     /// sizes, 0 conflicts under its 9 constraints; streamed, any size.
     Tax(TaxArgs),
+    /// A table whose conflict graph has a hard shape real data has (hub
+    /// stars, duplicated-key cliques, sparse small groups, both, or an order
+    /// DC with no equality), and its constraint file.
+    Shapes(ShapesArgs),
 }
 
 /// Options of `generate tax`.
@@ -40,6 +45,69 @@ pub struct TaxArgs {
     /// Also write the Tax constraints (9 DCs, the paper's `dcs.txt`) here.
     #[arg(long)]
     pub constraints_out: Option<PathBuf>,
+}
+
+/// The shapes of `generate shapes` (see `dpincon_generate::Shape`).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ShapeName {
+    /// NYPD-like near-FDs `code -> description`, `precinct -> borough` on
+    /// Zipf-sized groups; each violation is a star of degree ≈ its group's
+    /// size (default 20000 rows, 9 violations).
+    Hubs,
+    /// Duplicated bibliographic keys, 2–12 copies (rarely up to 30) that
+    /// disagree on title, year or venue: cliques (default 1000 rows,
+    /// violations = duplicated keys, rows / 80).
+    Cliques,
+    /// `zip -> city`, `zip -> state` on zip groups of 5–40 rows, wrong
+    /// cities in 2% of the rows (default 2400 rows).
+    Sparse,
+    /// Hubs and sparse in one table: the first 9 violations are hub stars,
+    /// the rest wrong cities (default 20000 rows, 9 + 2% violations).
+    Mixed,
+    /// `not(t1.gain>t2.gain&t1.loss<t2.loss)`, no equality, so no public
+    /// degree bound; plus `desk -> region` (default 2000 rows, 1% out of
+    /// order).
+    Order,
+}
+
+impl From<ShapeName> for Shape {
+    fn from(name: ShapeName) -> Shape {
+        match name {
+            ShapeName::Hubs => Shape::Hubs,
+            ShapeName::Cliques => Shape::Cliques,
+            ShapeName::Sparse => Shape::Sparse,
+            ShapeName::Mixed => Shape::Mixed,
+            ShapeName::Order => Shape::Order,
+        }
+    }
+}
+
+/// Options of `generate shapes`.
+#[derive(Debug, clap::Args)]
+pub struct ShapesArgs {
+    /// The shape.
+    #[arg(long, value_enum)]
+    pub shape: ShapeName,
+    /// Rows to generate (default: per shape, see --shape).
+    #[arg(long, value_parser = parse_rows)]
+    pub rows: Option<u64>,
+    /// Violations to inject: rows with a wrong value, duplicated keys
+    /// (cliques) or rows out of order (order); default per shape.
+    #[arg(long)]
+    pub violations: Option<u64>,
+    /// Seed: the same seed gives the same bytes.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output file; `.parquet` means Parquet unless --format says otherwise.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Output format (default: by the extension of --out).
+    #[arg(long, value_parser = ["csv", "parquet"])]
+    pub format: Option<String>,
+    /// Where to write the shape's constraints (required: the table means
+    /// nothing without them).
+    #[arg(long)]
+    pub constraints_out: PathBuf,
 }
 
 /// Inject violations into a table (SPEC §9); never modifies the input.
@@ -140,6 +208,20 @@ pub fn run_generate(args: GenerateArgs) -> Result<(), String> {
             }
             let stats =
                 dpincon_generate::generate_tax(&options, &tax.out).map_err(|e| e.to_string())?;
+            json_line(serde_json::to_string(&stats))
+        }
+        GenerateTable::Shapes(shapes) => {
+            let format = shapes.format.as_deref().map(TableFormat::parse).transpose();
+            let options = ShapeOptions {
+                shape: shapes.shape.into(),
+                rows: shapes.rows,
+                violations: shapes.violations,
+                seed: shapes.seed,
+                out: shapes.out,
+                format: format.map_err(|e| e.to_string())?,
+                constraints_out: Some(shapes.constraints_out),
+            };
+            let stats = dpincon_generate::generate_shape(&options).map_err(|e| e.to_string())?;
             json_line(serde_json::to_string(&stats))
         }
     }
@@ -275,5 +357,66 @@ mod tests {
         };
         assert!(run_noise(n).unwrap_err().contains("is the input file"));
         assert!(parse(&["generate", "tax", "--rows", "ten", "--out", "x.csv"]).is_err());
+    }
+
+    #[test]
+    fn generate_shapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("cliques.parquet");
+        let dcs = dir.path().join("cliques.dcs");
+        let Command::Generate(g) = parse(&[
+            "generate",
+            "shapes",
+            "--shape",
+            "cliques",
+            "--rows",
+            "2e3",
+            "--violations",
+            "10",
+            "--out",
+            out.to_str().unwrap(),
+            "--constraints-out",
+            dcs.to_str().unwrap(),
+        ])
+        .unwrap() else {
+            panic!("generate expected")
+        };
+        run_generate(g).unwrap();
+        assert!(out.exists());
+        assert_eq!(std::fs::read_to_string(&dcs).unwrap(), Shape::Cliques.constraints());
+        // The constraint file is required; unknown shapes are refused.
+        assert!(parse(&["generate", "shapes", "--shape", "hubs", "--out", "x.csv"]).is_err());
+        assert!(
+            parse(&[
+                "generate",
+                "shapes",
+                "--shape",
+                "stars",
+                "--out",
+                "x.csv",
+                "--constraints-out",
+                "x.dcs"
+            ])
+            .is_err()
+        );
+        // Too many violations is a message, not a panic.
+        let Command::Generate(g) = parse(&[
+            "generate",
+            "shapes",
+            "--shape",
+            "order",
+            "--rows",
+            "5",
+            "--violations",
+            "5",
+            "--out",
+            out.to_str().unwrap(),
+            "--constraints-out",
+            dcs.to_str().unwrap(),
+        ])
+        .unwrap() else {
+            panic!("generate expected")
+        };
+        assert!(run_generate(g).unwrap_err().contains("out of order"));
     }
 }

@@ -1,5 +1,6 @@
 //! dpincon-generate: data for experiments and benchmarks, and nothing else —
-//! a Tax-like table generator and the two violation generators of SPEC §9.
+//! a Tax-like table generator, the two violation generators of SPEC §9, and
+//! tables of hard conflict-graph shapes.
 //!
 //! - [`generate_tax`]: a synthetic table with the schema of the paper's Tax
 //!   table, realistic group sizes (population-weighted states, area codes,
@@ -9,6 +10,13 @@
 //!   active-domain swaps, half typos), streamed in three passes.
 //! - [`conoise`]: CONoise(k), k iterations that each make a random pair of
 //!   tuples violate a random constraint; the table is held in memory.
+//! - [`generate_shape`]: tables whose conflict graphs have the hard shapes
+//!   of real data ([`Shape`]: hub stars on frequent codes, duplicated-key
+//!   cliques, sparse small groups, both, and an order DC with no equality),
+//!   each with its constraint file. RNoise on Tax gives one dense kind of
+//!   graph; these isolate the cases where a DP release's degree bound, or
+//!   the gap between I_P and I_R, is at its worst. Held in memory (tens of
+//!   bytes a row).
 //!
 //! Tables are CSV (header row, empty cell = NULL, RFC 4180 quoting) or
 //! Parquet, by extension. Outputs are written to a temporary file next to the
@@ -22,6 +30,7 @@
 mod conoise;
 mod error;
 mod rnoise;
+mod shapes;
 mod table;
 mod tax;
 mod typo;
@@ -32,6 +41,7 @@ pub use conoise::{ConoisePair, ConoiseStats, conoise};
 pub use dpincon_constraints::DenialConstraint;
 pub use error::GenerateError;
 pub use rnoise::{NoiseStats, rnoise};
+pub use shapes::{Shape, ShapeOptions, ShapeStats, generate_shape};
 pub use table::TableFormat;
 pub use tax::{GenerateStats, TAX_COLUMNS, TAX_CONSTRAINTS, TaxOptions, generate_tax};
 

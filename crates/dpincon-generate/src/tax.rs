@@ -22,7 +22,7 @@
 //!   integers and rounded to 4 decimals; `tax` is convex with `tax(0) = 0`, so
 //!   `tax(s) / s` is non-decreasing in `s`, and rounding keeps it so.
 
-mod states;
+pub(crate) mod states;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -230,13 +230,14 @@ struct World {
 }
 
 /// Index of the first cumulative weight above `u * total`.
-fn pick(cum: &[f64], rng: &mut impl Rng) -> usize {
+pub(crate) fn pick(cum: &[f64], rng: &mut impl Rng) -> usize {
     let total = *cum.last().expect("non-empty weights");
     let u = rng.random::<f64>() * total;
     cum.partition_point(|&c| c <= u).min(cum.len() - 1)
 }
 
-fn cumulative(weights: impl IntoIterator<Item = f64>) -> Vec<f64> {
+/// Running sums of `weights`, for [`pick`].
+pub(crate) fn cumulative(weights: impl IntoIterator<Item = f64>) -> Vec<f64> {
     let mut acc = 0.0;
     weights
         .into_iter()
@@ -247,7 +248,8 @@ fn cumulative(weights: impl IntoIterator<Item = f64>) -> Vec<f64> {
         .collect()
 }
 
-fn city_name(rng: &mut impl Rng) -> String {
+/// A made-up US-style city name (`MAPLEFORD`, `NORTH OAKDALE`).
+pub(crate) fn city_name(rng: &mut impl Rng) -> String {
     let head = CITY_HEADS[rng.random_range(0..CITY_HEADS.len())];
     let mut tail = CITY_TAILS[rng.random_range(0..CITY_TAILS.len())];
     // MILL + LAND is MILLAND, not MILLLAND.

@@ -1,0 +1,275 @@
+//! Value lists of the shapes, modelled on the public data sets the shapes
+//! imitate (NYPD complaints, DBLP). The values only make the tables look
+//! real; the conflict graphs depend on group sizes, not on these strings.
+
+/// NYPD-style offense codes (`KY_CD`) and descriptions (`OFNS_DESC`). The
+/// real data set reuses some descriptions for a felony and a misdemeanor
+/// code; here every description is distinct, so a "wrong" description is
+/// always a different string (a unit test checks it).
+pub(super) const OFFENSES: &[(u16, &str)] = &[
+    (101, "MURDER & NON-NEGL. MANSLAUGHTER"),
+    (102, "HOMICIDE-NEGLIGENT-VEHICLE"),
+    (103, "HOMICIDE-NEGLIGENT,UNCLASSIFIED"),
+    (104, "RAPE"),
+    (105, "ROBBERY"),
+    (106, "FELONY ASSAULT"),
+    (107, "BURGLARY"),
+    (109, "GRAND LARCENY"),
+    (110, "GRAND LARCENY OF MOTOR VEHICLE"),
+    (111, "POSSESSION OF STOLEN PROPERTY"),
+    (112, "THEFT-FRAUD"),
+    (113, "FORGERY"),
+    (114, "ARSON"),
+    (115, "PROMOTING PROSTITUTION"),
+    (116, "SEX CRIMES"),
+    (117, "DANGEROUS DRUGS"),
+    (118, "DANGEROUS WEAPONS"),
+    (119, "INTOXICATED/IMPAIRED DRIVING"),
+    (120, "CHILD ABANDONMENT/NON SUPPORT"),
+    (121, "CRIMINAL MISCHIEF & RELATED OF"),
+    (122, "GAMBLING"),
+    (123, "ABORTION"),
+    (124, "KIDNAPPING & RELATED OFFENSES"),
+    (125, "NYS LAWS-UNCLASSIFIED FELONY"),
+    (126, "MISCELLANEOUS PENAL LAW"),
+    (230, "JOSTLING"),
+    (231, "BURGLAR'S TOOLS"),
+    (232, "POSSESSION OF STOLEN PROPERTY 5"),
+    (233, "SEX CRIMES (MISDEMEANOR)"),
+    (234, "PROSTITUTION & RELATED OFFENSES"),
+    (235, "CONTROLLED SUBSTANCE, POSSESSI"),
+    (236, "WEAPONS POSSESSION 4"),
+    (237, "ESCAPE 3"),
+    (238, "FRAUDULENT ACCOSTING"),
+    (340, "FRAUDS"),
+    (341, "PETIT LARCENY"),
+    (342, "PETIT LARCENY OF MOTOR VEHICLE"),
+    (343, "OTHER OFFENSES RELATED TO THEFT"),
+    (344, "ASSAULT 3 & RELATED OFFENSES"),
+    (345, "OFFENSES RELATED TO CHILDREN"),
+    (346, "ALCOHOLIC BEVERAGE CONTROL LAW"),
+    (347, "INTOXICATED & IMPAIRED DRIVING"),
+    (348, "VEHICLE AND TRAFFIC LAWS"),
+    (349, "DISRUPTION OF A RELIGIOUS SERV"),
+    (350, "GAMBLING 2"),
+    (351, "CRIMINAL MISCHIEF 4"),
+    (352, "CRIMINAL TRESPASS"),
+    (353, "UNAUTHORIZED USE OF A VEHICLE"),
+    (354, "ANTICIPATORY OFFENSES"),
+    (355, "OFFENSES AGAINST THE PERSON"),
+    (356, "PATRONIZING A PROSTITUTE"),
+    (357, "FORTUNE TELLING"),
+    (358, "OFFENSES INVOLVING FRAUD"),
+    (359, "OFFENSES AGAINST PUBLIC ADMINI"),
+    (360, "LOITERING FOR DRUG PURPOSES"),
+    (361, "OFF. AGNST PUB ORD SENSBLTY &"),
+    (362, "OFFENSES AGAINST MARRIAGE UNCL"),
+    (363, "OFFENSES AGAINST PUBLIC SAFETY"),
+    (364, "OTHER STATE LAWS (NON PENAL LA)"),
+    (365, "ADMINISTRATIVE CODE"),
+    (366, "NEW YORK CITY HEALTH CODE"),
+    (455, "UNLAWFUL POSS. WEAP. ON SCHOOL"),
+    (460, "LOITERING/DEVIATE SEX"),
+    (571, "LOITERING/GAMBLING (CARDS, DIC"),
+    (572, "DISORDERLY CONDUCT"),
+    (577, "UNDER THE INFLUENCE OF DRUGS"),
+    (578, "HARRASSMENT 2"),
+    (672, "LOITERING"),
+    (675, "ADMINISTRATIVE CODE VIOLATION"),
+    (677, "OTHER STATE LAWS"),
+    (678, "MISCELLANEOUS PENAL LAW VIOLAT"),
+    (881, "OTHER TRAFFIC INFRACTION"),
+];
+
+/// The five boroughs, in the NYPD's spelling.
+pub(super) const BOROUGHS: [&str; 5] =
+    ["MANHATTAN", "BRONX", "BROOKLYN", "QUEENS", "STATEN ISLAND"];
+
+/// NYPD precincts and the index of their borough in [`BOROUGHS`].
+pub(super) const PRECINCTS: &[(u16, u8)] = &[
+    (1, 0),
+    (5, 0),
+    (6, 0),
+    (7, 0),
+    (9, 0),
+    (10, 0),
+    (13, 0),
+    (14, 0),
+    (17, 0),
+    (18, 0),
+    (19, 0),
+    (20, 0),
+    (22, 0),
+    (23, 0),
+    (24, 0),
+    (25, 0),
+    (26, 0),
+    (28, 0),
+    (30, 0),
+    (32, 0),
+    (33, 0),
+    (34, 0),
+    (40, 1),
+    (41, 1),
+    (42, 1),
+    (43, 1),
+    (44, 1),
+    (45, 1),
+    (46, 1),
+    (47, 1),
+    (48, 1),
+    (49, 1),
+    (50, 1),
+    (52, 1),
+    (60, 2),
+    (61, 2),
+    (62, 2),
+    (63, 2),
+    (66, 2),
+    (67, 2),
+    (68, 2),
+    (69, 2),
+    (70, 2),
+    (71, 2),
+    (72, 2),
+    (73, 2),
+    (75, 2),
+    (76, 2),
+    (77, 2),
+    (78, 2),
+    (79, 2),
+    (81, 2),
+    (83, 2),
+    (84, 2),
+    (88, 2),
+    (90, 2),
+    (94, 2),
+    (100, 3),
+    (101, 3),
+    (102, 3),
+    (103, 3),
+    (104, 3),
+    (105, 3),
+    (106, 3),
+    (107, 3),
+    (108, 3),
+    (109, 3),
+    (110, 3),
+    (111, 3),
+    (112, 3),
+    (113, 3),
+    (114, 3),
+    (115, 3),
+    (116, 3),
+    (120, 4),
+    (121, 4),
+    (122, 4),
+    (123, 4),
+];
+
+/// DBLP-style key prefixes and venue names.
+pub(super) const VENUES: &[(&str, &str)] = &[
+    ("conf/sigmod", "SIGMOD Conference"),
+    ("conf/pods", "PODS"),
+    ("conf/icde", "ICDE"),
+    ("conf/edbt", "EDBT"),
+    ("conf/icdt", "ICDT"),
+    ("conf/cidr", "CIDR"),
+    ("conf/kdd", "KDD"),
+    ("conf/www", "WWW"),
+    ("conf/cikm", "CIKM"),
+    ("conf/sigir", "SIGIR"),
+    ("conf/nips", "NeurIPS"),
+    ("conf/icml", "ICML"),
+    ("conf/ccs", "CCS"),
+    ("conf/sp", "IEEE Symposium on Security and Privacy"),
+    ("conf/uss", "USENIX Security Symposium"),
+    ("conf/stoc", "STOC"),
+    ("conf/focs", "FOCS"),
+    ("conf/soda", "SODA"),
+    ("conf/aaai", "AAAI"),
+    ("journals/pvldb", "Proc. VLDB Endow."),
+    ("journals/vldb", "VLDB J."),
+    ("journals/tods", "ACM Trans. Database Syst."),
+    ("journals/tkde", "IEEE Trans. Knowl. Data Eng."),
+    ("journals/jacm", "J. ACM"),
+    ("journals/sigmod", "SIGMOD Rec."),
+];
+
+/// Title words: `{ADJ} {NOUN} for {NOUN} {NOUN}` and similar.
+pub(super) const TITLE_ADJ: &[&str] = &[
+    "Scalable",
+    "Efficient",
+    "Differentially Private",
+    "Robust",
+    "Incremental",
+    "Approximate",
+    "Distributed",
+    "Adaptive",
+    "Optimal",
+    "Declarative",
+    "Probabilistic",
+    "Consistent",
+    "Provenance-Aware",
+    "Learned",
+    "Interactive",
+    "Parallel",
+];
+
+/// See [`TITLE_ADJ`].
+pub(super) const TITLE_NOUN: &[&str] = &[
+    "Query Evaluation",
+    "Data Cleaning",
+    "Denial Constraints",
+    "Functional Dependencies",
+    "Entity Resolution",
+    "Join Processing",
+    "Graph Analytics",
+    "Stream Processing",
+    "Inconsistency Measures",
+    "Repair Semantics",
+    "Cardinality Estimation",
+    "Index Structures",
+    "Transaction Processing",
+    "Data Integration",
+    "Synthetic Data",
+    "Range Queries",
+    "Vertex Cover",
+    "Sampling",
+    "Provenance",
+    "Query Answering",
+];
+
+/// See [`TITLE_ADJ`].
+pub(super) const TITLE_DOMAIN: &[&str] = &[
+    "Relational Databases",
+    "Knowledge Graphs",
+    "Data Lakes",
+    "the Cloud",
+    "Dirty Data",
+    "Large Tables",
+    "Sensitive Data",
+    "Spreadsheets",
+    "Main-Memory Systems",
+    "Federated Data",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn values_are_distinct() {
+        let codes: HashSet<u16> = OFFENSES.iter().map(|o| o.0).collect();
+        let descriptions: HashSet<&str> = OFFENSES.iter().map(|o| o.1).collect();
+        assert_eq!(codes.len(), OFFENSES.len());
+        assert_eq!(descriptions.len(), OFFENSES.len());
+        assert!((65..=75).contains(&OFFENSES.len()), "{} offenses", OFFENSES.len());
+        let precincts: HashSet<u16> = PRECINCTS.iter().map(|p| p.0).collect();
+        assert_eq!(precincts.len(), PRECINCTS.len());
+        assert!(PRECINCTS.iter().all(|p| usize::from(p.1) < BOROUGHS.len()));
+        let venues: HashSet<&str> = VENUES.iter().map(|v| v.1).collect();
+        assert_eq!(venues.len(), VENUES.len());
+    }
+}
