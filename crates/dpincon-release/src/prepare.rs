@@ -27,6 +27,12 @@ const PROBLEMATIC_NOISE_SHARE: f64 = 0.1;
 /// Share of the release budget `gem` selects with when `ub-direct`'s noisy
 /// look sends an unbounded I_MI to it.
 const FALLBACK_SELECTION_SHARE: f64 = 0.4;
+/// `ub-direct`'s I_MI floor θ_c = ⌊0.1·ñ⌋ when d̃ exceeds it: on near-FDs
+/// over low-cardinality columns a hub's degree is its group size, and the
+/// floor caps the noise at a tenth of n over ε2 (issue 28; README).
+const HUB_FLOOR_SHARE: f64 = 0.1;
+/// Share of ε spent on the look at f(G_θc) above that floor.
+const FLOOR_LOOK_SHARE: f64 = 0.15;
 
 /// How θ* will be chosen once the pass has run.
 #[derive(Debug, Clone)]
@@ -45,6 +51,10 @@ pub(crate) enum Choice {
     },
     /// One GEM step over `candidates` with penalty `t`.
     Generalized { candidates: Vec<u32>, epsilon: Budget, penalty: f64 },
+    /// `ub-direct`'s I_MI when d̃ is above the floor θ_c: a noisy look at
+    /// f(G_θc) with `test` raises θ* from `floor` (up to `top`) while the
+    /// count can absorb the noise; θ* is rounded down onto `grid`.
+    Floored { floor: u32, top: u32, test: Budget, grid: Vec<u32> },
     /// `ub-direct` without a degree bound (I_MI): a noisy look at
     /// f(G_top) with `test`; θ* = `top` when it stands clear of the noise
     /// (the rest of ε is the release's), else `gem` over `candidates` with
@@ -78,6 +88,7 @@ impl Prepared {
             }
             // The look reads f(G_top); a client's candidates need not hold top.
             Choice::Tested { top, candidates, .. } => [candidates.as_slice(), &[*top]].concat(),
+            Choice::Floored { grid, .. } => grid.clone(),
         };
         thetas.sort_unstable();
         thetas.dedup();
@@ -136,6 +147,19 @@ pub fn halving_candidates(top: u32) -> Vec<u32> {
     }
     out.reverse();
     out
+}
+
+/// The θ a floored release may take: θ_c·2^{j/4} below `top`, then `top`
+/// (each a projection of the one pass; θ* rounds down onto them).
+fn floor_grid(floor: u32, top: u32) -> Vec<u32> {
+    let mut grid: Vec<u32> = (0..)
+        .map(|j| (f64::from(floor) * 2f64.powf(f64::from(j) / 4.0)) as u64)
+        .take_while(|&t| t < u64::from(top))
+        .map(clamp_theta)
+        .collect();
+    grid.push(top);
+    grid.dedup();
+    grid
 }
 
 pub(crate) fn clamp_theta(v: u64) -> u32 {
@@ -308,7 +332,7 @@ pub fn prepare(
     let rows_only =
         strategy == Strategy::UbDirect && !minimal_bound && spec.measure == ProjectedMeasure::P;
     // The baselines spend nothing on selection; the others split ε.
-    let (selection, release) = match strategy {
+    let (selection, mut release) = match strategy {
         Strategy::BaselineTruemax => (None, spec.epsilon),
         Strategy::BaselineNmax => {
             let (bound, release) = row_bound_share(spec, facts, spec.epsilon, &mut budget, rng)?;
@@ -346,7 +370,16 @@ pub fn prepare(
             let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
             (degree_bound, degree_high) = (Some(bound), Some(high));
             let top = top.min(clamp_theta(rows.bound.value));
-            Choice::Fixed(problematic_cap(spec.measure, top, rows.rows, release))
+            let floor = clamp_theta((HUB_FLOOR_SHARE * rows.rows as f64) as u64);
+            if spec.measure == ProjectedMeasure::Mi && top > floor {
+                // A vacuous bound (hubs: group sizes far above any real
+                // degree): θ* from the floor up, by one noisy look.
+                let (test, rest) = split2(release, (FLOOR_LOOK_SHARE / (1.0 - share)).min(0.5))?;
+                release = rest;
+                Choice::Floored { floor, top, test, grid: floor_grid(floor, top) }
+            } else {
+                Choice::Fixed(problematic_cap(spec.measure, top, rows.rows, release))
+            }
         }
         (Strategy::UbDirect, Some(selection)) => {
             // I_MI with no degree bound: n_max is the only one. A noisy look
@@ -434,7 +467,7 @@ pub fn prepare(
         Choice::Hierarchical { steps, .. } => steps.iter().map(Budget::value).sum(),
         Choice::Generalized { epsilon, .. } => epsilon.value(),
         // The look; `release_projected` adds gem's step if it runs.
-        Choice::Tested { test, .. } => test.value(),
+        Choice::Tested { test, .. } | Choice::Floored { test, .. } => test.value(),
         Choice::Fixed(_) | Choice::TrueMax => 0.0,
     };
     budget.release = release.value();
@@ -462,6 +495,12 @@ mod tests {
         assert_eq!(halving_candidates(444), vec![1, 3, 6, 13, 27, 55, 111, 222, 444]);
         assert_eq!(halving_candidates(1), vec![1]);
         assert_eq!(halving_candidates(0), vec![1]);
+    }
+
+    #[test]
+    fn the_floor_grid_runs_in_quarter_octaves_to_the_top() {
+        assert_eq!(floor_grid(100, 300), vec![100, 118, 141, 168, 200, 237, 282, 300]);
+        assert_eq!(floor_grid(1, 2), vec![1, 2]);
     }
 
     #[test]

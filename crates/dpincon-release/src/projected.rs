@@ -100,8 +100,9 @@ pub struct BudgetUse {
 pub struct SelectionStep {
     /// Candidates θ.
     pub candidates: Vec<u32>,
-    /// `em` (one step of em/hem/ub-hem), `gem`, or `look` (ub-direct's noisy
-    /// f(G_{n_max}) deciding between n_max and gem).
+    /// `em` (one step of em/hem/ub-hem), `gem`, `look` (ub-direct's noisy
+    /// f(G_{n_max}) deciding between n_max and gem) or `floor-look`
+    /// (ub-direct's noisy f(G_θc) raising θ* from its floor).
     pub mechanism: &'static str,
     /// θmax the quality sensitivity is based on (the largest candidate).
     pub theta_max: u32,
@@ -161,6 +162,11 @@ pub struct ProjectedRelease {
 /// release's own noise (≈ ε·0.9) is then under ~4% of the value.
 const DIRECT_LOOK_SCALES: f64 = 3.0;
 
+/// `ub-direct`'s floored I_MI raises θ* while the release's noise scale
+/// stays at most this fraction of the look's count: 8 (κ of
+/// `../shared/notes/theta-hubs.md`, flat from 6 to 10).
+const FLOOR_LOOK_NOISE_RATIO: f64 = 8.0;
+
 /// Chooses θ* and releases f(G_θ*) + DLap(Δ(θ*)/ε2).
 pub fn release_projected(
     prepared: &Prepared,
@@ -189,6 +195,30 @@ pub fn release_projected(
         }
         Choice::Generalized { candidates, epsilon, penalty } => {
             generalized(prepared, table, candidates, *epsilon, *penalty, release, &mut steps, rng)?
+        }
+        Choice::Floored { floor, top, test, grid } => {
+            // v = f(G_θc) + DLap(Δ(θc)/ε_t); θ* keeps the release's noise
+            // scale Δ(θ)/ε2 at most v/8, between θc and top: post-processing.
+            let sensitivity = measure.sensitivity(*floor);
+            let look = DiscreteLaplace::new(sensitivity, test.value())?;
+            let noisy = look.release(measure.value(&table.get(*floor)?) as i64, rng);
+            let raised = (release.value() * noisy as f64 / FLOOR_LOOK_NOISE_RATIO).floor();
+            let target = (raised.max(0.0) as u64).clamp(u64::from(*floor), u64::from(*top));
+            let chosen = grid
+                .iter()
+                .copied()
+                .take_while(|&t| u64::from(t) <= target)
+                .last()
+                .unwrap_or(*floor);
+            steps.push(SelectionStep {
+                candidates: grid.clone(),
+                mechanism: "floor-look",
+                theta_max: *top,
+                sensitivity,
+                epsilon: test.value(),
+                chosen,
+            });
+            chosen
         }
         Choice::Tested { top, test, candidates, selection, release: fallback } => {
             // f(G_top) + DLap(Δ(top)/ε_t), compared with a public multiple of

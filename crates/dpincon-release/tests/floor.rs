@@ -1,0 +1,135 @@
+//! `ub-direct`'s floor for I_MI (issue 28): when the degree bound d̃ is
+//! vacuous (hubs on low-cardinality columns: group sizes far above any
+//! real degree), θ* starts at θ_c = ⌊0.1·ñ⌋ and one noisy look at
+//! f(G_θc) raises it only while the release's noise stays a small share
+//! of the count. The look is a DLap(θ_c/ε_t) release: its privacy loss is
+//! measured on neighbours that move f(G_θc) by θ_c, and half its noise
+//! is caught.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::empirical_loss;
+use dpincon_graph::{ConflictGraph, Edge};
+use dpincon_measures::{DegreeCounts, EdgeAddition, walk};
+use dpincon_release::{
+    Budget, NoiseRng, Prepared, ProjectedMeasure, ProjectedSpec, ProjectionTable, TableFacts,
+    prepare, release_projected,
+};
+
+/// `stars` stars of `degree` leaves each.
+fn stars(stars: u32, degree: u32) -> ConflictGraph {
+    let size = degree + 1;
+    let edges = (0..stars).flat_map(|s| (1..size).map(move |l| Edge::new(s * size, s * size + l)));
+    ConflictGraph::from_edges(stars * size, edges.collect::<Vec<_>>())
+}
+
+/// Facts whose one equality set has a group of `group` rows: d̃ ≈ group − 1.
+fn facts(rows: u64, group: u64) -> TableFacts {
+    TableFacts {
+        rows,
+        max_frequencies: vec![group],
+        minimal_max_frequencies: vec![group],
+        unbounded: false,
+    }
+}
+
+fn table(graph: &ConflictGraph, prepared: &Prepared) -> ProjectionTable {
+    let mut degrees = DegreeCounts::new(graph.nodes());
+    let mut projection = EdgeAddition::new(graph.nodes(), &prepared.thetas());
+    walk(graph.edges(), &mut [&mut degrees, &mut projection]);
+    ProjectionTable::new(degrees.counts(), projection.counts())
+}
+
+#[test]
+fn a_vacuous_bound_floors_imi_and_the_look_raises_it_only_for_big_counts() {
+    // 4 stars of degree 50 on 204 rows, but a group of 190 rows: d̃ ≈ 189
+    // against a floor of ⌊0.1·204⌋ = 20 (n_max declared: ñ = 204).
+    let graph = stars(4, 50);
+    let spec = ProjectedSpec {
+        max_rows: Some(204),
+        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0).unwrap())
+    };
+    let mut floored = 0;
+    for seed in 0..50 {
+        let mut rng = NoiseRng::seeded(seed);
+        let prepared = prepare(&spec, &facts(204, 190), &mut rng).unwrap();
+        let r = release_projected(&prepared, &table(&graph, &prepared), &mut rng).unwrap();
+        let step = &r.selection[0];
+        assert_eq!((step.mechanism, step.sensitivity), ("floor-look", 20));
+        assert_eq!(step.candidates[0], 20);
+        assert!(step.candidates.contains(&r.theta));
+        // ε_t = 0.15 ε; ε0 = 0.1 ε (nothing on ñ: declared); the rest on the release.
+        let u = r.budget;
+        assert!((u.selection - 0.15).abs() < 1e-9 && (u.release - 0.75).abs() < 1e-9, "{u:?}");
+        assert!((u.degree_bound + u.selection + u.release - 1.0).abs() < 1e-9);
+        floored += usize::from(r.theta == 20);
+    }
+    // v ≈ f(G_20) = 80 and ε2·v/8 ≈ 7.5: θ* stays at the floor nearly always.
+    assert!(floored >= 45, "floored {floored} of 50");
+    // A huge ε: the look's count stands far above its noise, θ* reaches d̃.
+    let rich = ProjectedSpec { epsilon: Budget::new(1e4).unwrap(), ..spec.clone() };
+    let mut rng = NoiseRng::seeded(1);
+    let prepared = prepare(&rich, &facts(204, 190), &mut rng).unwrap();
+    let r = release_projected(&prepared, &table(&graph, &prepared), &mut rng).unwrap();
+    assert_eq!(r.theta, *r.selection[0].candidates.last().unwrap());
+    assert!(r.theta >= 189);
+    // I_P, or a bound below the floor: no look.
+    let p = ProjectedSpec { measure: ProjectedMeasure::P, ..spec.clone() };
+    let prepared = prepare(&p, &facts(204, 190), &mut rng).unwrap();
+    let r = release_projected(&prepared, &table(&graph, &prepared), &mut rng).unwrap();
+    assert!(r.selection.is_empty());
+    let big = ProjectedSpec { max_rows: Some(20_000), ..spec };
+    let prepared = prepare(&big, &facts(20_000, 190), &mut rng).unwrap();
+    let r = release_projected(&prepared, &table(&graph, &prepared), &mut rng).unwrap();
+    assert!(r.selection.is_empty(), "d̃ ≈ 189 is below the floor 2,000");
+}
+
+/// θ* is post-processing of v = f(G_θc) + DLap(θ_c/ε_t): on a neighbour
+/// that adds a row adjacent to θ_c + 10 leaves (f(G_θc) grows by θ_c) the
+/// chosen θ*'s privacy loss stays within ε_t; half the noise exceeds it.
+#[test]
+fn the_floor_look_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
+    // Two stars of degree 99 on 200 rows: floor ⌊0.1·200⌋ = 20, f(G_20) = 40,
+    // so θ* spreads over the grid above the floor.
+    let graph = stars(2, 99);
+    let mut edges: Vec<Edge> = graph.edges().collect();
+    edges.extend((1..31).map(|l| Edge::new(l, 200)));
+    let neighbour = ConflictGraph::from_edges(201, edges);
+    // ε_t = 0.15·ε = 1; the same facts on both sides, so d̃ has one law.
+    let spec = ProjectedSpec {
+        max_rows: Some(200),
+        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0 / 0.15).unwrap())
+    };
+    let samples = 60_000u32;
+    let mut rng = NoiseRng::seeded(23);
+    let prepared = prepare(&spec, &facts(200, 199), &mut rng).unwrap();
+    let mut choices = |g: &ConflictGraph| {
+        let table = table(g, &prepared);
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            let r = release_projected(&prepared, &table, &mut rng).unwrap();
+            *counts.entry(i64::from(r.theta)).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    let (on_d, on_neighbour) = (choices(&graph), choices(&neighbour));
+    let loss = empirical_loss(&on_d, &on_neighbour);
+    assert!(loss < 1.0 + 0.1, "privacy loss {loss} exceeds ε_t = 1");
+    assert!(loss > 0.5, "the test must see the loss it bounds, got {loss}");
+    // The mutant: the same rounding of a look with half the noise.
+    let half = dpincon_mechanisms::DiscreteLaplace::new(10, 1.0).unwrap();
+    let eps2 = prepared.budget().release;
+    let mut sample = |count: i64| {
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            let v = half.release(count, &mut rng) as f64;
+            let bucket = ((eps2 * v / 8.0).floor().max(20.0) as i64).min(400);
+            *counts.entry(bucket).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    let loss = empirical_loss(&sample(40), &sample(60));
+    assert!(loss > 1.3, "half the noise should show a loss above ε_t, got {loss}");
+}
