@@ -157,6 +157,9 @@ struct GroupTotals {
     rows: u64,
     max_frequency: u64,
     partitions: usize,
+    /// Per FD-shaped constraint: its cover, summed over the partitions (a
+    /// group of X rows never spans two hash partitions of X).
+    fd_covers: Vec<u64>,
 }
 
 impl JobLoader for BallistaLoader {
@@ -260,6 +263,7 @@ impl BallistaLoader {
             max_frequencies: f.max_frequencies,
             minimal_max_frequencies: f.minimal_max_frequencies,
             unbounded: f.unbounded,
+            fd_cover: groups.iter().flat_map(|g| g.fd_covers.iter().copied()).max().unwrap_or(0),
         };
         let tasks = groups.iter().map(|g| g.partitions).sum();
         let stats = DetectStats { groups: groups.len(), tasks, received, fingerprint };
@@ -303,6 +307,12 @@ impl BallistaLoader {
                         g.partitions += 1;
                         if let Some(max) = s.max_frequency {
                             g.max_frequency = g.max_frequency.max(u64::from(max));
+                        }
+                        if g.fd_covers.len() < s.fd_covers.len() {
+                            g.fd_covers.resize(s.fd_covers.len(), 0);
+                        }
+                        for (total, &c) in g.fd_covers.iter_mut().zip(&s.fd_covers) {
+                            *total += u64::from(c);
                         }
                         Ok(())
                     },

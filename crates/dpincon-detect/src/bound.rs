@@ -29,6 +29,9 @@ pub struct EqualityFrequencies {
     pub minimal_max_frequencies: Vec<u64>,
     /// Some constraint has no predicate `t1.A = t2.A`.
     pub unbounded: bool,
+    /// For each FD-shaped constraint (see [`fd_cover`]), in constraint
+    /// order: the minimum vertex cover of its own conflict graph.
+    pub fd_covers: Vec<u64>,
 }
 
 /// The slots of σ's `t1.A = t2.A` predicates (X_σ), empty when σ has none.
@@ -36,11 +39,8 @@ pub fn equality_attributes(constraint: &KeyConstraint) -> BTreeSet<usize> {
     constraint
         .predicates
         .iter()
-        .filter(|p| p.op.get() == dpincon_constraints::Operator::Eq)
-        .filter_map(|p| match p.right {
-            KeyOperand::Column { tuple, slot } if tuple != p.tuple && slot == p.slot => Some(slot),
-            _ => None,
-        })
+        .filter(|p| p.op.get() == dpincon_constraints::Operator::Eq && is_cross(p))
+        .map(|p| p.slot)
         .collect()
 }
 
@@ -62,7 +62,54 @@ pub fn equality_frequencies(
     let max_frequencies: Vec<u64> =
         sets.iter().map(|slots| max_frequency(relation, slots)).collect();
     let sets: Vec<Vec<usize>> = sets.into_iter().collect();
-    EqualityFrequencies::from_maxima(&sets, max_frequencies, unbounded)
+    let fd_covers = constraints.iter().filter_map(|c| fd_cover(relation, c)).collect();
+    EqualityFrequencies {
+        fd_covers,
+        ..EqualityFrequencies::from_maxima(&sets, max_frequencies, unbounded)
+    }
+}
+
+/// X and B when σ is FD-shaped: cross equalities `t1.A = t2.A` (A ∈ X, at
+/// least one) and exactly one `t1.B != t2.B`, nothing else.
+pub fn fd_shape(constraint: &KeyConstraint) -> Option<(Vec<usize>, usize)> {
+    let x: Vec<usize> = equality_attributes(constraint).into_iter().collect();
+    let mut rest = constraint.predicates.iter().filter(|p| {
+        !(p.op.get() == dpincon_constraints::Operator::Eq && x.contains(&p.slot) && is_cross(p))
+    });
+    let b = match (rest.next(), rest.next()) {
+        (Some(p), None) if p.op.get() == dpincon_constraints::Operator::Ne && is_cross(p) => p.slot,
+        _ => return None,
+    };
+    (!x.is_empty() && !x.contains(&b)).then_some((x, b))
+}
+
+/// `t1.A op t2.A`: the same attribute of both tuples.
+fn is_cross(p: &crate::compile::KeyPredicate) -> bool {
+    matches!(p.right, KeyOperand::Column { tuple, slot } if tuple != p.tuple && slot == p.slot)
+}
+
+/// The minimum vertex cover of an FD-shaped σ's conflict graph G_σ (issue
+/// 28): within a group of rows agreeing on X (no NULL), two rows conflict
+/// iff their B differ (neither NULL), so the group is complete
+/// multipartite by B and its minimum cover is its rows minus the largest
+/// class. G_σ ⊆ G, so the sum over groups is at most I_R; adding or
+/// removing one row changes one group by one row, so the sum by at most 1
+/// (node sensitivity 1, like the LP). `None` when σ is not FD-shaped.
+pub fn fd_cover(relation: &Relation, constraint: &KeyConstraint) -> Option<u64> {
+    let (x, b) = fd_shape(constraint)?;
+    let slots: Vec<usize> = x.iter().copied().chain([b]).collect();
+    let mut rows: Vec<u32> = (0..relation.rows())
+        .filter(|&r| slots.iter().all(|&s| !relation.column(s).is_null(r)))
+        .collect();
+    sort_on(relation, &mut rows, &slots);
+    let cover = runs(relation, &rows, &x)
+        .into_iter()
+        .map(|group| {
+            let largest = runs(relation, &rows[group.clone()], &[b]).iter().map(|r| r.len()).max();
+            (group.len() - largest.unwrap_or(0)) as u64
+        })
+        .sum();
+    Some(cover)
 }
 
 impl EqualityFrequencies {
@@ -78,7 +125,12 @@ impl EqualityFrequencies {
             })
             .map(|(_, &f)| f)
             .collect();
-        EqualityFrequencies { max_frequencies, minimal_max_frequencies, unbounded }
+        EqualityFrequencies {
+            max_frequencies,
+            minimal_max_frequencies,
+            unbounded,
+            fd_covers: vec![],
+        }
     }
 }
 
@@ -98,6 +150,78 @@ mod tests {
     use crate::compile::KeyPredicate;
     use crate::relation::KeyColumn;
     use dpincon_constraints::Operator;
+
+    /// A two-column relation (X, B) from optional keys.
+    fn relation(rows: &[(Option<u64>, Option<u64>)]) -> Relation {
+        let mut r = Relation::new(rows.len() as u32);
+        let int = dpincon_constraints::Domain::Int;
+        r.insert_column(0, int, KeyColumn::from_keys(rows.iter().map(|t| t.0)));
+        r.insert_column(1, int, KeyColumn::from_keys(rows.iter().map(|t| t.1)));
+        r
+    }
+
+    /// The minimum vertex cover of σ's conflict graph by brute force.
+    fn brute_cover(rows: &[(Option<u64>, Option<u64>)]) -> u64 {
+        let n = rows.len();
+        let conflict = |i: usize, j: usize| {
+            let (a, b) = (rows[i], rows[j]);
+            a.0.is_some() && a.0 == b.0 && a.1.is_some() && b.1.is_some() && a.1 != b.1
+        };
+        (0u32..1 << n)
+            .filter(|mask| {
+                (0..n).all(|i| {
+                    (i + 1..n).all(|j| !conflict(i, j) || mask >> i & 1 == 1 || mask >> j & 1 == 1)
+                })
+            })
+            .map(|mask| u64::from(mask.count_ones()))
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Every table of up to 7 rows over small domains (NULLs included)
+    /// from a seeded stream: the FD cover is G_σ's minimum cover, and
+    /// removing any row moves it by at most 1.
+    #[test]
+    fn fd_cover_is_the_exact_cover_of_its_constraint_with_sensitivity_one() {
+        let fd = KeyConstraint {
+            id: 0,
+            display: String::new(),
+            predicates: vec![
+                KeyPredicate::cross(0, Operator::Eq, 0),
+                KeyPredicate::cross(1, Operator::Ne, 1),
+            ],
+        };
+        assert_eq!(fd_shape(&fd), Some((vec![0], 1)));
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        for _ in 0..2000 {
+            let n = 1 + next(7) as usize;
+            let key = |v: u64| (v < 3).then_some(v);
+            let rows: Vec<_> = (0..n).map(|_| (key(next(4)), key(next(4)))).collect();
+            let cover = fd_cover(&relation(&rows), &fd).unwrap();
+            assert_eq!(cover, brute_cover(&rows), "{rows:?}");
+            for i in 0..n {
+                let mut fewer = rows.clone();
+                fewer.remove(i);
+                let smaller = fd_cover(&relation(&fewer), &fd).unwrap();
+                assert!(smaller <= cover && cover <= smaller + 1, "{rows:?} without {i}");
+            }
+        }
+        // Not FD-shaped: an order predicate, or two inequalities.
+        let order = KeyConstraint {
+            predicates: vec![
+                KeyPredicate::cross(0, Operator::Eq, 0),
+                KeyPredicate::cross(1, Operator::Lt, 1),
+            ],
+            ..fd.clone()
+        };
+        assert_eq!(fd_cover(&relation(&[(Some(1), Some(1))]), &order), None);
+    }
 
     #[test]
     fn frequencies_of_distinct_equality_sets() {
@@ -137,6 +261,8 @@ mod tests {
             max_frequencies: vec![3, 2],
             minimal_max_frequencies: vec![3],
             unbounded: false,
+            // fd and its twin are FD-shaped; B agrees in every group.
+            fd_covers: vec![0, 0],
         };
         assert_eq!(f, expected);
         let f = equality_frequencies(&r, &[ineq, cross]);
@@ -144,6 +270,7 @@ mod tests {
             max_frequencies: vec![],
             minimal_max_frequencies: vec![],
             unbounded: true,
+            fd_covers: vec![],
         };
         assert_eq!(f, expected);
     }

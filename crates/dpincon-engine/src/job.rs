@@ -169,6 +169,7 @@ pub async fn load_with(
             max_frequencies: frequencies.max_frequencies,
             minimal_max_frequencies: frequencies.minimal_max_frequencies,
             unbounded: frequencies.unbounded,
+            fd_cover: frequencies.fd_covers.iter().copied().max().unwrap_or(0),
         },
         plans,
         constraint_count: bound.len(),

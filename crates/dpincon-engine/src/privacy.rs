@@ -198,7 +198,7 @@ pub(crate) fn measure_and_release(
             if plan.cover {
                 let twice_lp =
                     plan.repair.needs_lp().then(|| twice_fractional_cover(graph, &cover, threads));
-                let values = RepairValues { greedy_cover: cover.size().cover, twice_lp };
+                let values = RepairValues::new(cover.size().cover, twice_lp, facts.fd_cover);
                 report.r = Some(release_repair(plan.repair, plan.epsilon, values, rng)?);
             }
             Some(report)

@@ -32,6 +32,7 @@ fn facts(rows: u64, group: u64) -> TableFacts {
         max_frequencies: vec![group],
         minimal_max_frequencies: vec![group],
         unbounded: false,
+        fd_cover: 0,
     }
 }
 

@@ -71,7 +71,7 @@ fn combined_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     let bucket = |x: i64| x.clamp(0, 2);
     let mut rng = NoiseRng::seeded(77);
     let histogram = |(c, twice_lp, _): (u64, u64, u64), rng: &mut NoiseRng| {
-        let values = RepairValues { greedy_cover: c, twice_lp: Some(twice_lp) };
+        let values = RepairValues { greedy_cover: c, twice_lower: Some(twice_lp) };
         let mut counts = HashMap::new();
         for _ in 0..samples {
             let r = release_repair(RepairMethod::Combined, eps, values, rng).unwrap();

@@ -51,6 +51,7 @@ fn facts(graph: &ConflictGraph, group: u64, unbounded: bool) -> TableFacts {
         max_frequencies: vec![group],
         minimal_max_frequencies: vec![group],
         unbounded,
+        fd_cover: 0,
     }
 }
 
@@ -285,6 +286,7 @@ fn ub_direct_look_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
             max_frequencies: vec![],
             minimal_max_frequencies: vec![],
             unbounded: true,
+            fd_cover: 0,
         };
         let prepared = prepare(&spec, &facts, &mut rng).unwrap();
         let mut degrees = DegreeCounts::new(g.nodes());
@@ -349,6 +351,7 @@ fn noisy_degree_bound_privacy_loss_is_epsilon0_and_half_noise_is_caught() {
         max_frequencies: vec![base, base + 3],
         minimal_max_frequencies: vec![base, base + 3],
         unbounded: false,
+        fd_cover: 0,
     };
     let samples = 200_000u32;
     let mut rng = NoiseRng::seeded(99);
@@ -440,6 +443,7 @@ fn neighbouring_graphs_privacy_loss_is_epsilon_and_paper_noise_is_caught() {
             max_frequencies: vec![],
             minimal_max_frequencies: vec![],
             unbounded: true,
+            fd_cover: 0,
         };
         let mut counts = HashMap::new();
         for _ in 0..samples {

@@ -12,7 +12,7 @@ use dpincon_detect::{DetectOptions, compile, detect, equality_frequencies};
 use dpincon_source::{TableData, encode};
 
 use super::exec::DetectSpec;
-use super::wire::{batch, summary};
+use super::wire::{Summary, batch, summary};
 
 /// Edges per output batch.
 const BATCH_EDGES: usize = 1 << 16;
@@ -32,8 +32,10 @@ pub fn detect_rows(
     mut emit: impl FnMut(RecordBatch) -> bool,
 ) -> Result<()> {
     let Some(first) = batches.first() else {
-        let max = (!spec.keys.is_empty()).then_some(0);
-        emit(summary(spec.group, 0, max)?);
+        let max_frequency = (!spec.keys.is_empty()).then_some(0);
+        // No rows, no cover: the coordinator reads a missing one as 0.
+        let fd_covers = vec![];
+        emit(summary(&Summary { group: spec.group, rows: 0, max_frequency, fd_covers })?);
         return Ok(());
     };
     let rows = concat_batches(&first.schema(), &batches)?;
@@ -73,15 +75,17 @@ pub fn detect_rows(
     let compiled = compile(&members, &relation).map_err(failed)?;
     let options = DetectOptions { threads: 1, brute_force: spec.brute_force, memory_limit: None };
     let detection = detect(&relation, &compiled, options).map_err(failed)?;
+    let f = equality_frequencies(&relation, &compiled);
     let max_frequency = if spec.keys.is_empty() {
         None
     } else {
-        let f = equality_frequencies(&relation, &compiled);
         match f.max_frequencies.as_slice() {
             [one] => Some(u32::try_from(*one).map_err(failed)?),
             _ => return Err(failed("a group has exactly one equality attribute set")),
         }
     };
+    let fd_covers = f.fd_covers.iter().map(|&c| u32::try_from(c).map_err(failed));
+    let fd_covers = fd_covers.collect::<Result<Vec<u32>>>()?;
     drop(relation);
 
     let (mut us, mut vs) = (Vec::with_capacity(BATCH_EDGES), Vec::with_capacity(BATCH_EDGES));
@@ -98,6 +102,6 @@ pub fn detect_rows(
     if !us.is_empty() && !emit(batch(us, vs)?) {
         return Ok(());
     }
-    emit(summary(spec.group, n, max_frequency)?);
+    emit(summary(&Summary { group: spec.group, rows: n, max_frequency, fd_covers })?);
     Ok(())
 }

@@ -1,12 +1,14 @@
 //! What a detection partition sends: `(u, v)` rows of UInt32, 8 bytes an
-//! edge, then its summary as two rows `(MARK, group)`, `(rows, max)`.
+//! edge, then its summary: `(MARK, group)`, `(rows, max)`, `(k, 0)` and k
+//! rows `(cover_i, 0)`, the FD covers of the group's FD-shaped
+//! constraints in constraint order (`dpincon_detect::fd_cover`).
 //!
 //! No edge has `u = MARK` (`u32::MAX`): row ids are below n ≤ 2^32 − 1.
 //! `max` is `MARK` when the group has no equality set (no frequency): a
 //! real maximum frequency is at most n − 1 < `MARK`. A partition's rows
 //! reach the coordinator in order (Ballista fetches one partition's
-//! stream after another), so a summary's two rows are adjacent; a stream
-//! that breaks this shape is an error, never a wrong graph.
+//! stream after another), so a summary's rows are adjacent; a stream that
+//! breaks this shape is an error, never a wrong graph.
 
 use std::sync::Arc;
 
@@ -33,14 +35,8 @@ pub fn batch(us: Vec<u32>, vs: Vec<u32>) -> Result<RecordBatch> {
     )?)
 }
 
-/// A partition's summary: its row count and the maximum frequency of its
-/// group's equality set among them (`None` for the unbounded group).
-pub fn summary(group: u32, rows: u32, max_frequency: Option<u32>) -> Result<RecordBatch> {
-    batch(vec![MARK, rows], vec![group, max_frequency.unwrap_or(MARK)])
-}
-
-/// One partition's summary, as read back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One partition's summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
     /// The constraint group.
     pub group: u32,
@@ -48,13 +44,36 @@ pub struct Summary {
     pub rows: u32,
     /// Max frequency of the group's equality set (none: unbounded group).
     pub max_frequency: Option<u32>,
+    /// The FD covers of the group's FD-shaped constraints among its rows.
+    pub fd_covers: Vec<u32>,
+}
+
+/// A partition's summary as rows of the output.
+pub fn summary(s: &Summary) -> Result<RecordBatch> {
+    let k = u32::try_from(s.fd_covers.len())
+        .map_err(|_| DataFusionError::Execution("too many constraints".into()))?;
+    let mut us = vec![MARK, s.rows, k];
+    let mut vs = vec![s.group, s.max_frequency.unwrap_or(MARK), 0];
+    us.extend(&s.fd_covers);
+    vs.extend(std::iter::repeat_n(0, s.fd_covers.len()));
+    batch(us, vs)
+}
+
+/// Where the reader is inside a summary.
+#[derive(Debug, Default)]
+enum State {
+    #[default]
+    Edges,
+    Rows(u32),
+    Count(Summary),
+    Covers(Summary, usize),
 }
 
 /// Reads a stream of output batches: edges to `edge`, summaries to
-/// `summary`; state carries a summary split across two batches.
+/// `summary`; state carries a summary split across batches.
 #[derive(Debug, Default)]
 pub struct Reader {
-    open_group: Option<u32>,
+    state: State,
 }
 
 impl Reader {
@@ -74,25 +93,41 @@ impl Reader {
         let u = batch.column(0).as_primitive::<UInt32Type>().values();
         let v = batch.column(1).as_primitive::<UInt32Type>().values();
         for (&u, &v) in u.iter().zip(v.iter()) {
-            if let Some(group) = self.open_group.take() {
-                let max_frequency = (v != MARK).then_some(v);
-                summary(Summary { group, rows: u, max_frequency })?;
-            } else if u == MARK {
-                self.open_group = Some(v);
-            } else if u < v {
-                edge(u, v)?;
-            } else {
-                return Err(bad(&format!("edge ({u}, {v})")));
-            }
+            self.state = match std::mem::take(&mut self.state) {
+                State::Edges if u == MARK => State::Rows(v),
+                State::Edges if u < v => {
+                    edge(u, v)?;
+                    State::Edges
+                }
+                State::Edges => return Err(bad(&format!("edge ({u}, {v})"))),
+                State::Rows(group) => {
+                    let max_frequency = (v != MARK).then_some(v);
+                    State::Count(Summary { group, rows: u, max_frequency, fd_covers: vec![] })
+                }
+                State::Count(s) if u == 0 => {
+                    summary(s)?;
+                    State::Edges
+                }
+                State::Count(s) => State::Covers(s, u as usize),
+                State::Covers(mut s, k) => {
+                    s.fd_covers.push(u);
+                    if s.fd_covers.len() == k {
+                        summary(s)?;
+                        State::Edges
+                    } else {
+                        State::Covers(s, k)
+                    }
+                }
+            };
         }
         Ok(())
     }
 
     /// Checks the stream did not end inside a summary.
     pub fn finish(&self) -> Result<()> {
-        match self.open_group {
-            None => Ok(()),
-            Some(_) => Err(DataFusionError::Execution("malformed result: cut summary".into())),
+        match self.state {
+            State::Edges => Ok(()),
+            _ => Err(DataFusionError::Execution("malformed result: cut summary".into())),
         }
     }
 }
@@ -104,12 +139,14 @@ mod tests {
     #[test]
     fn summaries_survive_any_batch_split_and_bad_rows_are_refused() {
         let mut rows = vec![(0, 1), (2, 7)];
-        let s = summary(3, 9, Some(4)).unwrap();
+        let first = Summary { group: 3, rows: 9, max_frequency: Some(4), fd_covers: vec![2, 0] };
+        let second = Summary { group: 4, rows: 12, max_frequency: None, fd_covers: vec![] };
+        let s = summary(&first).unwrap();
         let u = s.column(0).as_primitive::<UInt32Type>().values().to_vec();
         let v = s.column(1).as_primitive::<UInt32Type>().values().to_vec();
         rows.extend(u.into_iter().zip(v));
         rows.push((1, 5));
-        rows.extend([(MARK, 4), (12, MARK)]);
+        rows.extend([(MARK, 4), (12, MARK), (0, 0)]);
         for cut in 0..=rows.len() {
             let (a, b) = rows.split_at(cut);
             let mut reader = Reader::default();
@@ -130,11 +167,7 @@ mod tests {
             }
             reader.finish().unwrap();
             assert_eq!(edges, [(0, 1), (2, 7), (1, 5)]);
-            let want = [
-                Summary { group: 3, rows: 9, max_frequency: Some(4) },
-                Summary { group: 4, rows: 12, max_frequency: None },
-            ];
-            assert_eq!(summaries, want);
+            assert_eq!(summaries, [first.clone(), second.clone()]);
         }
         let mut reader = Reader::default();
         let reversed = batch(vec![5], vec![2]).unwrap();
