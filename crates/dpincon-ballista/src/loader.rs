@@ -157,8 +157,8 @@ struct GroupTotals {
     rows: u64,
     max_frequency: u64,
     partitions: usize,
-    /// Per FD-shaped constraint: its cover, summed over the partitions (a
-    /// group of X rows never spans two hash partitions of X).
+    /// The key/FD cover of the group's X, summed over the partitions (rows
+    /// agreeing on X never span two hash partitions of X).
     fd_covers: Vec<u64>,
 }
 

@@ -56,8 +56,8 @@ pub struct TableFacts {
     pub minimal_max_frequencies: Vec<u64>,
     /// Some constraint has no `t1.A = t2.A` predicate.
     pub unbounded: bool,
-    /// The largest minimum vertex cover of one FD-shaped constraint's own
-    /// conflict graph (0 when none): a lower bound on I_R, sensitivity 1.
+    /// The largest cover of one X's keys and FDs (`dpincon_detect::fd_cover`;
+    /// 0 when none): a lower bound on I_R with node sensitivity 1.
     pub fd_cover: u64,
 }
 

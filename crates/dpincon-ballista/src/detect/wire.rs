@@ -1,7 +1,7 @@
 //! What a detection partition sends: `(u, v)` rows of UInt32, 8 bytes an
 //! edge, then its summary: `(MARK, group)`, `(rows, max)`, `(k, 0)` and k
-//! rows `(cover_i, 0)`, the FD covers of the group's FD-shaped
-//! constraints in constraint order (`dpincon_detect::fd_cover`).
+//! rows `(cover_i, 0)`: the key/FD covers of the group's rows
+//! (`dpincon_detect::fd_cover`; a group is one X, so k ≤ 1).
 //!
 //! No edge has `u = MARK` (`u32::MAX`): row ids are below n ≤ 2^32 − 1.
 //! `max` is `MARK` when the group has no equality set (no frequency): a
@@ -44,7 +44,8 @@ pub struct Summary {
     pub rows: u32,
     /// Max frequency of the group's equality set (none: unbounded group).
     pub max_frequency: Option<u32>,
-    /// The FD covers of the group's FD-shaped constraints among its rows.
+    /// The key/FD cover of the group's X among its rows (none when the
+    /// group has no key or FD).
     pub fd_covers: Vec<u32>,
 }
 
