@@ -134,16 +134,11 @@ pub(crate) fn classify(error: &EngineError, read_started: bool) -> FailureReason
     }
 }
 
-/// The report as a client sees it: the dataset's name instead of the
-/// operator's paths (table, constraint file, ledger).
-fn client_report(report: &dpincon_engine::Report, dataset: &str) -> Result<String, String> {
-    let mut value = serde_json::to_value(report).map_err(|e| e.to_string())?;
-    value["data"] = serde_json::Value::String(format!("dataset {dataset}"));
-    value["constraints"] = serde_json::Value::String("inline".into());
-    if let Some(ledger) = value.pointer_mut("/budget/ledger").filter(|l| l.is_object()) {
-        ledger["path"] = serde_json::Value::String(format!("ledger of dataset {dataset}"));
-    }
-    serde_json::to_string_pretty(&value).map(|s| s + "\n").map_err(|e| e.to_string())
+/// The report as a client sees it ([`dpincon_engine::Report::for_client`]),
+/// as JSON.
+fn client_report(report: dpincon_engine::Report, dataset: &str) -> Result<String, String> {
+    let report = report.for_client(dataset);
+    serde_json::to_string_pretty(&report).map(|s| s + "\n").map_err(|e| e.to_string())
 }
 
 /// Caps the process's data segment (heap and private mappings): past it an
@@ -231,7 +226,7 @@ async fn run(spec: &JobSpec) -> ChildMessage {
         stats,
     };
     match outcome {
-        Ok(report) => match client_report(&report, &spec.dataset) {
+        Ok(report) => match client_report(report, &spec.dataset) {
             Ok(report) => ChildMessage::Succeeded { report, stats },
             Err(e) => {
                 failed(FailureReason::Internal, format!("cannot serialise the report: {e}"), stats)

@@ -38,6 +38,19 @@ pub struct Report {
     pub non_private: Option<NonPrivateReport>,
 }
 
+impl Report {
+    /// The report as a cluster client sees it: the dataset's name in place
+    /// of the operator's paths (table, constraint file, ledger).
+    pub fn for_client(mut self, dataset: &str) -> Report {
+        self.data = format!("dataset {dataset}");
+        self.constraints = "inline".into();
+        if let Some(ledger) = self.budget.as_mut().and_then(|b| b.ledger.as_mut()) {
+            ledger.path = format!("ledger of dataset {dataset}");
+        }
+        self
+    }
+}
+
 /// How each constraint was detected.
 #[derive(Debug, Clone, Serialize)]
 pub struct DetectionReport {
