@@ -18,8 +18,8 @@ use dpincon_audit::suite::Dataset;
 use dpincon_audit::{
     AuditOutcome, ExitStatus, Failure, Reason, Suite, report, run_suite, run_suite_remote,
 };
-use dpincon_cluster::ClusterError;
-use dpincon_cluster::client::progress_line;
+use dpincon_client::ClientError;
+use dpincon_client::progress_line;
 use dpincon_engine::run_job;
 use serde_json::json;
 
@@ -167,12 +167,12 @@ const GRPC_NOT_FOUND: i32 = 5;
 /// The public reason of a coordinator's error, from its kind and status
 /// code; its words are the detail. `at_submission`: the job was not
 /// accepted (else it was, and then failed or could not be followed).
-fn remote_failure(url: &str, e: ClusterError, at_submission: bool) -> Failure {
+fn remote_failure(url: &str, e: ClientError, at_submission: bool) -> Failure {
     let reason = if e.is_budget_refusal() {
         Reason::BudgetExhausted
     } else if e.is_unreachable() {
         Reason::CoordinatorUnreachable
-    } else if matches!(&e, ClusterError::Rpc(s) if s.code() as i32 == GRPC_NOT_FOUND)
+    } else if matches!(&e, ClientError::Rpc(s) if s.code() as i32 == GRPC_NOT_FOUND)
         && at_submission
     {
         Reason::UnknownDataset

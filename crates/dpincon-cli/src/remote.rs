@@ -9,10 +9,10 @@
 
 use std::path::PathBuf;
 
-use dpincon_cluster::ClusterError;
-use dpincon_cluster::auth::Token;
-use dpincon_cluster::client::{Client, StatusView, progress_line};
-use dpincon_cluster::tls::ClientTls;
+use dpincon_client::ClientError;
+use dpincon_client::ClientTls;
+use dpincon_client::Token;
+use dpincon_client::{Client, StatusView, progress_line};
 use serde_json::{Value, json};
 
 use crate::release_args::ReleaseArgs;
@@ -43,7 +43,7 @@ impl ConnectArgs {
 }
 
 /// An error for people: which coordinator could not be reached.
-pub(crate) fn describe(url: &str, e: ClusterError) -> String {
+pub(crate) fn describe(url: &str, e: ClientError) -> String {
     if e.is_unreachable() { format!("coordinator {url}: {e}") } else { e.to_string() }
 }
 

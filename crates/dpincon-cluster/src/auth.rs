@@ -1,80 +1,21 @@
-//! Bearer tokens: every RPC carries `authorization: Bearer <token>`.
-//!
-//! Clients present one of the coordinator's client tokens
-//! ([`ClientTokens`], a file with one named entry per line, so one client
-//! can be revoked by deleting its line).
-//!
-//! Tokens come from files or environment variables, never from a
-//! command-line argument (those show in `ps` and shell history). Servers
-//! compare in constant time (`subtle`) so response timing does not reveal
-//! how much of a guess was right.
+//! Bearer tokens, coordinator side: every RPC carries `authorization:
+//! Bearer <token>` (`dpincon_client::Token`), one of the coordinator's
+//! client tokens ([`ClientTokens`], a file with one named entry per line,
+//! so one client can be revoked by deleting its line). Compared in constant
+//! time (`subtle`) so response timing does not reveal how much of a guess
+//! was right.
 
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
 use subtle::ConstantTimeEq;
-use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;
 use tonic::{Request, Status};
 
+use dpincon_client::Token;
+
 use crate::ClusterError;
-
-/// The environment variable holding a client's token when no file is given.
-pub const TOKEN_ENV: &str = "DPINCON_TOKEN";
-
-/// A shared secret. `Debug` never shows it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Token(Arc<str>);
-
-impl fmt::Debug for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Token(<redacted>)")
-    }
-}
-
-impl Token {
-    /// A token from its text (surrounding whitespace, e.g. a file's final
-    /// newline, is dropped). It must be printable ASCII to fit in a header.
-    pub fn new(text: &str) -> Result<Token, ClusterError> {
-        let text = text.trim();
-        if text.is_empty() {
-            return Err(ClusterError::Config("the token is empty".into()));
-        }
-        if !text.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(ClusterError::Config(
-                "the token must be printable ASCII without spaces".into(),
-            ));
-        }
-        Ok(Token(text.into()))
-    }
-
-    /// The token from `file` when given, else from `DPINCON_TOKEN`.
-    pub fn load(file: Option<&Path>) -> Result<Token, ClusterError> {
-        Token::load_from(file, TOKEN_ENV)
-    }
-
-    /// The token from `file` when given, else from the variable `env`.
-    pub fn load_from(file: Option<&Path>, env: &str) -> Result<Token, ClusterError> {
-        match file {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|source| ClusterError::Io { path: path.to_path_buf(), source })?;
-                Token::new(&text)
-            }
-            None => match std::env::var(env) {
-                Ok(text) => Token::new(&text),
-                Err(_) => {
-                    Err(ClusterError::Config(format!("no token: give a token file or set {env}")))
-                }
-            },
-        }
-    }
-
-    fn header(&self) -> String {
-        format!("Bearer {}", self.0)
-    }
-}
 
 /// Compares in time that depends only on the lengths (`subtle`).
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -115,7 +56,7 @@ impl ClientTokens {
                 return Err(bad("expected `NAME TOKEN`"));
             };
             let token = Token::new(token).map_err(|e| bad(&e.to_string()))?;
-            if token.0.len() < 16 {
+            if token.header().len() < "Bearer ".len() + 16 {
                 return Err(bad("a token needs at least 16 characters"));
             }
             let header = token.header().into_bytes();
@@ -188,41 +129,16 @@ impl Interceptor for RequireClient {
     }
 }
 
-/// Client side: adds the token to every call.
-#[derive(Debug, Clone)]
-pub struct AddToken {
-    value: MetadataValue<tonic::metadata::Ascii>,
-}
-
-impl AddToken {
-    /// Sends `token`.
-    pub fn new(token: &Token) -> Self {
-        AddToken { value: token.header().parse().expect("tokens are printable ASCII") }
-    }
-}
-
-impl Interceptor for AddToken {
-    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
-        request.metadata_mut().insert("authorization", self.value.clone());
-        Ok(request)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dpincon_client::auth::AddToken;
 
     #[test]
     fn tokens_are_printable_and_never_shown() {
-        let token = Token::new("s3cret\n").unwrap();
-        let sent = AddToken::new(&token).call(Request::new(())).unwrap();
-        assert_eq!(sent.metadata().get("authorization").unwrap(), "Bearer s3cret");
         let tokens = ClientTokens::parse("alice aaaaaaaaaaaaaaaaaaaa\n", "tokens").unwrap();
         let anonymous = RequireClient::new(tokens).call(Request::new(())).unwrap_err();
         assert_eq!(anonymous.code(), tonic::Code::Unauthenticated);
-        assert!(Token::new("  ").is_err());
-        assert!(Token::new("a b").is_err());
-        assert_eq!(format!("{token:?}"), "Token(<redacted>)");
     }
 
     #[test]

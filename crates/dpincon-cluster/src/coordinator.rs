@@ -48,7 +48,7 @@ use crate::auth::{ClientName, ClientTokens, RequireClient};
 use crate::datasets::{CoordinatorConfig, ReleaseMode};
 use crate::runner::{Active, run_queue, sleep_until_ms};
 use crate::store::{Ending, JobStore, Slot, StoredJob, now_ms};
-use crate::submission::{self, Refusal, Rules, reason_text};
+use crate::submission::{self, Refusal, Rules};
 use crate::tls::ServerTls;
 
 /// How the coordinator runs.
@@ -351,7 +351,7 @@ fn private_view(full: &JobStatus) -> JobStatus {
 
 fn internal(e: ClusterError) -> Status {
     eprintln!("error: {e}");
-    Status::internal(reason_text(FailureReason::Internal))
+    Status::internal(FailureReason::Internal.text())
 }
 
 fn is_terminal(state: i32) -> bool {
@@ -448,8 +448,8 @@ impl CoordinatorService {
                 clients see them (a private job is queued until its release).\n";
         out += "# TYPE dpincon_jobs gauge\n";
         for (state, reason, count) in shared.store.counts(now_ms()).unwrap_or_default() {
-            let state = crate::client::state_name(state as i32);
-            let reason = crate::client::reason_name(reason as i32).unwrap_or("");
+            let state = dpincon_proto::state_name(state as i32);
+            let reason = dpincon_proto::reason_name(reason as i32).unwrap_or("");
             let _ = writeln!(out, "dpincon_jobs{{state=\"{state}\",reason=\"{reason}\"}} {count}");
         }
         let waiting = {
@@ -491,7 +491,7 @@ async fn resume(shared: &Arc<Shared>, job: StoredJob) {
         Ok(id) => eprintln!("job {id}: resumed after a restart"),
         Err(refusal) => {
             eprintln!("job {}: not resumed (its charge stays): {}", job.id, refusal.detail);
-            let error = reason_text(refusal.reason);
+            let error = refusal.reason.text();
             let end = Ending::plain(JobState::Failed, refusal.reason, error);
             if let Err(e) = shared.store.finish(&job.id, &end) {
                 eprintln!("job {}: {e}", job.id);

@@ -17,15 +17,14 @@
 //!   processes with our operators' codec registered.
 //! - [`auth`]: client tokens (several, named, revocable); constant-time
 //!   compare.
-//! - [`tls`]: rustls for the coordinator's server and its clients.
-//! - [`client`]: what `dpincon-cli submit/status/result/cancel` call.
+//! - [`tls`]: rustls for the coordinator's server (its clients are
+//!   `dpincon-client`'s).
 //!
 //! See README.md in this crate for the task flow and the failure model.
 
 #![warn(missing_docs)]
 
 pub mod auth;
-pub mod client;
 pub mod coordinator;
 pub mod datasets;
 pub mod job_process;
@@ -34,10 +33,6 @@ pub mod server;
 pub mod store;
 pub mod submission;
 pub mod tls;
-
-use std::time::Duration;
-
-use tonic::transport::{Channel, Endpoint};
 
 pub use dpincon_proto::MAX_MESSAGE_BYTES;
 
@@ -60,7 +55,7 @@ pub enum ClusterError {
     #[error("transport: {0}")]
     Transport(#[from] tonic::transport::Error),
     /// A remote call failed.
-    #[error("{}", describe_status(.0))]
+    #[error("{}", dpincon_client::describe_status(.0))]
     Rpc(#[from] tonic::Status),
     /// The job failed, was cancelled, or its result is not there.
     #[error("{0}")]
@@ -68,64 +63,6 @@ pub enum ClusterError {
     /// The durable job store failed.
     #[error("{0}")]
     Store(String),
-}
-
-impl ClusterError {
-    /// The peer could not be reached at all (down, wrong address, TLS
-    /// mismatch), as opposed to answering with an error.
-    pub fn is_unreachable(&self) -> bool {
-        matches!(self, ClusterError::Rpc(s) if s.code() == tonic::Code::Unavailable)
-            || matches!(self, ClusterError::Transport(_))
-    }
-
-    /// The coordinator refused a job because its dataset's ledger cannot
-    /// fund it (nothing was queued or charged).
-    pub fn is_budget_refusal(&self) -> bool {
-        let budget = submission::reason_text(dpincon_proto::v1::FailureReason::BudgetExhausted);
-        matches!(self, ClusterError::Rpc(s)
-            if s.code() == tonic::Code::FailedPrecondition && s.message().starts_with(budget))
-    }
-}
-
-/// A gRPC status as a person should read it (the code in words, then the
-/// server's message).
-pub fn describe_status(status: &tonic::Status) -> String {
-    use tonic::Code;
-    let what = match status.code() {
-        Code::Unauthenticated => "refused: wrong or missing token (unauthenticated)",
-        Code::PermissionDenied => "refused (permission denied)",
-        Code::Unavailable => "unavailable",
-        Code::DeadlineExceeded => "timed out",
-        Code::NotFound => "not found",
-        Code::InvalidArgument => "invalid request",
-        Code::FailedPrecondition => "not possible now",
-        _ => "failed",
-    };
-    if status.message().is_empty() {
-        what.to_string()
-    } else {
-        format!("{what}: {}", status.message())
-    }
-}
-
-/// An endpoint for `url` with the settings every client of this crate
-/// uses: connect timeout, keep-alive (so a dead peer is noticed on idle
-/// connections too) and TLS when `tls` is given.
-pub(crate) fn endpoint(url: &str, tls: Option<&tls::ClientTls>) -> Result<Channel, ClusterError> {
-    let mut endpoint = Endpoint::from_shared(url.to_string())
-        .map_err(|e| ClusterError::Config(format!("bad URL '{url}': {e}")))?
-        .connect_timeout(Duration::from_secs(5))
-        .tcp_nodelay(true)
-        .http2_keep_alive_interval(Duration::from_secs(10))
-        .keep_alive_timeout(Duration::from_secs(20));
-    if let Some(tls) = tls {
-        endpoint = endpoint.tls_config(tls.config_for(url)?)?;
-    } else if url.starts_with("https://") {
-        return Err(ClusterError::Config(format!(
-            "'{url}' is https: give the CA certificate (--tls-ca)"
-        )));
-    }
-    Ok(endpoint.connect_lazy())
 }
 
 /// Resolves when the process is asked to stop (Ctrl-C, or SIGTERM as

@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, watch};
 use crate::coordinator::Shared;
 use crate::job_process::{ChildMessage, JobSpec, LoadStats};
 use crate::store::{Ending, Slot, now_ms};
-use crate::submission::{Accepted, reason_text};
+use crate::submission::Accepted;
 
 /// A job accepted and not yet ended, in memory. Finished jobs live only in
 /// the store, so memory is bounded by the queue limit.
@@ -168,7 +168,7 @@ async fn run_one(job: &Active, shared: &Shared) {
     // A private job's store keeps the public text only; its detail went to
     // the operator's log only if `reveal`.
     let kept = match state {
-        JobState::Failed if !non_private => reason_text(reason).to_string(),
+        JobState::Failed if !non_private => reason.text().to_string(),
         _ => full.clone(),
     };
     let mut last = job.status.borrow().clone();
@@ -346,10 +346,10 @@ fn cancel_ballista(shared: &Shared, id: &str, job: Option<BallistaJobId>) {
 /// only when `reveal` (non-private jobs, `--log-private-values`): counts,
 /// fingerprints and phase times of a private job depend on its rows.
 fn log_end(id: &str, s: &JobStatus, error: &str, reveal: bool) {
-    let state = crate::client::state_name(s.state);
+    let state = dpincon_proto::state_name(s.state);
     if !reveal {
         let reason = FailureReason::try_from(s.reason).unwrap_or(FailureReason::Internal);
-        let why = if s.state == JobState::Failed as i32 { reason_text(reason) } else { "" };
+        let why = if s.state == JobState::Failed as i32 { reason.text() } else { "" };
         eprintln!("job {id}: {state} {why}");
         return;
     }

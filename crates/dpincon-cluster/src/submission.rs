@@ -38,24 +38,6 @@ const OPERATOR_KEYS: [&str; 9] = [
 /// (`allow-non-private = true` in the dataset's table).
 const TEST_ONLY_KEYS: [&str; 3] = ["seed", "non-private", "brute-force"];
 
-/// The fixed public text of each reason: all a private job's client is
-/// told about a failure (refusals add details taken from the request).
-pub fn reason_text(reason: FailureReason) -> &'static str {
-    match reason {
-        FailureReason::BadConstraints => "bad constraint syntax",
-        FailureReason::UnknownDataset => "unknown dataset",
-        FailureReason::BudgetExhausted => "budget exhausted",
-        FailureReason::OverLimits => "over limits",
-        FailureReason::NotAllowed => "not allowed",
-        FailureReason::QueueFull => "queue full",
-        FailureReason::InvalidJob => "invalid job",
-        FailureReason::Interrupted => "interrupted by a coordinator restart",
-        FailureReason::DeadlineExceeded => "deadline exceeded",
-        FailureReason::OverQuota => "over quota",
-        FailureReason::Internal | FailureReason::Unspecified => "internal error",
-    }
-}
-
 /// A submission refused, with the public reason and a message that quotes
 /// only the request and the operator's configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,11 +55,8 @@ impl Refusal {
 
     /// The gRPC status a refused submission answers with.
     pub fn status(&self) -> Status {
-        let message = format!(
-            "{}: {} (nothing was queued or charged)",
-            reason_text(self.reason),
-            self.detail
-        );
+        let message =
+            format!("{}: {} (nothing was queued or charged)", self.reason.text(), self.detail);
         match self.reason {
             FailureReason::UnknownDataset => Status::not_found(message),
             FailureReason::NotAllowed => Status::permission_denied(message),

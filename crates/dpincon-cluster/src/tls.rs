@@ -1,11 +1,11 @@
-//! TLS with rustls (tonic's `tls-ring`): the coordinator presents a
-//! certificate and key (`--tls-cert`, `--tls-key`), clients trust a CA
-//! (`--tls-ca`). Without TLS traffic is plain HTTP/2: fine on a loopback,
-//! not across any network.
+//! TLS with rustls (tonic's `tls-ring`), server side: the coordinator
+//! presents a certificate and key (`--tls-cert`, `--tls-key`); its clients
+//! trust a CA (`dpincon_client::ClientTls`). Without TLS traffic is plain
+//! HTTP/2, which the coordinator serves only with `--insecure-plaintext`.
 
 use std::path::Path;
 
-use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
+use tonic::transport::{Identity, ServerTlsConfig};
 
 use crate::ClusterError;
 
@@ -34,36 +34,5 @@ impl ServerTls {
     /// tonic's server configuration.
     pub fn config(&self) -> ServerTlsConfig {
         ServerTlsConfig::new().identity(Identity::from_pem(&self.cert, &self.key))
-    }
-}
-
-/// What a client trusts.
-#[derive(Debug, Clone)]
-pub struct ClientTls {
-    ca: Vec<u8>,
-    /// The name the server's certificate must carry; the URL's host when
-    /// `None` (set it when connecting by IP).
-    pub domain: Option<String>,
-}
-
-impl ClientTls {
-    /// Reads a PEM CA certificate; `None` when no CA is given (plain HTTP/2).
-    pub fn load(ca: Option<&Path>, domain: Option<String>) -> Result<Option<Self>, ClusterError> {
-        ca.map(|path| Ok(ClientTls { ca: read(path)?, domain })).transpose()
-    }
-
-    /// tonic's client configuration for a connection to `url`, which must
-    /// be `https://` (tonic only speaks TLS to https URLs).
-    pub fn config_for(&self, url: &str) -> Result<ClientTlsConfig, ClusterError> {
-        if !url.starts_with("https://") {
-            return Err(ClusterError::Config(format!(
-                "'{url}': TLS is configured (--tls-ca), use an https:// URL"
-            )));
-        }
-        let mut config = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&self.ca));
-        if let Some(domain) = &self.domain {
-            config = config.domain_name(domain.clone());
-        }
-        Ok(config)
     }
 }

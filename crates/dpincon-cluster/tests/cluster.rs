@@ -9,16 +9,16 @@ use common::{
     embedded_job, files_under, job, ledger_charges, ledger_path, test_config, wait_for_log, within,
     work_dir, write_table,
 };
-use dpincon_cluster::ClusterError;
+use dpincon_client::ClientError;
 use dpincon_proto::v1::{FailureReason, JobState};
 use serde_json::json;
 use tonic::Code;
 
 const ROWS: usize = 3000;
 
-fn rpc_code(e: &ClusterError) -> Option<Code> {
+fn rpc_code(e: &ClientError) -> Option<Code> {
     match e {
-        ClusterError::Rpc(status) => Some(status.code()),
+        ClientError::Rpc(status) => Some(status.code()),
         _ => None,
     }
 }

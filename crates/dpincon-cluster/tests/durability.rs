@@ -9,7 +9,7 @@ use common::{
     ALICE, BOB, Cluster, WHEN_DONE, client, config_with, coordinator, job, ledger_charges,
     ledger_path, wait_for_log, within, write_table,
 };
-use dpincon_cluster::ClusterError;
+use dpincon_client::ClientError;
 use dpincon_proto::v1::{FailureReason, JobState};
 use serde_json::json;
 use tonic::Code;
@@ -108,7 +108,7 @@ async fn a_hundred_concurrent_submits_from_ten_clients_are_accepted_or_refused_a
         let (c, outcome) = joined.unwrap();
         match outcome {
             Ok(id) => accepted.push((c, id)),
-            Err(ClusterError::Rpc(status)) => {
+            Err(ClientError::Rpc(status)) => {
                 assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
                 assert!(status.message().starts_with("queue full"), "{}", status.message());
                 refused += 1;

@@ -58,7 +58,7 @@ async fn http_get(addr: &str, path: &str) -> String {
 }
 
 /// What a client observes of a job: each status with its arrival time.
-async fn observe(c: &dpincon_cluster::client::Client, id: &str) -> Vec<(u64, JobStatus)> {
+async fn observe(c: &dpincon_client::Client, id: &str) -> Vec<(u64, JobStatus)> {
     let mut seen = Vec::new();
     let _ = within(c.watch(id, |s| seen.push((now_ms(), s.clone())))).await;
     seen

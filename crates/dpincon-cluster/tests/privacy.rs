@@ -8,14 +8,14 @@ use common::{
     BOB, Cluster, WHEN_DONE, client, config_with, job, ledger_charges, ledger_path,
     try_coordinator, within, write_table,
 };
-use dpincon_cluster::ClusterError;
+use dpincon_client::ClientError;
 use dpincon_proto::v1::{FailureReason, JobState, JobStatus};
 use serde_json::json;
 use tonic::Code;
 
-fn rpc(e: &ClusterError) -> (Option<Code>, String) {
+fn rpc(e: &ClientError) -> (Option<Code>, String) {
     match e {
-        ClusterError::Rpc(status) => (Some(status.code()), status.message().to_string()),
+        ClientError::Rpc(status) => (Some(status.code()), status.message().to_string()),
         other => (None, other.to_string()),
     }
 }

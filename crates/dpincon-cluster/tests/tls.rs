@@ -17,9 +17,9 @@ use common::pki::{CLUSTER_NAME, cluster_args, path, strs, write_pki};
 use common::{
     ALICE, Ballista, Proc, comparable, embedded, embedded_job, job, test_config, write_table,
 };
-use dpincon_cluster::auth::Token;
-use dpincon_cluster::client::Client;
-use dpincon_cluster::tls::ClientTls;
+use dpincon_client::Client;
+use dpincon_client::ClientTls;
+use dpincon_client::Token;
 use serde_json::json;
 use tonic::Code;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};

@@ -12,9 +12,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use dpincon_cluster::auth::Token;
-use dpincon_cluster::client::Client;
-use dpincon_cluster::tls::ClientTls;
+use dpincon_client::Client;
+use dpincon_client::ClientTls;
+use dpincon_client::Token;
 use dpincon_engine::{JobConfig, NoProgress};
 use dpincon_graph::edge_stream_fingerprint;
 
@@ -551,7 +551,7 @@ pub fn watch_until_running(
     id: &str,
 ) -> (
     tokio::sync::oneshot::Receiver<()>,
-    tokio::task::JoinHandle<Result<dpincon_proto::v1::JobStatus, dpincon_cluster::ClusterError>>,
+    tokio::task::JoinHandle<Result<dpincon_proto::v1::JobStatus, dpincon_client::ClientError>>,
 ) {
     let (running_tx, running) = tokio::sync::oneshot::channel();
     let (c, id) = (c.clone(), id.to_string());

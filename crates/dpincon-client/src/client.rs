@@ -1,18 +1,18 @@
 //! A coordinator's client: what `dpincon-cli submit`, `status`, `result`
 //! and `cancel` call.
 
-use dpincon_proto::MAX_MESSAGE_BYTES;
 use dpincon_proto::v1::coordinator_client::CoordinatorClient;
 use dpincon_proto::v1::{
-    ConfigFormat, FailureReason, JobRef, JobState, JobStatus, ListJobsRequest, SubmitJobRequest,
+    ConfigFormat, JobRef, JobState, JobStatus, ListJobsRequest, SubmitJobRequest,
 };
+use dpincon_proto::{MAX_MESSAGE_BYTES, reason_name, state_name};
 use serde::Serialize;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use crate::auth::{AddToken, Token};
 use crate::tls::ClientTls;
-use crate::{ClusterError, endpoint};
+use crate::{ClientError, endpoint};
 
 /// A connection to a coordinator (lazy: the first call connects).
 #[derive(Debug, Clone)]
@@ -23,7 +23,7 @@ pub struct Client {
 impl Client {
     /// A client of the coordinator at `url` (`http://host:port`, or
     /// `https://` with `tls`), sending `token` on every call.
-    pub fn new(url: &str, token: &Token, tls: Option<&ClientTls>) -> Result<Self, ClusterError> {
+    pub fn new(url: &str, token: &Token, tls: Option<&ClientTls>) -> Result<Self, ClientError> {
         let channel = endpoint(url, tls)?;
         let rpc = CoordinatorClient::with_interceptor(channel, AddToken::new(token))
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
@@ -33,7 +33,7 @@ impl Client {
 
     /// Queues a client job (`dataset`, inline `constraints`, `epsilon`,
     /// ...: see `submission`); returns its id.
-    pub async fn submit(&self, job: &serde_json::Value) -> Result<String, ClusterError> {
+    pub async fn submit(&self, job: &serde_json::Value) -> Result<String, ClientError> {
         self.submit_text(&job.to_string(), ConfigFormat::Json).await
     }
 
@@ -42,13 +42,13 @@ impl Client {
         &self,
         text: &str,
         format: ConfigFormat,
-    ) -> Result<String, ClusterError> {
+    ) -> Result<String, ClientError> {
         let request = SubmitJobRequest { config: text.to_string(), format: format as i32 };
         Ok(self.rpc.clone().submit_job(request).await?.into_inner().job_id)
     }
 
     /// The job's status now.
-    pub async fn status(&self, job_id: &str) -> Result<JobStatus, ClusterError> {
+    pub async fn status(&self, job_id: &str) -> Result<JobStatus, ClientError> {
         Ok(self.rpc.clone().get_job(JobRef { job_id: job_id.into() }).await?.into_inner())
     }
 
@@ -58,7 +58,7 @@ impl Client {
         &self,
         job_id: &str,
         mut on_change: impl FnMut(&JobStatus),
-    ) -> Result<JobStatus, ClusterError> {
+    ) -> Result<JobStatus, ClientError> {
         let mut stream =
             self.rpc.clone().watch_job(JobRef { job_id: job_id.into() }).await?.into_inner();
         let mut last = None;
@@ -68,12 +68,12 @@ impl Client {
         }
         match last {
             Some(s) if is_final(&s) => Ok(s),
-            _ => Err(ClusterError::Job(format!("lost track of job {job_id} before it ended"))),
+            _ => Err(ClientError::Job(format!("lost track of job {job_id} before it ended"))),
         }
     }
 
     /// The report of a succeeded job, as JSON.
-    pub async fn result(&self, job_id: &str) -> Result<String, ClusterError> {
+    pub async fn result(&self, job_id: &str) -> Result<String, ClientError> {
         Ok(self
             .rpc
             .clone()
@@ -84,12 +84,12 @@ impl Client {
     }
 
     /// This client's jobs (the latest), oldest first.
-    pub async fn list(&self) -> Result<Vec<JobStatus>, ClusterError> {
+    pub async fn list(&self) -> Result<Vec<JobStatus>, ClientError> {
         Ok(self.rpc.clone().list_jobs(ListJobsRequest {}).await?.into_inner().jobs)
     }
 
     /// Cancels the job; returns its status after.
-    pub async fn cancel(&self, job_id: &str) -> Result<JobStatus, ClusterError> {
+    pub async fn cancel(&self, job_id: &str) -> Result<JobStatus, ClientError> {
         Ok(self.rpc.clone().cancel_job(JobRef { job_id: job_id.into() }).await?.into_inner())
     }
 
@@ -99,14 +99,12 @@ impl Client {
         &self,
         job_id: &str,
         on_change: impl FnMut(&JobStatus),
-    ) -> Result<String, ClusterError> {
+    ) -> Result<String, ClientError> {
         let last = self.watch(job_id, on_change).await?;
         match JobState::try_from(last.state) {
             Ok(JobState::Succeeded) => self.result(job_id).await,
-            Ok(JobState::Cancelled) => {
-                Err(ClusterError::Job(format!("job {job_id} was cancelled")))
-            }
-            _ => Err(ClusterError::Job(format!("job {job_id} failed: {}", last.error))),
+            Ok(JobState::Cancelled) => Err(ClientError::Job(format!("job {job_id} was cancelled"))),
+            _ => Err(ClientError::Job(format!("job {job_id} failed: {}", last.error))),
         }
     }
 }
@@ -157,18 +155,6 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
-/// A state's lower-case name.
-pub fn state_name(state: i32) -> &'static str {
-    match JobState::try_from(state) {
-        Ok(JobState::Queued) => "queued",
-        Ok(JobState::Running) => "running",
-        Ok(JobState::Succeeded) => "succeeded",
-        Ok(JobState::Failed) => "failed",
-        Ok(JobState::Cancelled) => "cancelled",
-        _ => "unknown",
-    }
-}
-
 impl From<&JobStatus> for StatusView {
     fn from(s: &JobStatus) -> Self {
         StatusView {
@@ -186,24 +172,6 @@ impl From<&JobStatus> for StatusView {
             release_at_unix_ms: s.release_at_unix_ms,
         }
     }
-}
-
-/// A failure reason's name, `None` when unset.
-pub fn reason_name(reason: i32) -> Option<&'static str> {
-    Some(match FailureReason::try_from(reason).ok()? {
-        FailureReason::Unspecified => return None,
-        FailureReason::BadConstraints => "bad-constraints",
-        FailureReason::UnknownDataset => "unknown-dataset",
-        FailureReason::BudgetExhausted => "budget-exhausted",
-        FailureReason::OverLimits => "over-limits",
-        FailureReason::NotAllowed => "not-allowed",
-        FailureReason::QueueFull => "queue-full",
-        FailureReason::Interrupted => "interrupted",
-        FailureReason::Internal => "internal",
-        FailureReason::InvalidJob => "invalid-job",
-        FailureReason::DeadlineExceeded => "deadline-exceeded",
-        FailureReason::OverQuota => "over-quota",
-    })
 }
 
 /// One line of progress for people, e.g. `running: detect`.
