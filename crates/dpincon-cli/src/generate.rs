@@ -27,12 +27,9 @@ pub enum GenerateTable {
     Shapes(ShapesArgs),
 }
 
-/// Options of `generate tax`.
+/// Where a generated table goes, and its seed (every generator's).
 #[derive(Debug, clap::Args)]
-pub struct TaxArgs {
-    /// Rows to generate: `1000000`, `1_000_000` or `1e6`.
-    #[arg(long, value_parser = parse_rows)]
-    pub rows: u64,
+pub struct TableOut {
     /// Seed: the same seed gives the same bytes.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -42,6 +39,22 @@ pub struct TaxArgs {
     /// Output format (default: by the extension of --out).
     #[arg(long, value_parser = ["csv", "parquet"])]
     pub format: Option<String>,
+}
+
+impl TableOut {
+    fn format(&self) -> Result<Option<TableFormat>, String> {
+        self.format.as_deref().map(TableFormat::parse).transpose().map_err(|e| e.to_string())
+    }
+}
+
+/// Options of `generate tax`.
+#[derive(Debug, clap::Args)]
+pub struct TaxArgs {
+    /// Rows to generate: `1000000`, `1_000_000` or `1e6`.
+    #[arg(long, value_parser = parse_rows)]
+    pub rows: u64,
+    #[command(flatten)]
+    pub table: TableOut,
     /// Also write the Tax constraints (9 DCs, the paper's `dcs.txt`) here.
     #[arg(long)]
     pub constraints_out: Option<PathBuf>,
@@ -95,15 +108,8 @@ pub struct ShapesArgs {
     /// (cliques) or rows out of order (order); default per shape.
     #[arg(long)]
     pub violations: Option<u64>,
-    /// Seed: the same seed gives the same bytes.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Output file; `.parquet` means Parquet unless --format says otherwise.
-    #[arg(long)]
-    pub out: PathBuf,
-    /// Output format (default: by the extension of --out).
-    #[arg(long, value_parser = ["csv", "parquet"])]
-    pub format: Option<String>,
+    #[command(flatten)]
+    pub table: TableOut,
     /// Where to write the shape's constraints (required: the table means
     /// nothing without them).
     #[arg(long)]
@@ -196,29 +202,24 @@ fn json_line(line: serde_json::Result<String>) -> Result<(), String> {
 pub fn run_generate(args: GenerateArgs) -> Result<(), String> {
     match args.table {
         GenerateTable::Tax(tax) => {
-            let format = tax.format.as_deref().map(TableFormat::parse).transpose();
-            let options = TaxOptions {
-                rows: tax.rows,
-                seed: tax.seed,
-                format: format.map_err(|e| e.to_string())?,
-            };
+            let options =
+                TaxOptions { rows: tax.rows, seed: tax.table.seed, format: tax.table.format()? };
             if let Some(path) = &tax.constraints_out {
                 std::fs::write(path, dpincon_generate::TAX_CONSTRAINTS)
                     .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
             }
-            let stats =
-                dpincon_generate::generate_tax(&options, &tax.out).map_err(|e| e.to_string())?;
+            let stats = dpincon_generate::generate_tax(&options, &tax.table.out)
+                .map_err(|e| e.to_string())?;
             json_line(serde_json::to_string(&stats))
         }
         GenerateTable::Shapes(shapes) => {
-            let format = shapes.format.as_deref().map(TableFormat::parse).transpose();
             let options = ShapeOptions {
                 shape: shapes.shape.into(),
                 rows: shapes.rows,
                 violations: shapes.violations,
-                seed: shapes.seed,
-                out: shapes.out,
-                format: format.map_err(|e| e.to_string())?,
+                seed: shapes.table.seed,
+                format: shapes.table.format()?,
+                out: shapes.table.out,
                 constraints_out: Some(shapes.constraints_out),
             };
             let stats = dpincon_generate::generate_shape(&options).map_err(|e| e.to_string())?;
