@@ -36,7 +36,7 @@ pub mod tls;
 
 pub use codec::DpinconCodec;
 pub use job::{BallistaJobId, JobProgress, Scheduler};
-pub use loader::{BallistaLoader, DetectStats, OnSubmitted};
+pub use loader::{BallistaLoader, DetectSeconds, DetectStats, OnSubmitted};
 
 /// The crate's one error type.
 #[derive(Debug, thiserror::Error)]

@@ -27,7 +27,7 @@ use crate::scan::ScanFormat;
 use crate::tls::ClusterTls;
 
 /// What one job's detection did, for the operator's status and log.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DetectStats {
     /// Constraint groups (branches of the plan).
     pub groups: usize,
@@ -37,6 +37,20 @@ pub struct DetectStats {
     pub received: u64,
     /// The graph's stream Λ: edge count and order-sensitive hash.
     pub fingerprint: EdgeFingerprint,
+    /// Seconds until the Ballista job ended (scan, shuffle, detection),
+    /// reading its result into edge runs, and merging them into the graph.
+    pub seconds: DetectSeconds,
+}
+
+/// Where a distributed detection's time went (non-private detail).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DetectSeconds {
+    /// Submission to the job's end on the executors.
+    pub job: f64,
+    /// Fetching the result into sorted edge runs.
+    pub fetch: f64,
+    /// Merging the runs into Λ and the graph.
+    pub merge: f64,
 }
 
 /// Loads jobs on a Ballista cluster (see the module docs).
@@ -222,7 +236,10 @@ impl BallistaLoader {
         if let Some(hook) = &self.on_submitted {
             (hook.0)(&job);
         }
-        let received = self.receive(&mut scheduler, &job, plan).await;
+        let started = Instant::now();
+        let mut seconds = DetectSeconds::default();
+        let received = self.receive(&mut scheduler, &job, plan, &mut seconds).await;
+        seconds.fetch = started.elapsed().as_secs_f64() - seconds.job;
         // The job's files (rows shuffled between stages, edges of its
         // result) go as soon as it is read, or failed (issue 27).
         let ended = match &received {
@@ -243,10 +260,12 @@ impl BallistaLoader {
         let received = runs.received;
         let spill = SpillConfig { dir: self.work_dir.clone(), memory_limit: memory };
         let written = runs.written();
+        let merging = Instant::now();
         let (graph, fingerprint) = tokio::task::spawn_blocking(move || runs.finish(nodes, &spill))
             .await
             .map_err(remote)?
             .map_err(remote)?;
+        seconds.merge = merging.elapsed().as_secs_f64();
         // The graph's spill file holds the same edges, compressed: checked
         // once the merge is done (it is at most about the runs' size).
         if let Some(limit) = self.max_spill_bytes
@@ -266,7 +285,7 @@ impl BallistaLoader {
             fd_cover: groups.iter().flat_map(|g| g.fd_covers.iter().copied()).max().unwrap_or(0),
         };
         let tasks = groups.iter().map(|g| g.partitions).sum();
-        let stats = DetectStats { groups: groups.len(), tasks, received, fingerprint };
+        let stats = DetectStats { groups: groups.len(), tasks, received, fingerprint, seconds };
         Ok((facts, graph, stats))
     }
 
@@ -277,9 +296,12 @@ impl BallistaLoader {
         scheduler: &mut Scheduler,
         job: &BallistaJobId,
         plan: &JobPlan,
+        seconds: &mut DetectSeconds,
     ) -> Result<(EdgeRuns, Vec<GroupTotals>), EngineError> {
         let schema = plan.plan.schema();
+        let waiting = Instant::now();
         let mut stream = scheduler.result(job, schema).await.map_err(remote)?;
+        seconds.job = waiting.elapsed().as_secs_f64();
         let mut runs = EdgeRuns::new(self.work_dir.clone(), self.run_edges)
             .with_disk_limit(self.max_spill_bytes);
         let mut groups = vec![GroupTotals::default(); plan.groups()];

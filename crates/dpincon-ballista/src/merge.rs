@@ -82,7 +82,10 @@ impl EdgeRuns {
     }
 
     fn spill(&mut self) -> Result<(), crate::BallistaError> {
-        self.buffer.sort_unstable();
+        // The buffer is a few sorted partition outputs back to back: the
+        // stable sort merges those natural runs in linear time, where an
+        // unstable sort would sort it from scratch (issue 29).
+        self.buffer.sort();
         self.buffer.dedup();
         let bytes = 8 * self.buffer.len() as u64;
         if let Some(limit) = self.disk_limit
@@ -116,7 +119,7 @@ impl EdgeRuns {
         nodes: u32,
         spill: &SpillConfig,
     ) -> Result<(ConflictGraph, EdgeFingerprint), crate::BallistaError> {
-        self.buffer.sort_unstable();
+        self.buffer.sort();
         self.buffer.dedup();
         let mut sources: Vec<Source> = self.files.into_iter().map(Source::file).collect();
         sources.push(Source::Memory(std::mem::take(&mut self.buffer).into_iter()));

@@ -56,6 +56,9 @@ pub struct LoadStats {
     pub edges: u64,
     /// The edge stream's fingerprint.
     pub fingerprint: String,
+    /// Seconds in the Ballista job, fetching its result, merging it.
+    #[serde(default)]
+    pub seconds: [f64; 3],
 }
 
 /// One line from the child.
@@ -219,6 +222,7 @@ async fn run(spec: &JobSpec) -> ChildMessage {
         tasks: s.tasks as u32,
         edges: s.fingerprint.edges,
         fingerprint: s.fingerprint.to_string(),
+        seconds: [s.seconds.job, s.seconds.fetch, s.seconds.merge],
     });
     let failed = |reason: FailureReason, detail: String, stats| ChildMessage::Failed {
         reason: reason.as_str_name().into(),

@@ -148,6 +148,15 @@ async fn run_one(job: &Active, shared: &Shared) {
     };
     let _ = std::fs::remove_file(&constraints);
     if let Some(s) = &stats {
+        // Where detection's time went: it grows with the data, so only
+        // where the operator may see such figures.
+        if reveal {
+            let [ballista, fetch, merge] = s.seconds;
+            eprintln!(
+                "job {}: detection: Ballista job {ballista:.1}s, fetch {fetch:.1}s, merge {merge:.1}s",
+                job.id
+            );
+        }
         job.status.send_modify(|status| {
             status.tasks_total = s.tasks;
             status.tasks_done = s.tasks;
