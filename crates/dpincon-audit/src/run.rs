@@ -55,8 +55,8 @@ pub struct CheckResult {
     pub threshold: f64,
     /// The DP release (point value), when released.
     pub value: Option<i64>,
-    /// Its 95% interval: the noise only; for I_MI and I_P it does not cover
-    /// the projection's downward bias (the true count may be above it).
+    /// Its 95% interval, which holds the measure itself (for I_MI and I_P
+    /// the projection's bias included) with probability ≥ 95%.
     pub ci95: Option<[i64; 2]>,
     /// ε of the release.
     pub epsilon: Option<f64>,

@@ -99,7 +99,7 @@ async fn verdicts_follow_the_interval_and_the_worst_sets_the_exit_code() {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert_eq!(html.matches("<svg").count(), 3);
     assert!(html.contains("id=\"summary\"") && html.contains("id=\"budget\""));
-    assert!(html.contains("id=\"bias\"") && html.contains("not the projection bias"));
+    assert!(html.contains("id=\"coverage\"") && html.contains("the projection's bias included"));
 }
 
 #[tokio::test]

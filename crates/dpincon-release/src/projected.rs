@@ -70,7 +70,7 @@ pub struct MaxRows {
     pub estimated: bool,
 }
 
-/// The noisy degree bound d̃ = Σ_X (maxfreq_X − 1 + DLap(k/ε0)): over every
+/// The noisy degree bound d̃ = Σ_X (maxfreq_X − 1) + DLap(k/ε0): over every
 /// distinct equality set for `ub-hem`, over the minimal ones for `ub-gem`
 /// and `ub-direct`, which then cap θ at d̃ + margin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

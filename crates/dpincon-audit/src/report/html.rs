@@ -61,13 +61,12 @@ pub fn render(run: &AuditRun, trends: &[Trend]) -> String {
     out.push_str(
         "</ul>\n<p class=\"note\">A check passes when the whole 95% interval is at or below \
          its threshold, fails when it is wholly above, and is inconclusive otherwise: the noise \
-         hides the answer. For I_R the interval holds I_R itself.</p>\n\
-         <p class=\"note\" id=\"bias\">Caveat: for I_MI and I_P the 95% interval covers the \
-         noise only, not the projection bias. The release counts the conflict graph after its \
-         degree bound θ (SPEC §4), which can only remove edges, so the true I_MI and I_P are at \
-         or above the projected value and may lie above the interval. A FAIL therefore stands \
-         (the true value is higher still); a PASS or an interval below the threshold is only as \
-         good as θ is high enough for the table.</p>\n</body></html>\n",
+         hides the answer.</p>\n\
+         <p class=\"note\" id=\"coverage\">Every interval holds the measure itself (I_MI and \
+         I_P with the projection's bias included) with probability at least 95%, so a PASS is \
+         wrong at most 5% of the time, and so is a FAIL. Where the release's degree bound θ may \
+         have cut many conflicts the interval's upper end is wide, and a check is inconclusive \
+         rather than a PASS it could not back.</p>\n</body></html>\n",
     );
     out
 }
