@@ -13,7 +13,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
 use dpincon_graph::{
@@ -123,10 +123,13 @@ impl EdgeRuns {
         self.buffer.dedup();
         let mut sources: Vec<Source> = self.files.into_iter().map(Source::file).collect();
         sources.push(Source::Memory(std::mem::take(&mut self.buffer).into_iter()));
+        // Keys are (u << 32 | v): one integer compare per heap step, and
+        // the smallest is replaced in place (one sift, not a pop and a push).
+        let key = |(u, v): (u32, u32)| u64::from(u) << 32 | u64::from(v);
         let mut heap = BinaryHeap::new();
         for (i, s) in sources.iter_mut().enumerate() {
             if let Some(e) = s.next().map_err(io)? {
-                heap.push(Reverse((e, i)));
+                heap.push(Reverse((key(e), i)));
             }
         }
         let mut builder = GraphBuilder::with_spill(nodes, spill).map_err(io)?;
@@ -134,10 +137,13 @@ impl EdgeRuns {
         let mut last = None;
         let merged = std::iter::from_fn(|| {
             loop {
-                let Reverse((e, i)) = heap.pop()?;
+                let mut top = heap.peek_mut()?;
+                let Reverse((e, i)) = *top;
                 match sources[i].next() {
-                    Ok(Some(next)) => heap.push(Reverse((next, i))),
-                    Ok(None) => {}
+                    Ok(Some(next)) => *top = Reverse((key(next), i)),
+                    Ok(None) => {
+                        std::collections::binary_heap::PeekMut::pop(top);
+                    }
                     Err(e) => {
                         error = Some(e);
                         return None;
@@ -145,7 +151,7 @@ impl EdgeRuns {
                 }
                 if last != Some(e) {
                     last = Some(e);
-                    return Some(e);
+                    return Some(((e >> 32) as u32, e as u32));
                 }
             }
         });
@@ -172,28 +178,52 @@ impl EdgeRuns {
 
 /// One sorted run being read.
 enum Source {
-    File(BufReader<File>),
+    /// A run file, read a block of edges at a time.
+    File {
+        file: File,
+        block: Vec<u8>,
+        at: usize,
+    },
     Memory(std::vec::IntoIter<(u32, u32)>),
 }
 
+/// Bytes read from a run file at once (8 Ki edges).
+const BLOCK_BYTES: usize = 64 << 10;
+
 impl Source {
-    fn file(f: File) -> Self {
-        Source::File(BufReader::with_capacity(1 << 16, f))
+    fn file(file: File) -> Self {
+        Source::File { file, block: Vec::new(), at: 0 }
     }
 
     fn next(&mut self) -> std::io::Result<Option<(u32, u32)>> {
         match self {
             Source::Memory(it) => Ok(it.next()),
-            Source::File(r) => {
-                let mut b = [0u8; 8];
-                match r.read_exact(&mut b) {
-                    Ok(()) => Ok(Some((
-                        u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-                        u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
-                    ))),
-                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
-                    Err(e) => Err(e),
+            Source::File { file, block, at } => {
+                if *at == block.len() {
+                    block.resize(BLOCK_BYTES, 0);
+                    let mut filled = 0;
+                    // Fill the block (runs are whole edges: 8 bytes each).
+                    while filled < BLOCK_BYTES {
+                        match file.read(&mut block[filled..])? {
+                            0 => break,
+                            n => filled += n,
+                        }
+                    }
+                    if filled % 8 != 0 {
+                        return Err(std::io::Error::other("a run file ends inside an edge"));
+                    }
+                    block.truncate(filled);
+                    *at = 0;
+                    if filled == 0 {
+                        return Ok(None);
+                    }
                 }
+                let b = &block[*at..*at + 8];
+                *at += 8;
+                Ok(Some((
+                    u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                    u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+                )))
             }
         }
     }
