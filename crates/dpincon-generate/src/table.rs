@@ -373,6 +373,25 @@ pub(crate) struct TableWriter {
     rows: u64,
 }
 
+/// A temporary file in `out`'s directory, to be renamed onto `out` once
+/// complete, so a failed write never leaves a truncated file behind.
+pub(crate) fn temp_beside(out: &Path) -> Result<tempfile::NamedTempFile, GenerateError> {
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".dpincon-generate-").suffix(".tmp");
+    // A temporary file is private (0600); the file it becomes is an
+    // ordinary one (0644, before the umask).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    builder.tempfile_in(dir).map_err(|source| GenerateError::Write { path: out.into(), source })
+}
+
 impl TableWriter {
     /// Start writing `out` in `format`. `kinds` fixes the Parquet column
     /// types (`Int` → Int64, `Float` → Float64, else Utf8); CSV ignores it.
@@ -383,20 +402,7 @@ impl TableWriter {
         kinds: &[Kind],
     ) -> Result<Self, GenerateError> {
         let write_err = |source| GenerateError::Write { path: out.into(), source };
-        let dir = match out.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(".dpincon-generate-").suffix(".tmp");
-        // A temporary file is private (0600); the table it becomes is an
-        // ordinary file (0644, before the umask).
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o644));
-        }
-        let tmp = builder.tempfile_in(dir).map_err(write_err)?;
+        let tmp = temp_beside(out)?;
         let file = tmp.as_file().try_clone().map_err(write_err)?;
         let sink = match format {
             TableFormat::Csv => {

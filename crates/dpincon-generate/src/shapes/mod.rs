@@ -276,18 +276,7 @@ pub fn generate_shape(options: &ShapeOptions) -> Result<ShapeStats, GenerateErro
 /// tables are, so a failed write never leaves a truncated constraint file.
 fn write_text(path: &Path, text: &str) -> Result<(), GenerateError> {
     let write_err = |source| GenerateError::Write { path: path.into(), source };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".dpincon-generate-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    let mut tmp = builder.tempfile_in(dir).map_err(write_err)?;
+    let mut tmp = crate::table::temp_beside(path)?;
     tmp.write_all(text.as_bytes()).map_err(write_err)?;
     tmp.as_file().sync_all().map_err(write_err)?;
     tmp.persist(path).map_err(|e| write_err(e.error))?;
