@@ -121,10 +121,7 @@ pub fn fd_cover(relation: &Relation, x: &[usize], bs: Option<&BTreeSet<usize>>) 
         return key_cover(relation, x);
     };
     let slots: Vec<usize> = x.iter().chain(bs).copied().collect();
-    let mut rows: Vec<u32> = (0..relation.rows())
-        .filter(|&r| slots.iter().all(|&s| !relation.column(s).is_null(r)))
-        .collect();
-    sort_on(relation, &mut rows, &slots);
+    let rows = sorted_rows(relation, &slots);
     let bs: Vec<usize> = bs.iter().copied().collect();
     runs(relation, &rows, x)
         .into_iter()
@@ -137,10 +134,7 @@ pub fn fd_cover(relation: &Relation, x: &[usize], bs: Option<&BTreeSet<usize>>) 
 
 /// Σ over groups of rows agreeing on X (no NULL) of (rows − 1).
 fn key_cover(relation: &Relation, x: &[usize]) -> u64 {
-    let mut rows: Vec<u32> = (0..relation.rows())
-        .filter(|&r| x.iter().all(|&s| !relation.column(s).is_null(r)))
-        .collect();
-    sort_on(relation, &mut rows, x);
+    let rows = sorted_rows(relation, x);
     runs(relation, &rows, x).iter().map(|g| g.len() as u64 - 1).sum()
 }
 
@@ -169,11 +163,18 @@ impl EqualityFrequencies {
 fn max_frequency(relation: &Relation, slots: &[usize]) -> u64 {
     // The longest run of equal keys once the non-NULL rows are sorted on
     // them: the same sort and runs as detection's partitioning.
+    let rows = sorted_rows(relation, slots);
+    runs(relation, &rows, slots).iter().map(|r| r.len() as u64).max().unwrap_or(0)
+}
+
+/// The rows with no NULL in `slots` (the only ones that can conflict on
+/// them), sorted on them as detection's partitioning sorts.
+fn sorted_rows(relation: &Relation, slots: &[usize]) -> Vec<u32> {
     let mut rows: Vec<u32> = (0..relation.rows())
         .filter(|&r| slots.iter().all(|&s| !relation.column(s).is_null(r)))
         .collect();
     sort_on(relation, &mut rows, slots);
-    runs(relation, &rows, slots).iter().map(|r| r.len() as u64).max().unwrap_or(0)
+    rows
 }
 
 #[cfg(test)]
