@@ -51,15 +51,9 @@ pub enum ClusterError {
         #[source]
         source: std::io::Error,
     },
-    /// Connecting or serving failed.
+    /// Serving failed.
     #[error("transport: {0}")]
     Transport(#[from] tonic::transport::Error),
-    /// A remote call failed.
-    #[error("{}", dpincon_client::describe_status(.0))]
-    Rpc(#[from] tonic::Status),
-    /// The job failed, was cancelled, or its result is not there.
-    #[error("{0}")]
-    Job(String),
     /// The durable job store failed.
     #[error("{0}")]
     Store(String),
