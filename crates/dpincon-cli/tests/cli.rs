@@ -489,3 +489,46 @@ fn sweep_and_curve_refuse_bad_input_and_write_nothing() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("NON-PRIVATE"));
     assert!(!curve.exists(), "the exact curve must not be written without --non-private");
 }
+
+#[test]
+fn coverage_is_gated_refuses_bad_input_and_writes_csv_json_and_a_chart() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\nFD: Zip -> State\n");
+    let out_dir = dir.0.path().join("coverage");
+    let base = ["experiment", "coverage", "--data", s(&data), "--constraints", s(&dcs)];
+    let mut args = base.to_vec();
+    args.extend(["--epsilons", "1", "--runs", "20", "--out", s(&out_dir)]);
+    let gated = cli(&args);
+    assert_eq!(gated.status.code(), Some(1), "the experiment is NON-PRIVATE: it needs the flag");
+    assert!(String::from_utf8_lossy(&gated.stderr).contains("NON-PRIVATE"));
+    assert!(!out_dir.exists(), "nothing is written when refused");
+    for (flags, message) in [
+        (["--runs", "0"], "--runs must be at least 1"),
+        (["--epsilons", "0"], "--epsilons: every ε must be a number from 0.00001 to 10000"),
+    ] {
+        let mut bad = base.to_vec();
+        bad.extend(["--non-private", "--out", s(&out_dir)]);
+        bad.extend(flags);
+        let out = cli(&bad);
+        assert_eq!(out.status.code(), Some(1), "{flags:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(message), "{flags:?}");
+        assert!(!out_dir.exists(), "{flags:?} wrote something");
+    }
+    args.push("--non-private");
+    let out = cli(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = std::fs::read_to_string(out_dir.join("coverage.csv")).unwrap();
+    // One ε × {mi, p, r}, plus the header.
+    assert_eq!(csv.lines().count(), 4, "{csv}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("coverage.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["stated"], 0.95);
+    for row in json["rows"].as_array().unwrap() {
+        assert_eq!(row["runs"], 20);
+        assert_eq!(row["point_outside"], 0, "{row}");
+    }
+    let svg = std::fs::read_to_string(out_dir.join("coverage.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("I_MI") && svg.contains("stated 0.95"));
+}
