@@ -11,7 +11,7 @@ use datafusion::error::DataFusionError;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use dpincon_engine::{
     EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, parse_bytes, plan_reports,
-    read_options,
+    read_options, to_class_facts,
 };
 use dpincon_graph::{EdgeFingerprint, SpillConfig};
 use dpincon_release::TableFacts;
@@ -171,9 +171,10 @@ struct GroupTotals {
     rows: u64,
     max_frequency: u64,
     partitions: usize,
-    /// The key/FD cover of the group's X, summed over the partitions (rows
-    /// agreeing on X never span two hash partitions of X).
-    fd_covers: Vec<u64>,
+    /// The classes of the group's keys and FDs, added over the partitions
+    /// (rows agreeing on X never span two hash partitions of X), and
+    /// whether every member is a key or an FD.
+    classes: Option<(dpincon_detect::ConflictClasses, bool)>,
 }
 
 impl JobLoader for BallistaLoader {
@@ -282,7 +283,18 @@ impl BallistaLoader {
             max_frequencies: f.max_frequencies,
             minimal_max_frequencies: f.minimal_max_frequencies,
             unbounded: f.unbounded,
-            fd_cover: groups.iter().flat_map(|g| g.fd_covers.iter().copied()).max().unwrap_or(0),
+            fd_cover: groups
+                .iter()
+                .flat_map(|g| &g.classes)
+                .map(|(c, _)| c.cover)
+                .max()
+                .unwrap_or(0),
+            // I_P's class count: every constraint a key or an FD of one X,
+            // as the embedded job decides (`dpincon_engine::load`).
+            classes: match groups.as_slice() {
+                [GroupTotals { classes: Some((c, true)), .. }] => Some(to_class_facts(c)),
+                _ => None,
+            },
         };
         let tasks = groups.iter().map(|g| g.partitions).sum();
         let stats = DetectStats { groups: groups.len(), tasks, received, fingerprint, seconds };
@@ -330,11 +342,10 @@ impl BallistaLoader {
                         if let Some(max) = s.max_frequency {
                             g.max_frequency = g.max_frequency.max(u64::from(max));
                         }
-                        if g.fd_covers.len() < s.fd_covers.len() {
-                            g.fd_covers.resize(s.fd_covers.len(), 0);
-                        }
-                        for (total, &c) in g.fd_covers.iter_mut().zip(&s.fd_covers) {
-                            *total += u64::from(c);
+                        match (&mut g.classes, s.classes) {
+                            (Some((total, _)), Some((c, _))) => total.absorb(&c),
+                            (total @ None, some) => *total = some,
+                            (Some(_), None) => {}
                         }
                         Ok(())
                     },

@@ -165,8 +165,18 @@ async fn standalone_cluster_gives_the_embedded_stream_and_releases() {
     let three = work.join("tax3.dcs");
     let lines: Vec<&str> = dpincon_generate::TAX_CONSTRAINTS.lines().collect();
     std::fs::write(&three, [lines[1], lines[2], lines[7]].join("\n")).unwrap();
-    for dcs in [&nine, &three] {
+    // One X's FDs (Zip → City, State) and a key (AreaCode, Phone): I_P by
+    // class count, from the partitions' classes on the cluster.
+    let zip = work.join("zip.dcs");
+    std::fs::write(&zip, [lines[1], lines[3]].join("\n")).unwrap();
+    let key = work.join("key.dcs");
+    std::fs::write(&key, lines[0]).unwrap();
+    for dcs in [&nine, &three, &zip, &key] {
         let from_parquet = check(&url, work, &job(&tax, dcs, None), 5).await;
         assert_eq!(from_parquet, embedded_fingerprint(&job(&noisy, dcs, None)).await);
     }
+    let report = run_job(&job(&tax, &key, None), &NoProgress).await.unwrap();
+    let p = serde_json::to_value(&report).unwrap()["measures"]["p"].clone();
+    assert_eq!(p["selection"][0]["mechanism"], "class-count", "{p}");
+    assert_eq!(p["theta"], 1, "{p}");
 }

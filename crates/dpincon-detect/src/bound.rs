@@ -29,10 +29,11 @@ pub struct EqualityFrequencies {
     pub minimal_max_frequencies: Vec<u64>,
     /// Some constraint has no predicate `t1.A = t2.A`.
     pub unbounded: bool,
-    /// For each X with FD-shaped constraints X → B (see [`fd_cover`]), in
-    /// the order of X: a lower bound on the minimum vertex cover of their
-    /// conflict graph, exact without NULLs.
-    pub fd_covers: Vec<u64>,
+    /// For each X with FD-shaped constraints X → B (see [`fd_classes`]), in
+    /// the order of X: their conflict graph's classes.
+    pub fd_classes: Vec<ConflictClasses>,
+    /// Every constraint is a key or an FD ([`fd_shape`]).
+    pub all_fd_shaped: bool,
 }
 
 /// The slots of σ's `t1.A = t2.A` predicates (X_σ), empty when σ has none.
@@ -77,9 +78,10 @@ pub fn equality_frequencies(
             None => *bs = None,
         }
     }
-    let fd_covers = fds.iter().map(|(x, bs)| fd_cover(relation, x, bs.as_ref())).collect();
+    let fd_classes = fds.iter().map(|(x, bs)| fd_classes(relation, x, bs.as_ref())).collect();
     EqualityFrequencies {
-        fd_covers,
+        fd_classes,
+        all_fd_shaped: constraints.iter().all(|c| fd_shape(c).is_some()),
         ..EqualityFrequencies::from_maxima(&sets, max_frequencies, unbounded)
     }
 }
@@ -106,36 +108,107 @@ fn is_cross(p: &crate::compile::KeyPredicate) -> bool {
     matches!(p.right, KeyOperand::Column { tuple, slot } if tuple != p.tuple && slot == p.slot)
 }
 
-/// A lower bound on I_R from the FDs X → B1, …, Bm of one X (issue 28):
-/// within a group of rows agreeing on X (no NULL), two rows with no NULL
-/// B conflict iff their tuples (B1, …, Bm) differ, so those rows form a
-/// complete multipartite graph by that tuple, whose minimum cover is their
-/// count minus the largest class. Summed over the groups it is the minimum
-/// cover of an induced subgraph of G (exact when no B is NULL), so at most
-/// I_R; adding or removing one row changes one group by one row, so the
-/// sum by at most 1 (node sensitivity 1, like the LP). A key (`bs` None:
-/// every two rows of a group conflict) makes each group a clique: each row
-/// its own class.
-pub fn fd_cover(relation: &Relation, x: &[usize], bs: Option<&BTreeSet<usize>>) -> u64 {
+/// The classes of one X's keys and FDs X → B1, …, Bm (issue 28): within a
+/// group of rows agreeing on X (no NULL), two rows with no NULL B conflict
+/// iff their tuples (B1, …, Bm) differ, so those rows form a complete
+/// multipartite graph by that tuple, its *classes*. A key (no B: every two
+/// rows of a group conflict) makes each row its own class. Two statistics
+/// of G follow, each a lower bound exact without NULLs:
+///
+/// - I_R: a group's minimum cover is its rows minus its largest class, so
+///   [`ConflictClasses::cover`] is the minimum cover of an induced subgraph
+///   of G, at most I_R. Adding or removing one row changes one group by one
+///   row, so the sum by at most 1 (node sensitivity 1, like the LP).
+/// - I_P: every row of a group with two classes or more conflicts, so
+///   [`ConflictClasses::capped`]`(τ)` = Σ over such groups and their classes
+///   of min(class, τ) is at most I_P, equal to it for τ ≥ the largest
+///   class. One row moves it by at most τ + 1: it makes a pure group of
+///   one class impure (min(c, τ) + 1), or moves one class by one row.
+///
+/// `max_class` (over every group, pure ones too) and `null_rows` each move
+/// by at most 1: they say privately how large τ must be and what NULLs
+/// left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConflictClasses {
+    /// X's constraints include a key: every row is its own class.
+    pub key: bool,
+    /// Σ over groups of (rows − largest class): a lower bound on I_R.
+    pub cover: u64,
+    /// The largest class in any group (1 under a key, 0 without rows).
+    pub max_class: u64,
+    /// Rows with X but some B NULL, left out of the classes (0 under a key).
+    pub null_rows: u64,
+    /// (class size, classes of that size) over the groups of two classes
+    /// or more, by size.
+    pub sizes: Vec<(u64, u64)>,
+}
+
+impl ConflictClasses {
+    /// Σ over impure groups' classes of min(class, τ): at most I_P, with node
+    /// sensitivity τ + 1 (type docs).
+    pub fn capped(&self, tau: u64) -> u64 {
+        self.sizes.iter().map(|&(size, count)| size.min(tau).saturating_mul(count)).sum()
+    }
+
+    /// Adds another partition's classes of the same X (a group never spans
+    /// two hash partitions of X, so every statistic adds up).
+    pub fn absorb(&mut self, other: &ConflictClasses) {
+        self.key |= other.key;
+        self.cover += other.cover;
+        self.max_class = self.max_class.max(other.max_class);
+        self.null_rows += other.null_rows;
+        let mut sizes: std::collections::BTreeMap<u64, u64> = self.sizes.iter().copied().collect();
+        for &(size, count) in &other.sizes {
+            *sizes.entry(size).or_default() += count;
+        }
+        self.sizes = sizes.into_iter().collect();
+    }
+}
+
+/// [`ConflictClasses`] of X → `bs` (`None`: a key) over `relation`.
+pub fn fd_classes(
+    relation: &Relation,
+    x: &[usize],
+    bs: Option<&BTreeSet<usize>>,
+) -> ConflictClasses {
+    let mut sizes = std::collections::BTreeMap::<u64, u64>::new();
     let Some(bs) = bs else {
-        return key_cover(relation, x);
+        let rows = sorted_rows(relation, x);
+        let groups = runs(relation, &rows, x);
+        let cover = groups.iter().map(|g| g.len() as u64 - 1).sum();
+        let conflicting: u64 = groups.iter().filter(|g| g.len() > 1).map(|g| g.len() as u64).sum();
+        if conflicting > 0 {
+            sizes.insert(1, conflicting);
+        }
+        let max_class = u64::from(!rows.is_empty());
+        return ConflictClasses {
+            key: true,
+            cover,
+            max_class,
+            null_rows: 0,
+            sizes: sizes.into_iter().collect(),
+        };
     };
     let slots: Vec<usize> = x.iter().chain(bs).copied().collect();
     let rows = sorted_rows(relation, &slots);
+    let with_x = (0..relation.rows())
+        .filter(|&r| x.iter().all(|&s| !relation.column(s).is_null(r)))
+        .count() as u64;
     let bs: Vec<usize> = bs.iter().copied().collect();
-    runs(relation, &rows, x)
-        .into_iter()
-        .map(|group| {
-            let largest = runs(relation, &rows[group.clone()], &bs).iter().map(|r| r.len()).max();
-            (group.len() - largest.unwrap_or(0)) as u64
-        })
-        .sum()
-}
-
-/// Σ over groups of rows agreeing on X (no NULL) of (rows − 1).
-fn key_cover(relation: &Relation, x: &[usize]) -> u64 {
-    let rows = sorted_rows(relation, x);
-    runs(relation, &rows, x).iter().map(|g| g.len() as u64 - 1).sum()
+    let (mut cover, mut max_class) = (0, 0);
+    for group in runs(relation, &rows, x) {
+        let classes = runs(relation, &rows[group.clone()], &bs);
+        let largest = classes.iter().map(|c| c.len() as u64).max().unwrap_or(0);
+        cover += group.len() as u64 - largest;
+        max_class = max_class.max(largest);
+        if classes.len() > 1 {
+            for c in &classes {
+                *sizes.entry(c.len() as u64).or_default() += 1;
+            }
+        }
+    }
+    let null_rows = with_x - rows.len() as u64;
+    ConflictClasses { key: false, cover, max_class, null_rows, sizes: sizes.into_iter().collect() }
 }
 
 impl EqualityFrequencies {
@@ -155,7 +228,8 @@ impl EqualityFrequencies {
             max_frequencies,
             minimal_max_frequencies,
             unbounded,
-            fd_covers: vec![],
+            fd_classes: vec![],
+            all_fd_shaped: false,
         }
     }
 }
@@ -242,7 +316,7 @@ mod tests {
             let key = |v: u64| (v < 3).then_some(v);
             let rows: Vec<[Option<u64>; 3]> =
                 (0..n).map(|_| [key(next(domain)), key(next(domain)), key(next(domain))]).collect();
-            let cover = fd_cover(&relation(&rows), &[0], Some(&bs));
+            let cover = fd_classes(&relation(&rows), &[0], Some(&bs)).cover;
             let brute = brute_cover(&rows);
             assert!(cover <= brute, "{rows:?}: {cover} > {brute}");
             if domain == 3 {
@@ -251,13 +325,13 @@ mod tests {
             for i in 0..n {
                 let mut fewer = rows.clone();
                 fewer.remove(i);
-                let smaller = fd_cover(&relation(&fewer), &[0], Some(&bs));
+                let smaller = fd_classes(&relation(&fewer), &[0], Some(&bs)).cover;
                 assert!(smaller <= cover && cover <= smaller + 1, "{rows:?} without {i}");
             }
         }
         // The two FDs give one cover (one X); an order predicate is no FD.
         let f = equality_frequencies(&relation(&[[Some(1), Some(1), Some(2)]]), &[fd(1), fd(2)]);
-        assert_eq!(f.fd_covers, vec![0]);
+        assert_eq!(f.fd_classes.iter().map(|c| c.cover).collect::<Vec<_>>(), vec![0]);
         let order = KeyConstraint {
             predicates: vec![
                 KeyPredicate::cross(0, Operator::Eq, 0),
@@ -278,7 +352,11 @@ mod tests {
             [Some(2), None, None],
         ];
         let f = equality_frequencies(&relation(&rows), &[fd(1), key]);
-        assert_eq!(f.fd_covers, vec![2], "the X = 1 group of three rows is a clique");
+        assert_eq!(f.fd_classes.len(), 1);
+        let classes = &f.fd_classes[0];
+        assert_eq!(classes.cover, 2, "the X = 1 group of three rows is a clique");
+        assert!(classes.key && f.all_fd_shaped);
+        assert_eq!((classes.max_class, classes.null_rows, classes.capped(1)), (1, 0, 3));
     }
 
     #[test]
@@ -321,7 +399,17 @@ mod tests {
             unbounded: false,
             // fd and its twin are one FD (X = {0}): B agrees in every group;
             // `both` is a key on {0, 1}: (1,5) and (2,5) twice, cover 2.
-            fd_covers: vec![0, 2],
+            fd_classes: vec![
+                ConflictClasses { cover: 0, max_class: 2, null_rows: 1, ..Default::default() },
+                ConflictClasses {
+                    key: true,
+                    cover: 2,
+                    max_class: 1,
+                    null_rows: 0,
+                    sizes: vec![(1, 4)],
+                },
+            ],
+            all_fd_shaped: true,
         };
         assert_eq!(f, expected);
         let f = equality_frequencies(&r, &[ineq, cross]);
@@ -329,8 +417,76 @@ mod tests {
             max_frequencies: vec![],
             minimal_max_frequencies: vec![],
             unbounded: true,
-            fd_covers: vec![],
+            fd_classes: vec![],
+            all_fd_shaped: false,
         };
         assert_eq!(f, expected);
+    }
+
+    /// The problematic rows of X → B1, X → B2 by brute force.
+    fn brute_problematic(rows: &[[Option<u64>; 3]]) -> u64 {
+        let differ = |a: Option<u64>, b: Option<u64>| a.is_some() && b.is_some() && a != b;
+        let conflict = |a: [Option<u64>; 3], b: [Option<u64>; 3]| {
+            a[0].is_some() && a[0] == b[0] && (differ(a[1], b[1]) || differ(a[2], b[2]))
+        };
+        rows.iter()
+            .enumerate()
+            .filter(|&(i, &a)| rows.iter().enumerate().any(|(j, &b)| i != j && conflict(a, b)))
+            .count() as u64
+    }
+
+    /// Tables of up to 7 rows from a seeded stream: capped(τ) is at most
+    /// I_P, equal to it without NULLs once τ reaches the largest class, and
+    /// removing a row moves it by at most τ + 1; the largest class and the
+    /// NULL rows move by at most 1.
+    #[test]
+    fn capped_classes_bound_i_p_with_sensitivity_tau_plus_one() {
+        let bs = BTreeSet::from([1, 2]);
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        let classes = |rows: &[[Option<u64>; 3]]| fd_classes(&relation(rows), &[0], Some(&bs));
+        for round in 0..3000 {
+            let n = 1 + next(7) as usize;
+            let domain = if round % 2 == 0 { 2 } else { 3 };
+            let key = |v: u64| (v < 2).then_some(v);
+            let rows: Vec<[Option<u64>; 3]> =
+                (0..n).map(|_| [key(next(domain)), key(next(domain)), key(next(domain))]).collect();
+            let c = classes(&rows);
+            let truth = brute_problematic(&rows);
+            for tau in 1..=7 {
+                assert!(c.capped(tau) <= truth, "{rows:?} τ={tau}");
+                if domain == 2 && tau >= c.max_class {
+                    assert_eq!(c.capped(tau), truth, "{rows:?} τ={tau}");
+                }
+            }
+            for i in 0..n {
+                let mut fewer = rows.clone();
+                fewer.remove(i);
+                let d = classes(&fewer);
+                for tau in 1..=7 {
+                    assert!(
+                        c.capped(tau).abs_diff(d.capped(tau)) <= tau + 1,
+                        "{rows:?} −{i} τ={tau}"
+                    );
+                }
+                assert!(c.max_class.abs_diff(d.max_class) <= 1);
+                assert!(c.null_rows.abs_diff(d.null_rows) <= 1);
+            }
+        }
+        // Partitions of one X add up to the whole.
+        let rows =
+            [[Some(0), Some(0), Some(1)], [Some(0), Some(1), Some(1)], [Some(1), Some(0), None]];
+        let mut whole = classes(&rows[..1]);
+        whole.absorb(&classes(&rows[1..]));
+        let mut expected = classes(&rows[..2]);
+        expected.absorb(&classes(&rows[2..]));
+        assert_eq!(expected, classes(&rows));
+        assert_eq!(expected.sizes, vec![(1, 2)]);
+        assert_eq!(expected.null_rows, 1);
     }
 }

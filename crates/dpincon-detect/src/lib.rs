@@ -21,7 +21,9 @@ mod exec;
 mod plan;
 mod relation;
 
-pub use bound::{EqualityFrequencies, equality_attributes, equality_frequencies};
+pub use bound::{
+    ConflictClasses, EqualityFrequencies, equality_attributes, equality_frequencies, fd_classes,
+};
 pub use compile::{
     KeyConstraint, KeyOperand, KeyPredicate, OrderedOperator, compile, required_columns,
     string_constants,

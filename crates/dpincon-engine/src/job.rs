@@ -1,9 +1,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use dpincon_detect::{DetectOptions, compile, equality_frequencies};
+use dpincon_detect::{
+    ConflictClasses, DetectOptions, EqualityFrequencies, compile, equality_frequencies,
+};
 use dpincon_graph::{ConflictGraph, EdgeFingerprint, edge_stream_fingerprint};
-use dpincon_release::{NoiseRng, TableFacts};
+use dpincon_release::{ClassFacts, NoiseRng, TableFacts};
 use dpincon_source::{DataFormat, ReadOptions, encode, parse_schema_override, read_table};
 
 use crate::detector::{ConflictDetector, LocalDetector};
@@ -161,6 +163,7 @@ pub async fn load_with(
     let detect_s = detect_start.elapsed().as_secs_f64();
     progress.finish(Phase::Detect, detect_s);
     let frequencies = equality_frequencies(&relation, &compiled);
+    let classes = class_facts(&frequencies);
     let plans = plan_reports(&bound, &detection.plans);
     Ok(LoadedJob {
         graph: detection.graph,
@@ -169,7 +172,8 @@ pub async fn load_with(
             max_frequencies: frequencies.max_frequencies,
             minimal_max_frequencies: frequencies.minimal_max_frequencies,
             unbounded: frequencies.unbounded,
-            fd_cover: frequencies.fd_covers.iter().copied().max().unwrap_or(0),
+            fd_cover: frequencies.fd_classes.iter().map(|c| c.cover).max().unwrap_or(0),
+            classes,
         },
         plans,
         constraint_count: bound.len(),
@@ -178,6 +182,25 @@ pub async fn load_with(
         detect_s,
         fingerprint: None,
     })
+}
+
+/// I_P's class facts when every constraint is a key or an FD of one X
+/// (`dpincon_release`'s class count), else none.
+fn class_facts(frequencies: &EqualityFrequencies) -> Option<ClassFacts> {
+    match frequencies.fd_classes.as_slice() {
+        [one] if frequencies.all_fd_shaped => Some(to_class_facts(one)),
+        _ => None,
+    }
+}
+
+/// The release's view of one X's classes.
+pub fn to_class_facts(classes: &ConflictClasses) -> ClassFacts {
+    ClassFacts {
+        key: classes.key,
+        max_class: classes.max_class,
+        null_rows: classes.null_rows,
+        sizes: classes.sizes.clone(),
+    }
 }
 
 /// Parses a size such as `1GiB`, `512MiB`, `800M` or `1073741824`.

@@ -27,6 +27,7 @@ pub use dpincon_source::PostgresSource;
 pub use job::{
     JobLoader, LoadedJob, NoProgress, Phase, Prepaid, Progress, load, load_with, parse_bytes,
     plan_reports, read_constraints, read_options, run_job, run_job_with, run_prepaid_job,
+    to_class_facts,
 };
 pub use privacy::validate;
 pub use report::{

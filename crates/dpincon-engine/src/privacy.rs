@@ -186,7 +186,7 @@ pub(crate) fn measure_and_release(
     let exact = degrees.counts();
     let releases = match release {
         Some((plan, rng)) => {
-            let table = ProjectionTable::new(exact, projected);
+            let table = ProjectionTable::new(exact, projected).with_classes(facts.classes.clone());
             let mut report = MeasuresReport::default();
             for p in &prepared {
                 let release = release_projected(p, &table, rng)?;

@@ -21,6 +21,7 @@ use dpincon_mechanisms::DiscreteLaplace;
 use serde::Serialize;
 
 use crate::ProjectedMeasure;
+use crate::classes::{ClassBounds, class_upper_end};
 
 /// The probability that an interval holds the measure.
 pub const COVERAGE: f64 = 0.95;
@@ -38,6 +39,10 @@ pub struct IntervalBounds {
     pub rows: Option<u64>,
     /// Every row's degree: d̃ plus its noise's 99.5% quantile, or rows − 1.
     pub max_degree: u64,
+    /// I_P by class count: the largest class and the NULL rows (module
+    /// `classes`), replacing the degree bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classes: Option<ClassBounds>,
 }
 
 /// `noise`'s one-sided quantile: P(X > q) ≤ `miss`.
@@ -47,7 +52,7 @@ pub(crate) fn upper_quantile(noise: &DiscreteLaplace, miss: f64) -> u64 {
 }
 
 /// The interval of `measure` released as `noisy` (before clamping) with
-/// `noise` at `theta`, and the point clamped into it.
+/// `noise` at `theta` (τ of a class count), and the point clamped into it.
 pub(crate) fn measure_interval(
     measure: ProjectedMeasure,
     noisy: i64,
@@ -58,7 +63,12 @@ pub(crate) fn measure_interval(
     let h = noise.halfwidth(NOISE_MISS).min(i64::MAX as u64) as i64;
     let lo = noisy.saturating_sub(h).max(0) as u64;
     let f = noisy.saturating_add(h).max(0) as u64;
-    let hi = upper_end(measure, f, theta, bounds);
+    // A class count is max(f(G_τ), capped(τ)): either bound holds.
+    let hi = match bounds.classes {
+        Some(classes) => class_upper_end(f, theta, classes, bounds.rows)
+            .min(upper_end(measure, f, theta, bounds)),
+        None => upper_end(measure, f, theta, bounds),
+    };
     let lo = lo.min(hi);
     let point = (noisy.max(0) as u64).clamp(lo, hi);
     let int = |v: u64| v.min(i64::MAX as u64) as i64;
@@ -123,6 +133,7 @@ mod tests {
             let bounds = IntervalBounds {
                 rows: Some(u64::from(n)),
                 max_degree: u64::from(exact.max_degree),
+                classes: None,
             };
             for theta in 1..n {
                 let counts = pass.projected.iter().find(|c| c.theta.get() == theta).unwrap();
@@ -143,7 +154,7 @@ mod tests {
     #[test]
     fn the_point_stays_inside_and_the_ends_are_ordered() {
         let noise = DiscreteLaplace::new(10, 1.0).unwrap();
-        let bounds = IntervalBounds { rows: Some(100), max_degree: 40 };
+        let bounds = IntervalBounds { rows: Some(100), max_degree: 40, classes: None };
         for noisy in [-500, -3, 0, 7, 95, 120, 5000] {
             for measure in [ProjectedMeasure::Mi, ProjectedMeasure::P] {
                 let (point, [lo, hi]) = measure_interval(measure, noisy, &noise, 10, bounds);

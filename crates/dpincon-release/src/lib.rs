@@ -21,6 +21,7 @@
 //! [`ProjectionTable`] and adds the final noise. [`release_repair`] is one
 //! step. All randomness comes from a [`NoiseRng`]; no float touches a secret.
 
+mod classes;
 pub mod gem;
 mod interval;
 mod measure;
@@ -30,6 +31,7 @@ pub mod repair;
 mod selection;
 mod table;
 
+pub use classes::{ClassBounds, ClassFacts, NoisyClassBound};
 pub use interval::{COVERAGE, IntervalBounds};
 pub use measure::{COVER_SENSITIVITY, ProjectedMeasure};
 pub use prepare::{Prepared, default_candidates, halving_candidates, prepare};
@@ -55,4 +57,7 @@ pub enum ReleaseError {
     /// The projection table lacks a θ the strategy needs (a driver bug).
     #[error("f(G_θ) for θ = {0} was not computed in the pass over the edges")]
     MissingTheta(u32),
+    /// A class count was chosen but the table carries no classes (a driver bug).
+    #[error("I_P's class count was chosen but the projection table has no classes")]
+    MissingClasses,
 }

@@ -6,6 +6,7 @@
 use dpincon_measures::DegreeBound;
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 
+use crate::classes::{NoisyClassBound, class_bound};
 use crate::interval::{BOUND_MISS, IntervalBounds, upper_quantile};
 use crate::projected::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
 use crate::{ProjectedMeasure, ReleaseError, Strategy, gem};
@@ -33,6 +34,11 @@ const FALLBACK_SELECTION_SHARE: f64 = 0.4;
 const HUB_FLOOR_SHARE: f64 = 0.1;
 /// Share of ε spent on the look at f(G_θc) above that floor.
 const FLOOR_LOOK_SHARE: f64 = 0.15;
+/// Share of ε bounding the classes when I_P may use the class count (FDs
+/// of one X): 0.15 against 0.1 and 0.2 on the generated cliques and sparse
+/// FDs, where a smaller share lets τ undershoot star-like groups and a
+/// larger one starves the release (README of this crate).
+const CLASS_BOUND_SHARE: f64 = 0.15;
 
 /// How θ* will be chosen once the pass has run.
 #[derive(Debug, Clone)]
@@ -55,6 +61,10 @@ pub(crate) enum Choice {
     /// f(G_θc) with `test` raises θ* from `floor` (up to `top`) while the
     /// count can absorb the noise; θ* is rounded down onto `grid`.
     Floored { floor: u32, top: u32, test: Budget, grid: Vec<u32> },
+    /// `ub-direct`'s I_P by class count (module `classes`):
+    /// max(f(G_τ), capped(τ)) at `tau`, chosen because τ ≤ `theta`, the θ*
+    /// the degree bound allowed (`theta` = `tau` under a key: no d̃ drawn).
+    Classes { tau: u32, theta: u32, test: Option<Budget> },
     /// `ub-direct` without a degree bound (I_MI): a noisy look at
     /// f(G_top) with `test`; θ* = `top` when it stands clear of the noise
     /// (the rest of ε is the release's), else `gem` over `candidates` with
@@ -69,6 +79,7 @@ pub struct Prepared {
     pub(crate) spec: ProjectedSpec,
     pub(crate) max_rows: Option<MaxRows>,
     pub(crate) degree_bound: Option<NoisyDegreeBound>,
+    pub(crate) class_bound: Option<NoisyClassBound>,
     pub(crate) choice: Choice,
     pub(crate) release: Budget,
     pub(crate) budget: BudgetUse,
@@ -83,6 +94,7 @@ impl Prepared {
         let mut thetas = match &self.choice {
             Choice::Fixed(theta) => vec![*theta],
             Choice::TrueMax => vec![],
+            Choice::Classes { tau, .. } => vec![*tau],
             Choice::Hierarchical { candidates, .. } | Choice::Generalized { candidates, .. } => {
                 candidates.clone()
             }
@@ -328,9 +340,19 @@ pub fn prepare(
     let minimal_bound = matches!(strategy, Strategy::UbDirect | Strategy::UbGem)
         && !facts.unbounded
         && !facts.minimal_max_frequencies.is_empty();
-    // `ub-direct`'s I_P without a degree bound needs only ñ.
-    let rows_only =
-        strategy == Strategy::UbDirect && !minimal_bound && spec.measure == ProjectedMeasure::P;
+    // `ub-direct`'s I_P over one X's keys and FDs: the class count, whose
+    // classes under a key are single rows (τ = 1 with no bound to draw).
+    let classes = facts
+        .classes
+        .as_ref()
+        .filter(|_| strategy == Strategy::UbDirect && spec.measure == ProjectedMeasure::P);
+    let key_classes = classes.is_some_and(|c| c.key);
+    let mut class_bound_out = None;
+    let mut class_high = None;
+    // `ub-direct`'s I_P without a degree bound, or under a key, needs only ñ.
+    let rows_only = strategy == Strategy::UbDirect
+        && spec.measure == ProjectedMeasure::P
+        && (!minimal_bound || key_classes);
     // The baselines spend nothing on selection; the others split ε.
     let (selection, mut release) = match strategy {
         Strategy::BaselineTruemax => (None, spec.epsilon),
@@ -360,13 +382,28 @@ pub fn prepare(
             let source = selection.unwrap_or(release);
             let (bound, _) = row_bound(spec, facts, source, 1.0, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
-            let top = clamp_theta(bound.bound.value);
-            Choice::Fixed(problematic_cap(spec.measure, top, bound.rows, release))
+            if key_classes {
+                let (bound, tau, high) = class_bound(classes.expect("a key"), None, rng)?;
+                (class_bound_out, class_high) = (Some(bound), Some(high));
+                Choice::Classes { tau, theta: tau, test: None }
+            } else {
+                let top = clamp_theta(bound.bound.value);
+                Choice::Fixed(problematic_cap(spec.measure, top, bound.rows, release))
+            }
         }
         (Strategy::UbDirect, Some(selection)) if minimal_bound => {
             // ñ, then θ* = min(d̃ + margin, n_max): no degree exceeds n − 1.
             let (rows, eps0) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(rows.bound), Some(rows.high));
+            // FDs of one X: a share of ε bounds their classes.
+            let eps_c = match classes {
+                Some(_) => {
+                    let (c, rest) = split2(release, CLASS_BOUND_SHARE / (1.0 - share))?;
+                    release = rest;
+                    Some(c)
+                }
+                None => None,
+            };
             let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
             (degree_bound, degree_high) = (Some(bound), Some(high));
             let top = top.min(clamp_theta(rows.bound.value));
@@ -378,7 +415,22 @@ pub fn prepare(
                 release = rest;
                 Choice::Floored { floor, top, test, grid: floor_grid(floor, top) }
             } else {
-                Choice::Fixed(problematic_cap(spec.measure, top, rows.rows, release))
+                let theta = problematic_cap(spec.measure, top, rows.rows, release);
+                match (classes, eps_c) {
+                    (Some(c), Some(test)) => {
+                        budget.class_bound = test.value();
+                        let (bound, tau, high) = class_bound(c, Some(test), rng)?;
+                        (class_bound_out, class_high) = (Some(bound), Some(high));
+                        // The smaller sensitivity wins: neither truncates
+                        // beyond its bound's miss (module `classes`).
+                        if tau <= theta {
+                            Choice::Classes { tau, theta, test: Some(test) }
+                        } else {
+                            Choice::Fixed(theta)
+                        }
+                    }
+                    _ => Choice::Fixed(theta),
+                }
             }
         }
         (Strategy::UbDirect, Some(selection)) => {
@@ -468,7 +520,8 @@ pub fn prepare(
         Choice::Generalized { epsilon, .. } => epsilon.value(),
         // The look; `release_projected` adds gem's step if it runs.
         Choice::Tested { test, .. } | Choice::Floored { test, .. } => test.value(),
-        Choice::Fixed(_) | Choice::TrueMax => 0.0,
+        // The class bound is `budget.class_bound`.
+        Choice::Fixed(_) | Choice::TrueMax | Choice::Classes { .. } => 0.0,
     };
     budget.release = release.value();
     // No degree exceeds n − 1; `baseline-truemax` truncates nothing.
@@ -481,9 +534,19 @@ pub fn prepare(
         _ => Some(IntervalBounds {
             rows: rows_high,
             max_degree: max_degree.expect("every private strategy bounds the rows or degrees"),
+            classes: class_high.filter(|_| matches!(choice, Choice::Classes { .. })),
         }),
     };
-    Ok(Prepared { spec: spec.clone(), max_rows, degree_bound, choice, release, budget, bounds })
+    Ok(Prepared {
+        spec: spec.clone(),
+        max_rows,
+        degree_bound,
+        class_bound: class_bound_out,
+        choice,
+        release,
+        budget,
+        bounds,
+    })
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng, Selector};
 use serde::Serialize;
 
+use crate::classes::{ClassFacts, NoisyClassBound};
 use crate::gem;
 use crate::interval::{COVERAGE, IntervalBounds, measure_interval};
 use crate::prepare::{Choice, Prepared};
@@ -56,9 +57,12 @@ pub struct TableFacts {
     pub minimal_max_frequencies: Vec<u64>,
     /// Some constraint has no `t1.A = t2.A` predicate.
     pub unbounded: bool,
-    /// The largest cover of one X's keys and FDs (`dpincon_detect::fd_cover`;
+    /// The largest cover of one X's keys and FDs (`dpincon_detect::fd_classes`;
     /// 0 when none): a lower bound on I_R with node sensitivity 1.
     pub fd_cover: u64,
+    /// The classes of the table's one X when every constraint is a key or
+    /// an FD of it (`dpincon_detect::fd_classes`): I_P by class count.
+    pub classes: Option<ClassFacts>,
 }
 
 /// The row bound n_max in use.
@@ -90,6 +94,8 @@ pub struct BudgetUse {
     pub max_rows: f64,
     /// ε0 for d̃ (ub-hem only).
     pub degree_bound: f64,
+    /// ε_c for the class bound (I_P by class count).
+    pub class_bound: f64,
     /// The steps choosing θ* (EM, GEM, ub-direct's look).
     pub selection: f64,
     /// ε2 of the final noise.
@@ -123,7 +129,8 @@ pub struct SelectionStep {
 pub struct ProjectedRelease {
     /// `mi` or `p`.
     pub measure: ProjectedMeasure,
-    /// The noisy value f(G_θ*) + DLap(Δ(θ*)/ε2), clamped at 0 (post-processing).
+    /// The noisy value f(G_θ*) + DLap(Δ(θ*)/ε2), clamped at 0 (post-processing);
+    /// under a class count, capped(τ) + DLap((τ + 1)/ε2).
     pub value: i64,
     /// The measure's ε.
     pub epsilon: f64,
@@ -140,7 +147,7 @@ pub struct ProjectedRelease {
     /// The high-confidence bounds `ci95`'s upper end rests on (public).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bounds: Option<IntervalBounds>,
-    /// θ*.
+    /// θ*, or τ when `class_bound` is set (I_P by class count).
     pub theta: u32,
     /// The strategy that chose θ*.
     pub strategy: Strategy,
@@ -154,6 +161,9 @@ pub struct ProjectedRelease {
     /// ub-hem's noisy degree bound.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub degree_bound: Option<NoisyDegreeBound>,
+    /// The noisy class bound, when I_P was released by class count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class_bound: Option<NoisyClassBound>,
     /// The selection steps.
     pub selection: Vec<SelectionStep>,
     /// Where ε went.
@@ -223,6 +233,18 @@ pub fn release_projected(
             });
             chosen
         }
+        Choice::Classes { tau, theta, test } => {
+            // Post-processing of the class bound: the step records it.
+            steps.push(SelectionStep {
+                candidates: if tau == theta { vec![*tau] } else { vec![*tau, *theta] },
+                mechanism: "class-count",
+                theta_max: *theta,
+                sensitivity: measure.sensitivity(*tau),
+                epsilon: test.map_or(0.0, |t| t.value()),
+                chosen: *tau,
+            });
+            *tau
+        }
         Choice::Tested { top, test, candidates, selection, release: fallback } => {
             // f(G_top) + DLap(Δ(top)/ε_t), compared with a public multiple of
             // its own scale: the choice is post-processing of that release.
@@ -252,17 +274,23 @@ pub fn release_projected(
         }
     };
     let eps2 = release.value();
-    let counts = match prepared.choice {
-        Choice::TrueMax => table.at_max_degree(),
-        _ => table.get(theta)?,
+    let value = match prepared.choice {
+        Choice::TrueMax => measure.value(&table.at_max_degree()),
+        // Both lower bounds on I_P with sensitivity τ + 1: so is their max.
+        Choice::Classes { tau, .. } => {
+            measure.value(&table.get(tau)?).max(table.capped_classes(tau)?)
+        }
+        _ => measure.value(&table.get(theta)?),
     };
     let sensitivity = measure.sensitivity(theta);
     let noise = DiscreteLaplace::new(sensitivity, eps2)?;
-    let noisy = noise.release(measure.value(&counts) as i64, rng);
+    let noisy = noise.release(value as i64, rng);
     // `baseline-truemax` (not private) truncates nothing.
-    let bounds = prepared
-        .bounds
-        .unwrap_or(IntervalBounds { rows: None, max_degree: u64::from(table.exact().max_degree) });
+    let bounds = prepared.bounds.unwrap_or(IntervalBounds {
+        rows: None,
+        max_degree: u64::from(table.exact().max_degree),
+        classes: None,
+    });
     let (value, ci95) = measure_interval(measure, noisy, &noise, theta, bounds);
     Ok(ProjectedRelease {
         measure,
@@ -279,6 +307,7 @@ pub fn release_projected(
         private: spec.strategy.is_private(),
         max_rows: prepared.max_rows,
         degree_bound: prepared.degree_bound,
+        class_bound: prepared.class_bound,
         selection: steps,
         budget,
     })

@@ -5,8 +5,8 @@
 //!   upper bound (c/2 ≤ I_R ≤ c): the paper's Algorithm 5, "as today".
 //! - `lp`: the LP relaxation strengthened by the key and FD covers,
 //!   2·L + DLap(2/ε) with L = max(LP, max over X of the cover of X's keys
-//!   and FDs, `dpincon_detect::fd_cover`): L ≤ I_R ≤ 2·LP ≤ 2·L. LP has node sensitivity 1 (proof: `dpincon_measures::cover`), each
-//!   FD cover too (`dpincon_detect::fd_cover`), so their maximum does and
+//!   and FDs, `dpincon_detect::fd_classes`): L ≤ I_R ≤ 2·LP ≤ 2·L. LP has node sensitivity 1 (proof: `dpincon_measures::cover`), each
+//!   FD cover too (`dpincon_detect::fd_classes`), so their maximum does and
 //!   the integer 2·L moves by at most 2. On a k-clique of duplicated keys LP
 //!   is k/2 and the FD cover k − 1 = I_R (issue 28).
 //! - `combined` (default): both, ε split [`LP_SHARE`] : 1 − [`LP_SHARE`]
@@ -118,7 +118,7 @@ pub struct RepairValues {
     pub greedy_cover: u64,
     /// 2·L with L = max(LP, the largest FD cover), when the method needs
     /// it: L ≤ I_R ≤ 2·LP ≤ 2·L, and L has node sensitivity 1 (a maximum
-    /// of sensitivity-1 statistics; `dpincon_detect::fd_cover`).
+    /// of sensitivity-1 statistics; `dpincon_detect::fd_classes`).
     pub twice_lower: Option<u64>,
 }
 

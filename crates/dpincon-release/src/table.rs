@@ -3,6 +3,7 @@ use std::collections::BTreeMap;
 use dpincon_measures::{DegreeBound, ExactCounts, ProjectedCounts};
 
 use crate::ReleaseError;
+use crate::classes::ClassFacts;
 
 /// f(G_θ) for the θ a release needs, from one pass over the edge stream.
 ///
@@ -11,13 +12,28 @@ use crate::ReleaseError;
 pub struct ProjectionTable {
     exact: ExactCounts,
     projected: BTreeMap<u32, ProjectedCounts>,
+    classes: Option<ClassFacts>,
 }
 
 impl ProjectionTable {
     /// The table from the pass: the exact counts and the projections.
     pub fn new(exact: ExactCounts, projected: impl IntoIterator<Item = ProjectedCounts>) -> Self {
         let projected = projected.into_iter().map(|c| (c.theta.get(), c)).collect();
-        ProjectionTable { exact, projected }
+        ProjectionTable { exact, projected, classes: None }
+    }
+
+    /// The table with the classes behind I_P's class count
+    /// ([`crate::TableFacts::classes`]).
+    pub fn with_classes(mut self, classes: Option<ClassFacts>) -> Self {
+        self.classes = classes;
+        self
+    }
+
+    /// I_P's class count at τ; an error when the table has no classes
+    /// (a driver bug: the choice was made from the same facts).
+    pub fn capped_classes(&self, tau: u32) -> Result<u64, ReleaseError> {
+        let classes = self.classes.as_ref().ok_or(ReleaseError::MissingClasses)?;
+        Ok(classes.capped(tau))
     }
 
     /// The exact counts (no projection).

@@ -33,6 +33,7 @@ fn facts(rows: u64, group: u64) -> TableFacts {
         minimal_max_frequencies: vec![group],
         unbounded: false,
         fd_cover: 0,
+        classes: None,
     }
 }
 

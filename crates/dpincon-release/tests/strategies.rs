@@ -52,6 +52,7 @@ fn facts(graph: &ConflictGraph, group: u64, unbounded: bool) -> TableFacts {
         minimal_max_frequencies: vec![group],
         unbounded,
         fd_cover: 0,
+        classes: None,
     }
 }
 
@@ -287,6 +288,7 @@ fn ub_direct_look_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
             minimal_max_frequencies: vec![],
             unbounded: true,
             fd_cover: 0,
+            classes: None,
         };
         let prepared = prepare(&spec, &facts, &mut rng).unwrap();
         let mut degrees = DegreeCounts::new(g.nodes());
@@ -352,6 +354,7 @@ fn noisy_degree_bound_privacy_loss_is_epsilon0_and_half_noise_is_caught() {
         minimal_max_frequencies: vec![base, base + 3],
         unbounded: false,
         fd_cover: 0,
+        classes: None,
     };
     let samples = 200_000u32;
     let mut rng = NoiseRng::seeded(99);
@@ -444,6 +447,7 @@ fn neighbouring_graphs_privacy_loss_is_epsilon_and_paper_noise_is_caught() {
             minimal_max_frequencies: vec![],
             unbounded: true,
             fd_cover: 0,
+            classes: None,
         };
         let mut counts = HashMap::new();
         for _ in 0..samples {

@@ -33,9 +33,8 @@ pub fn detect_rows(
 ) -> Result<()> {
     let Some(first) = batches.first() else {
         let max_frequency = (!spec.keys.is_empty()).then_some(0);
-        // No rows, no cover: the coordinator reads a missing one as 0.
-        let fd_covers = vec![];
-        emit(summary(&Summary { group: spec.group, rows: 0, max_frequency, fd_covers })?);
+        // No rows, no classes: the coordinator reads missing ones as empty.
+        emit(summary(&Summary { group: spec.group, rows: 0, max_frequency, classes: None })?);
         return Ok(());
     };
     let rows = concat_batches(&first.schema(), &batches)?;
@@ -84,8 +83,11 @@ pub fn detect_rows(
             _ => return Err(failed("a group has exactly one equality attribute set")),
         }
     };
-    let fd_covers = f.fd_covers.iter().map(|&c| u32::try_from(c).map_err(failed));
-    let fd_covers = fd_covers.collect::<Result<Vec<u32>>>()?;
+    let classes = match f.fd_classes.as_slice() {
+        [] => None,
+        [one] => Some((one.clone(), f.all_fd_shaped)),
+        _ => return Err(failed("a group has exactly one equality attribute set")),
+    };
     drop(relation);
 
     let (mut us, mut vs) = (Vec::with_capacity(BATCH_EDGES), Vec::with_capacity(BATCH_EDGES));
@@ -102,6 +104,6 @@ pub fn detect_rows(
     if !us.is_empty() && !emit(batch(us, vs)?) {
         return Ok(());
     }
-    emit(summary(&Summary { group: spec.group, rows: n, max_frequency, fd_covers })?);
+    emit(summary(&Summary { group: spec.group, rows: n, max_frequency, classes })?);
     Ok(())
 }

@@ -1,7 +1,9 @@
 //! What a detection partition sends: `(u, v)` rows of UInt32, 8 bytes an
-//! edge, then its summary: `(MARK, group)`, `(rows, max)`, `(k, 0)` and k
-//! rows `(cover_i, 0)`: the key/FD covers of the group's rows
-//! (`dpincon_detect::fd_cover`; a group is one X, so k ≤ 1).
+//! edge, then its summary: `(MARK, group)`, `(rows, max)`, `(k, 0)` with
+//! k ∈ {0, 1} and, when k = 1, the classes of the group's keys and FDs
+//! (`dpincon_detect::fd_classes`; a group is one X): `(cover, max_class)`,
+//! `(null_rows, flags)` (bit 0 a key, bit 1 every member is a key or an
+//! FD), `(m, 0)` and m rows `(class size, classes of that size)`.
 //!
 //! No edge has `u = MARK` (`u32::MAX`): row ids are below n ≤ 2^32 − 1.
 //! `max` is `MARK` when the group has no equality set (no frequency): a
@@ -15,6 +17,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt32Type};
 use datafusion::error::{DataFusionError, Result};
+use dpincon_detect::ConflictClasses;
 
 /// The marker in `u` opening a summary.
 pub const MARK: u32 = u32::MAX;
@@ -44,19 +47,31 @@ pub struct Summary {
     pub rows: u32,
     /// Max frequency of the group's equality set (none: unbounded group).
     pub max_frequency: Option<u32>,
-    /// The key/FD cover of the group's X among its rows (none when the
-    /// group has no key or FD).
-    pub fd_covers: Vec<u32>,
+    /// The classes of the group's keys and FDs among its rows (none when
+    /// the group has no key or FD), and whether every member is one.
+    pub classes: Option<(ConflictClasses, bool)>,
+}
+
+const KEY: u32 = 1;
+const ALL_FD_SHAPED: u32 = 2;
+
+fn small(v: u64) -> Result<u32> {
+    u32::try_from(v).map_err(|_| DataFusionError::Execution("a count beyond u32".into()))
 }
 
 /// A partition's summary as rows of the output.
 pub fn summary(s: &Summary) -> Result<RecordBatch> {
-    let k = u32::try_from(s.fd_covers.len())
-        .map_err(|_| DataFusionError::Execution("too many constraints".into()))?;
-    let mut us = vec![MARK, s.rows, k];
+    let mut us = vec![MARK, s.rows, u32::from(s.classes.is_some())];
     let mut vs = vec![s.group, s.max_frequency.unwrap_or(MARK), 0];
-    us.extend(&s.fd_covers);
-    vs.extend(std::iter::repeat_n(0, s.fd_covers.len()));
+    if let Some((c, all)) = &s.classes {
+        let flags = if c.key { KEY } else { 0 } | if *all { ALL_FD_SHAPED } else { 0 };
+        us.extend([small(c.cover)?, small(c.null_rows)?, small(c.sizes.len() as u64)?]);
+        vs.extend([small(c.max_class)?, flags, 0]);
+        for &(size, count) in &c.sizes {
+            us.push(small(size)?);
+            vs.push(small(count)?);
+        }
+    }
     batch(us, vs)
 }
 
@@ -67,7 +82,10 @@ enum State {
     Edges,
     Rows(u32),
     Count(Summary),
-    Covers(Summary, usize),
+    Cover(Summary),
+    Flags(Summary),
+    Sizes(Summary),
+    Size(Summary, usize),
 }
 
 /// Reads a stream of output batches: edges to `edge`, summaries to
@@ -103,20 +121,41 @@ impl Reader {
                 State::Edges => return Err(bad(&format!("edge ({u}, {v})"))),
                 State::Rows(group) => {
                     let max_frequency = (v != MARK).then_some(v);
-                    State::Count(Summary { group, rows: u, max_frequency, fd_covers: vec![] })
+                    State::Count(Summary { group, rows: u, max_frequency, classes: None })
                 }
                 State::Count(s) if u == 0 => {
                     summary(s)?;
                     State::Edges
                 }
-                State::Count(s) => State::Covers(s, u as usize),
-                State::Covers(mut s, k) => {
-                    s.fd_covers.push(u);
-                    if s.fd_covers.len() == k {
+                State::Count(s) if u == 1 => State::Cover(s),
+                State::Count(_) => return Err(bad("more than one X in a group")),
+                State::Cover(mut s) => {
+                    let c = ConflictClasses {
+                        cover: u.into(),
+                        max_class: v.into(),
+                        ..ConflictClasses::default()
+                    };
+                    s.classes = Some((c, false));
+                    State::Flags(s)
+                }
+                State::Flags(mut s) => {
+                    let (c, all) = s.classes.as_mut().expect("read before");
+                    (c.null_rows, c.key, *all) = (u.into(), v & KEY != 0, v & ALL_FD_SHAPED != 0);
+                    State::Sizes(s)
+                }
+                State::Sizes(s) if u == 0 => {
+                    summary(s)?;
+                    State::Edges
+                }
+                State::Sizes(s) => State::Size(s, u as usize),
+                State::Size(mut s, m) => {
+                    let (c, _) = s.classes.as_mut().expect("read before");
+                    c.sizes.push((u.into(), v.into()));
+                    if c.sizes.len() == m {
                         summary(s)?;
                         State::Edges
                     } else {
-                        State::Covers(s, k)
+                        State::Size(s, m)
                     }
                 }
             };
@@ -140,8 +179,16 @@ mod tests {
     #[test]
     fn summaries_survive_any_batch_split_and_bad_rows_are_refused() {
         let mut rows = vec![(0, 1), (2, 7)];
-        let first = Summary { group: 3, rows: 9, max_frequency: Some(4), fd_covers: vec![2, 0] };
-        let second = Summary { group: 4, rows: 12, max_frequency: None, fd_covers: vec![] };
+        let classes = ConflictClasses {
+            key: false,
+            cover: 2,
+            max_class: 3,
+            null_rows: 1,
+            sizes: vec![(1, 2), (3, 1)],
+        };
+        let first =
+            Summary { group: 3, rows: 9, max_frequency: Some(4), classes: Some((classes, true)) };
+        let second = Summary { group: 4, rows: 12, max_frequency: None, classes: None };
         let s = summary(&first).unwrap();
         let u = s.column(0).as_primitive::<UInt32Type>().values().to_vec();
         let v = s.column(1).as_primitive::<UInt32Type>().values().to_vec();

@@ -205,7 +205,8 @@ pub fn coverage(
             thetas.sort_unstable();
             thetas.dedup();
             let table =
-                ProjectionTable::new(exact, measure_pass(graph, &thetas, threads).projected);
+                ProjectionTable::new(exact, measure_pass(graph, &thetas, threads).projected)
+                    .with_classes(loaded.facts.classes.clone());
             for p in &prepared {
                 let r = release_projected(p, &table, &mut rng)?;
                 let (i, truth) = match r.measure {
