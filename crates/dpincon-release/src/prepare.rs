@@ -25,9 +25,6 @@ const DEGREE_BOUND_MARGIN_SD: f64 = 0.5;
 /// smaller θ trades it for a truncation bias that is often near zero
 /// (minimax choice over the public tables, README of this crate).
 const PROBLEMATIC_NOISE_SHARE: f64 = 0.1;
-/// Share of the release budget `gem` selects with when `ub-direct`'s noisy
-/// look sends an unbounded I_MI to it.
-const FALLBACK_SELECTION_SHARE: f64 = 0.4;
 /// `ub-direct`'s I_MI floor θ_c = ⌊0.1·ñ⌋ when d̃ exceeds it: on near-FDs
 /// over low-cardinality columns a hub's degree is its group size, and the
 /// floor caps the noise at a tenth of n over ε2 (issue 28; README).
@@ -57,19 +54,15 @@ pub(crate) enum Choice {
     },
     /// One GEM step over `candidates` with penalty `t`.
     Generalized { candidates: Vec<u32>, epsilon: Budget, penalty: f64 },
-    /// `ub-direct`'s I_MI when d̃ is above the floor θ_c: a noisy look at
-    /// f(G_θc) with `test` raises θ* from `floor` (up to `top`) while the
-    /// count can absorb the noise; θ* is rounded down onto `grid`.
+    /// `ub-direct`'s I_MI when d̃ is above the floor θ_c, or there is no
+    /// degree bound (`top` = n_max): a noisy look at f(G_θc) with `test`
+    /// raises θ* from `floor` (up to `top`) while the count can absorb the
+    /// noise; θ* is rounded down onto `grid`.
     Floored { floor: u32, top: u32, test: Budget, grid: Vec<u32> },
     /// `ub-direct`'s I_P by class count (module `classes`):
     /// max(f(G_τ), capped(τ)) at `tau`, chosen because τ ≤ `theta`, the θ*
     /// the degree bound allowed (`theta` = `tau` under a key: no d̃ drawn).
     Classes { tau: u32, theta: u32, test: Option<Budget> },
-    /// `ub-direct` without a degree bound (I_MI): a noisy look at
-    /// f(G_top) with `test`; θ* = `top` when it stands clear of the noise
-    /// (the rest of ε is the release's), else `gem` over `candidates` with
-    /// `selection` and releases with `release`.
-    Tested { top: u32, test: Budget, candidates: Vec<u32>, selection: Budget, release: Budget },
 }
 
 /// The state between [`prepare`] and [`crate::release_projected`]: only
@@ -98,8 +91,6 @@ impl Prepared {
             Choice::Hierarchical { candidates, .. } | Choice::Generalized { candidates, .. } => {
                 candidates.clone()
             }
-            // The look reads f(G_top); a client's candidates need not hold top.
-            Choice::Tested { top, candidates, .. } => [candidates.as_slice(), &[*top]].concat(),
             Choice::Floored { grid, .. } => grid.clone(),
         };
         thetas.sort_unstable();
@@ -439,9 +430,10 @@ pub fn prepare(
             let (bound, test) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
             let top = clamp_theta(bound.bound.value);
-            let (gem_selection, gem_release) = split2(release, FALLBACK_SELECTION_SHARE)?;
-            let candidates = candidates_or(spec, top, halving_candidates);
-            Choice::Tested { top, test, candidates, selection: gem_selection, release: gem_release }
+            // The hubs' floor with n_max as the top: θ* from θ_c = ⌊0.1·ñ⌋
+            // up by one look (README of this crate, "the fifth round").
+            let floor = clamp_theta((HUB_FLOOR_SHARE * bound.rows as f64) as u64).min(top);
+            Choice::Floored { floor, top, test, grid: floor_grid(floor, top) }
         }
         (Strategy::UbGem, Some(selection)) if minimal_bound => {
             let (eps0, epsilon) = split2(selection, DEGREE_BOUND_SHARE)?;
@@ -519,7 +511,7 @@ pub fn prepare(
         Choice::Hierarchical { steps, .. } => steps.iter().map(Budget::value).sum(),
         Choice::Generalized { epsilon, .. } => epsilon.value(),
         // The look; `release_projected` adds gem's step if it runs.
-        Choice::Tested { test, .. } | Choice::Floored { test, .. } => test.value(),
+        Choice::Floored { test, .. } => test.value(),
         // The class bound is `budget.class_bound`.
         Choice::Fixed(_) | Choice::TrueMax | Choice::Classes { .. } => 0.0,
     };

@@ -109,9 +109,9 @@ pub struct BudgetUse {
 pub struct SelectionStep {
     /// Candidates θ.
     pub candidates: Vec<u32>,
-    /// `em` (one step of em/hem/ub-hem), `gem`, `look` (ub-direct's noisy
-    /// f(G_{n_max}) deciding between n_max and gem) or `floor-look`
-    /// (ub-direct's noisy f(G_θc) raising θ* from its floor).
+    /// `em` (one step of em/hem/ub-hem), `gem`, `floor-look` (ub-direct's
+    /// noisy f(G_θc) raising θ* from its floor) or `class-count` (ub-direct's
+    /// I_P by class count, chosen from the noisy class bound).
     pub mechanism: &'static str,
     /// θmax the quality sensitivity is based on (the largest candidate).
     pub theta_max: u32,
@@ -170,11 +170,6 @@ pub struct ProjectedRelease {
     pub budget: BudgetUse,
 }
 
-/// `ub-direct`'s look releases at n_max only when the noisy f(G_{n_max})
-/// exceeds this many noise scales of the look (ε_t ≈ ε/10), where the
-/// release's own noise (≈ ε·0.9) is then under ~4% of the value.
-const DIRECT_LOOK_SCALES: f64 = 3.0;
-
 /// `ub-direct`'s floored I_MI raises θ* while the release's noise scale
 /// stays at most this fraction of the look's count: 8 (κ of
 /// `../shared/notes/theta-hubs.md`, flat from 6 to 10).
@@ -188,8 +183,8 @@ pub fn release_projected(
 ) -> Result<ProjectedRelease, ReleaseError> {
     let spec = &prepared.spec;
     let measure = spec.measure;
-    let mut release = prepared.release;
-    let mut budget = prepared.budget;
+    let release = prepared.release;
+    let budget = prepared.budget;
     let mut steps = Vec::new();
     let theta = match &prepared.choice {
         Choice::Fixed(theta) => *theta,
@@ -244,33 +239,6 @@ pub fn release_projected(
                 chosen: *tau,
             });
             *tau
-        }
-        Choice::Tested { top, test, candidates, selection, release: fallback } => {
-            // f(G_top) + DLap(Δ(top)/ε_t), compared with a public multiple of
-            // its own scale: the choice is post-processing of that release.
-            let sensitivity = measure.sensitivity(*top);
-            let look = DiscreteLaplace::new(sensitivity, test.value())?;
-            let noisy = look.release(measure.value(&table.get(*top)?) as i64, rng);
-            let clear = noisy as f64 > DIRECT_LOOK_SCALES * look.scale_f64();
-            steps.push(SelectionStep {
-                candidates: vec![*top],
-                mechanism: "look",
-                theta_max: *top,
-                sensitivity,
-                epsilon: test.value(),
-                chosen: *top,
-            });
-            if clear {
-                *top
-            } else {
-                release = *fallback;
-                budget.selection += selection.value();
-                budget.release = fallback.value();
-                let penalty = gem::penalty(candidates.len(), selection.value());
-                generalized(
-                    prepared, table, candidates, *selection, penalty, release, &mut steps, rng,
-                )?
-            }
         }
     };
     let eps2 = release.value();
