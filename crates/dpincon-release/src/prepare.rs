@@ -389,7 +389,7 @@ pub fn prepare(
             // FDs of one X: a share of ε bounds their classes.
             let eps_c = match classes {
                 Some(_) => {
-                    let (c, rest) = split2(release, CLASS_BOUND_SHARE / (1.0 - share))?;
+                    let (c, rest) = split2(release, (CLASS_BOUND_SHARE / (1.0 - share)).min(0.5))?;
                     release = rest;
                     Some(c)
                 }

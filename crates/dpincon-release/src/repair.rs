@@ -13,7 +13,7 @@
 //!   (sequential composition: the parts sum to the measure's ε).
 //!
 //! The point estimate is [`POINT_FACTOR`]·L̃ (greedy: c̃), clamped into
-//! [max(L̃, c̃/2), min(c̃, 2·L̃)]; the reported interval contains I_R
+//! the interval; the reported interval contains I_R
 //! whenever every part's noise is within its (1 − 0.05/k) bound, k parts:
 //! probability ≥ 95% (union bound). Both read only the noisy releases:
 //! post-processing, no extra privacy cost.
@@ -237,21 +237,19 @@ fn part(
 /// (post-processing), in integers. With l = 2·L̃ and c̃:
 /// - I_R ≥ L ≥ (l − h)/2 and I_R ≤ 2·LP ≤ 2·L ≤ l + h;
 /// - I_R ≥ c/2 ≥ (c̃ − h)/2 and I_R ≤ c ≤ c̃ + h;
-/// - point: κ·l/2 (κ = [`POINT_FACTOR`]) within [max(l/2, c̃/2), min(c̃, l)],
-///   or c̃ when only the greedy cover is released.
+/// - point: κ·l/2 (κ = [`POINT_FACTOR`]), or c̃ when only the greedy cover
+///   is released, clamped into the interval. Not into the raw [c̃/2, c̃]:
+///   with a quarter of ε, c̃'s noise pulled the point off on small counts
+///   (generated hubs, I_R = 9: 0.46 against LP alone's 0.27 at ε = 0.5).
 pub(crate) fn estimate(lp: Option<&RepairPart>, greedy: Option<&RepairPart>) -> (i64, [i64; 2]) {
     let half_up = |x: i64| x.div_euclid(2) + i64::from(x.rem_euclid(2) == 1);
     let mut lo = 0i64;
     let mut hi = i64::MAX;
-    let mut point_lo = 0i64;
-    let mut point_hi = i64::MAX;
     // Both statistics s (2·LP and c) satisfy s/2 ≤ I_R ≤ s.
     for p in lp.into_iter().chain(greedy) {
         let h = p.halfwidth.min(i64::MAX as u64) as i64;
         lo = lo.max(half_up(p.value.saturating_sub(h)));
         hi = hi.min(p.value.saturating_add(h));
-        point_lo = point_lo.max(half_up(p.value));
-        point_hi = point_hi.min(p.value);
     }
     let point = match lp {
         // κ·l/2 = num·l / (2·den), rounded to nearest.
@@ -261,15 +259,13 @@ pub(crate) fn estimate(lp: Option<&RepairPart>, greedy: Option<&RepairPart>) -> 
                 .div_euclid(i128::from(den) * 4)
                 .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
         }
-        None => point_hi,
+        None => greedy.map_or(0, |g| g.value),
     };
-    // Noise can make the clamp range empty (outside the coverage event):
-    // then the range's ends swap roles, which is still post-processing.
-    let (a, b) = (point_lo.min(point_hi), point_lo.max(point_hi));
+    // Noise can make the interval empty (outside the coverage event): then
+    // its ends swap roles, which is still post-processing.
     let (lo, hi) = (lo.min(hi).max(0), lo.max(hi).max(0));
-    // The point never leaves the interval users act on (issue 33), even
-    // when the parts' noise disagrees.
-    let value = point.clamp(a, b).clamp(lo, hi);
+    // The point never leaves the interval users act on (issue 33).
+    let value = point.clamp(lo, hi);
     (value, [lo, hi])
 }
 
@@ -289,9 +285,12 @@ mod tests {
         let (value, ci) = estimate(Some(&lp), Some(&greedy));
         assert_eq!(value, 110);
         assert_eq!(ci, [95, 198], "[(200 − 10)/2, min(210, 198)]");
-        // c = 104 caps the point: I_R ≤ c.
+        // c̃ = 104 narrows the interval to c̃ + h, not the point (c̃ is noisy).
         let (value, ci) = estimate(Some(&lp), Some(&fixed("greedy-cover", 104, 8)));
-        assert_eq!((value, ci), (104, [95, 112]));
+        assert_eq!((value, ci), (110, [95, 112]));
+        // A c̃ so low that the interval ends below κ·L̃ pulls the point in.
+        let (value, ci) = estimate(Some(&lp), Some(&fixed("greedy-cover", 96, 8)));
+        assert_eq!((value, ci), (104, [95, 104]));
         // LP alone: [⌈(l − h)/2⌉, l + h]; odd values round up on the low end.
         assert_eq!(estimate(Some(&fixed("twice-lower-bound", 21, 4)), None), (12, [9, 25]));
         // Greedy alone: the point is c̃ (the paper's release), I_R ≥ c/2.
