@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use dpincon_engine::PostgresSource;
+use dpincon_source::ObjectUrl;
 use serde::{Deserialize, Serialize};
 
 use crate::AuditError;
@@ -36,7 +37,8 @@ pub struct Suite {
 pub struct Dataset {
     /// A short name, unique in the suite.
     pub name: String,
-    /// The table (CSV or Parquet); or give `postgres`.
+    /// The table (CSV or Parquet): a path, or `s3://bucket/key` (or a
+    /// prefix of Parquet objects, `s3://bucket/prefix/`); or give `postgres`.
     #[serde(default)]
     pub data: Option<PathBuf>,
     /// `data`'s format (default: from its extension, `.parquet`/`.pq` or CSV).
@@ -324,7 +326,9 @@ impl Suite {
         self.history =
             Some(at(self.history.as_deref().unwrap_or(Path::new("audit-history.sqlite"))));
         for d in &mut self.datasets {
-            d.data = d.data.as_deref().map(at);
+            // An s3:// URL is not relative to the suite.
+            let is_url = |p: &Path| p.to_str().is_some_and(ObjectUrl::is_url);
+            d.data = d.data.as_deref().map(|p| if is_url(p) { p.to_path_buf() } else { at(p) });
             d.constraints = at(&d.constraints);
             d.ledger = d.ledger.as_deref().map(at);
         }

@@ -23,8 +23,8 @@ pub use encode::encode;
 pub use object::{ObjectUrl, S3Settings};
 pub use postgres::PostgresSource;
 pub use read::{
-    DataFormat, ReadOptions, SchemaOverride, TableData, declared_schema, parquet_schema,
-    parse_schema_override, read_table,
+    DataFormat, ReadOptions, SchemaOverride, TableData, csv_header, declared_schema,
+    parquet_schema, parse_schema_override, read_table,
 };
 
 use std::path::PathBuf;

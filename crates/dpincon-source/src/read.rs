@@ -104,6 +104,29 @@ pub fn parquet_schema(path: &Path) -> Result<TableSchema, SourceError> {
     })
 }
 
+/// The column names of a CSV table's header row, trimmed; only that row
+/// is read (of an object, its first 64 KiB).
+pub fn csv_header(path: &Path) -> Result<Vec<String>, SourceError> {
+    let names = |reader: &mut dyn std::io::Read| {
+        let mut csv = csv::ReaderBuilder::new().has_headers(true).from_reader(reader);
+        let header = csv.headers().map_err(|e| SourceError::Read {
+            path: path.to_path_buf(),
+            message: format!("bad header row: {e}"),
+        })?;
+        Ok(header.iter().map(|h| h.trim().to_string()).collect())
+    };
+    if let Some(url) = crate::ObjectUrl::of_path(path) {
+        let settings = crate::S3Settings::from_env();
+        let url = url?;
+        let head = crate::object::object_head_bytes(&url, 0..65536, &settings);
+        let bytes = crate::object::block_on(head)?;
+        return names(&mut &bytes[..]);
+    }
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| SourceError::Open { path: path.to_path_buf(), message: e.to_string() })?;
+    names(&mut file)
+}
+
 /// How to read a table.
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
