@@ -26,6 +26,9 @@ pub struct Suite {
     /// The history database (default `audit-history.sqlite` next to the suite).
     #[serde(default)]
     pub history: Option<PathBuf>,
+    /// The IANA time zone dates are shown in (`audit history`; default UTC).
+    #[serde(default)]
+    pub time_zone: Option<String>,
     /// The datasets, in order.
     #[serde(rename = "dataset")]
     pub datasets: Vec<Dataset>,
@@ -158,6 +161,11 @@ pub fn measure_meaning(measure: &str) -> &'static str {
 }
 
 impl Suite {
+    /// The time zone dates are shown in (`None`: UTC); checked at parse.
+    pub fn zone(&self) -> Option<chrono_tz::Tz> {
+        self.time_zone.as_deref().and_then(|z| crate::time::parse_zone(z).ok())
+    }
+
     /// For a run in this process: every dataset must say where its table is.
     pub fn require_tables(&self, path: &Path) -> Result<(), AuditError> {
         match self.datasets.iter().find(|d| d.data.is_none() && d.postgres.is_none()) {
@@ -225,6 +233,9 @@ impl Suite {
     fn validate(&mut self) -> Result<(), String> {
         if self.datasets.is_empty() {
             return Err("the suite has no [[dataset]]".into());
+        }
+        if let Some(zone) = &self.time_zone {
+            crate::time::parse_zone(zone)?;
         }
         let mut datasets = HashSet::new();
         let mut checks = HashSet::new();
