@@ -22,10 +22,14 @@ until curl -s -o /dev/null "$endpoint"; do
     tries=$((tries + 1)); [ "$tries" -lt 200 ] || { echo "moto_server did not start" >&2; exit 1; }
     sleep 0.1
 done
-# moto accepts any credentials until told otherwise: these are placeholders.
-curl -sf -X PUT "$endpoint/dpincon-demo" >/dev/null
+# moto accepts any credentials until told otherwise: these are placeholders
+# (an S3 Authorization header routes the request to moto's S3, and a
+# content type keeps the body from being read as a form).
+auth='Authorization: AWS4-HMAC-SHA256 Credential=demo/20240101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0'
+curl -sf -X PUT -H "$auth" "$endpoint/dpincon-demo" >/dev/null
 for table in tax tax-clean; do
-    curl -sf -X PUT --data-binary "@$demo/$table.csv" "$endpoint/dpincon-demo/$table.csv" >/dev/null
+    curl -sf -X PUT -H "$auth" -H 'Content-Type: text/csv' --data-binary "@$demo/$table.csv" \
+        "$endpoint/dpincon-demo/$table.csv" >/dev/null
 done
 out=$demo/s3
 mkdir -p "$out"
