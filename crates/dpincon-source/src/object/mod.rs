@@ -175,7 +175,7 @@ impl S3Settings {
 
     /// Only these settings (`object_store` key names: `aws_endpoint`,
     /// `aws_access_key_id`, `aws_allow_http`, ...); nothing from the
-    /// environment or the files.
+    /// environment or the files. Panics on an unknown key (tests' API).
     pub fn given<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         let config = pairs
             .into_iter()
