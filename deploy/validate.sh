@@ -34,6 +34,13 @@ for secret in $(grep -o 'secretName: [a-z0-9-]*' "$rendered" | awk '{print $2}' 
     exit 1
   fi
 done
+# Secrets read as environment variables (envFrom), documented the same way.
+for secret in $(awk '/secretRef:/ { getline; print $2 }' "$rendered" | sort -u); do
+  if ! grep -q "$secret" "$here/../README.md"; then
+    echo "error: Secret '$secret' is read by the manifests but its creation is not documented in README.md" >&2
+    exit 1
+  fi
+done
 # The cluster's own network is mutual TLS end to end (issue 27): every
 # scheduler, executor and coordinator container takes the cluster's
 # credentials, none runs --insecure-plaintext or dials the scheduler over

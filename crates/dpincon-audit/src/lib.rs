@@ -18,6 +18,7 @@ pub mod report;
 mod run;
 pub mod schema;
 pub mod suite;
+pub mod time;
 pub mod verdict;
 
 pub use error::AuditError;

@@ -103,9 +103,7 @@ pub(crate) fn check_file(
 /// The column names of a CSV file's header row (only that row is read),
 /// trimmed as the coordinator compares them; `None` if it cannot be read.
 fn csv_header(path: &Path) -> Option<Vec<String>> {
-    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_path(path).ok()?;
-    let header = reader.headers().ok()?;
-    Some(header.iter().map(|h| h.trim().to_string()).collect())
+    dpincon_source::csv_header(path).ok()
 }
 
 #[cfg(test)]

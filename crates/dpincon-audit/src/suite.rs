@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use dpincon_engine::PostgresSource;
+use dpincon_source::ObjectUrl;
 use serde::{Deserialize, Serialize};
 
 use crate::AuditError;
@@ -25,6 +26,9 @@ pub struct Suite {
     /// The history database (default `audit-history.sqlite` next to the suite).
     #[serde(default)]
     pub history: Option<PathBuf>,
+    /// The IANA time zone dates are shown in (`audit history`; default UTC).
+    #[serde(default)]
+    pub time_zone: Option<String>,
     /// The datasets, in order.
     #[serde(rename = "dataset")]
     pub datasets: Vec<Dataset>,
@@ -36,7 +40,8 @@ pub struct Suite {
 pub struct Dataset {
     /// A short name, unique in the suite.
     pub name: String,
-    /// The table (CSV or Parquet); or give `postgres`.
+    /// The table (CSV or Parquet): a path, or `s3://bucket/key` (or a
+    /// prefix of Parquet objects, `s3://bucket/prefix/`); or give `postgres`.
     #[serde(default)]
     pub data: Option<PathBuf>,
     /// `data`'s format (default: from its extension, `.parquet`/`.pq` or CSV).
@@ -156,6 +161,11 @@ pub fn measure_meaning(measure: &str) -> &'static str {
 }
 
 impl Suite {
+    /// The time zone dates are shown in (`None`: UTC); checked at parse.
+    pub fn zone(&self) -> Option<chrono_tz::Tz> {
+        self.time_zone.as_deref().and_then(|z| crate::time::parse_zone(z).ok())
+    }
+
     /// For a run in this process: every dataset must say where its table is.
     pub fn require_tables(&self, path: &Path) -> Result<(), AuditError> {
         match self.datasets.iter().find(|d| d.data.is_none() && d.postgres.is_none()) {
@@ -223,6 +233,9 @@ impl Suite {
     fn validate(&mut self) -> Result<(), String> {
         if self.datasets.is_empty() {
             return Err("the suite has no [[dataset]]".into());
+        }
+        if let Some(zone) = &self.time_zone {
+            crate::time::parse_zone(zone)?;
         }
         let mut datasets = HashSet::new();
         let mut checks = HashSet::new();
@@ -324,7 +337,9 @@ impl Suite {
         self.history =
             Some(at(self.history.as_deref().unwrap_or(Path::new("audit-history.sqlite"))));
         for d in &mut self.datasets {
-            d.data = d.data.as_deref().map(at);
+            // An s3:// URL is not relative to the suite.
+            let is_url = |p: &Path| p.to_str().is_some_and(ObjectUrl::is_url);
+            d.data = d.data.as_deref().map(|p| if is_url(p) { p.to_path_buf() } else { at(p) });
             d.constraints = at(&d.constraints);
             d.ledger = d.ledger.as_deref().map(at);
         }

@@ -11,8 +11,9 @@
 //! Ballista node is decoded with its subtree, which must consist of our
 //! operators, the shuffle, repartition, union and coalescing around them,
 //! and in-memory partition tokens (never one of DataFusion's file scans);
-//! on an executor with table roots (`--allow-tables`), a scan of a path
-//! outside them is refused. An executor's tasks are Ballista shuffle
+//! on an executor with table roots (`--allow-tables`: directories, or
+//! `s3://bucket/prefix/` URLs matched as key prefixes), a scan of a path
+//! or object outside them is refused. An executor's tasks are Ballista shuffle
 //! writers at their root, so no task runs unchecked.
 
 use std::path::PathBuf;
@@ -28,7 +29,8 @@ use prost::Message;
 use serde::{Deserialize, Serialize};
 
 use crate::detect::{DetectExec, DetectSpec};
-use crate::scan::{ScanSpec, TableScanExec};
+use crate::scan::{ScanFormat, ScanSpec, TableScanExec};
+use dpincon_source::ObjectUrl;
 
 const BALLISTA: u8 = 0;
 const OURS: u8 = 1;
@@ -46,6 +48,8 @@ pub struct DpinconCodec {
     ballista: BallistaPhysicalExtensionCodec,
     /// Directories whose tables scans may read (canonical); `None`: any.
     tables: Option<Vec<PathBuf>>,
+    /// Object-store roots scans may read (`s3://bucket/prefix/`).
+    object_roots: Vec<String>,
 }
 
 impl DpinconCodec {
@@ -54,18 +58,46 @@ impl DpinconCodec {
         Arc::new(DpinconCodec::default())
     }
 
-    /// An executor's codec: scans only of tables under `roots`.
+    /// An executor's codec: scans only of tables under `roots`, each a
+    /// directory or an `s3://bucket/prefix/` URL (a prefix of keys).
     pub fn for_tables(roots: &[PathBuf]) -> std::io::Result<Arc<dyn PhysicalExtensionCodec>> {
-        let tables = roots.iter().map(std::fs::canonicalize).collect::<std::io::Result<_>>()?;
-        Ok(Arc::new(DpinconCodec { tables: Some(tables), ..DpinconCodec::default() }))
+        let mut tables = Vec::new();
+        let mut object_roots = Vec::new();
+        for root in roots {
+            match ObjectUrl::of_path(root) {
+                Some(url) => {
+                    let url = url.map_err(|e| std::io::Error::other(e.to_string()))?;
+                    object_roots.push(url.to_string());
+                }
+                None => tables.push(std::fs::canonicalize(root)?),
+            }
+        }
+        let codec = DpinconCodec { tables: Some(tables), object_roots, ..DpinconCodec::default() };
+        Ok(Arc::new(codec))
     }
 
     /// Refuses a scan of a path outside the table roots (a path that does
-    /// not exist is outside them).
-    fn check_path(&self, path: &str) -> Result<()> {
+    /// not exist is outside them); of an object table, every object the
+    /// spec lists must be under a root too.
+    fn check_path(&self, spec: &ScanSpec) -> Result<()> {
         let Some(roots) = &self.tables else { return Ok(()) };
-        let inside =
-            std::fs::canonicalize(path).is_ok_and(|p| roots.iter().any(|root| p.starts_with(root)));
+        let path = &spec.path;
+        let inside = match ObjectUrl::of_path(path.as_ref()) {
+            Some(url) => url.is_ok_and(|url| {
+                let under = |key: &str| {
+                    let shown = format!("s3://{}/{key}", url.bucket());
+                    self.object_roots.iter().any(|r| shown.starts_with(r.as_str()))
+                };
+                let objects = match &spec.format {
+                    ScanFormat::ParquetObjects { objects } => objects.as_slice(),
+                    _ => &[],
+                };
+                self.object_roots.iter().any(|r| path.starts_with(r.as_str()))
+                    && objects.iter().all(|o| under(&o.key))
+            }),
+            None => std::fs::canonicalize(path)
+                .is_ok_and(|p| roots.iter().any(|root| p.starts_with(root))),
+        };
         if inside {
             Ok(())
         } else {
@@ -137,7 +169,7 @@ impl PhysicalExtensionCodec for DpinconCodec {
             }
             OURS => match serde_json::from_slice::<Node>(rest).map_err(codec_error)? {
                 Node::Scan { spec, schema } => {
-                    self.check_path(&spec.path)?;
+                    self.check_path(&spec)?;
                     match inputs {
                         [tokens] => Ok(Arc::new(TableScanExec::with_parts(
                             spec,

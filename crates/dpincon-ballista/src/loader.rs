@@ -15,7 +15,8 @@ use dpincon_engine::{
 };
 use dpincon_graph::{EdgeFingerprint, SpillConfig};
 use dpincon_release::TableFacts;
-use dpincon_source::DataFormat;
+use dpincon_source::object::{ObjectTable, block_on};
+use dpincon_source::{DataFormat, ObjectUrl, S3Settings};
 use futures::TryStreamExt;
 
 use crate::BallistaError;
@@ -132,6 +133,17 @@ fn engine_error(e: BallistaError, constraints: &Path) -> EngineError {
 pub fn table_schema(config: &JobConfig) -> Result<(SchemaRef, ScanFormat), EngineError> {
     let options = read_options(config)?;
     match options.format.unwrap_or_else(|| DataFormat::from_path(&config.data)) {
+        DataFormat::Parquet if ObjectUrl::of_path(&config.data).is_some() => {
+            // The job lists the objects once; the spec carries the list.
+            let url = ObjectUrl::of_path(&config.data).expect("an object URL")?;
+            let listed = block_on(async {
+                let table = ObjectTable::open(&url, &S3Settings::from_env()).await?;
+                let schema = table.footers().await?[0].schema().clone();
+                Ok::<_, dpincon_source::SourceError>((schema, table.objects().to_vec()))
+            });
+            let (schema, objects) = listed?;
+            Ok((schema, ScanFormat::ParquetObjects { objects }))
+        }
         DataFormat::Parquet => {
             let path = &config.data;
             let open = |message: String| {

@@ -74,7 +74,7 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
     let history_path = suite.history.clone().unwrap_or_default();
     if let Some(AuditCommand::History) = args.command {
         let history = History::open(&history_path).map_err(|e| e.to_string())?;
-        print_history(&history.trends(&suite.name).map_err(|e| e.to_string())?);
+        print_history(&history.trends(&suite.name).map_err(|e| e.to_string())?, suite.zone());
         return Ok(ExitStatus::Pass);
     }
     // Open the store first: a broken history fails before any budget is spent.
@@ -184,13 +184,14 @@ fn remote_failure(url: &str, e: ClientError, at_submission: bool) -> Failure {
     Failure::new(reason, describe(url, e))
 }
 
-fn print_history(trends: &[dpincon_audit::history::Trend]) {
+/// Each check's nights, dated in ISO 8601 (the suite's `time-zone`, else UTC).
+fn print_history(trends: &[dpincon_audit::history::Trend], zone: Option<dpincon_audit::time::Tz>) {
     for t in trends {
         println!("{} ({}, {}):", t.check, t.dataset, t.measure);
         for p in &t.points {
             println!(
                 "  {}  {:>10}  [{}, {}]  {:<12}{}",
-                p.started_unix,
+                dpincon_audit::time::iso8601(p.started_unix, zone),
                 p.value,
                 p.ci95[0],
                 p.ci95[1],

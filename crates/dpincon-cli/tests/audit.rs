@@ -45,6 +45,18 @@ fn exit_codes_follow_the_verdicts() {
     assert_eq!(history.status.code(), Some(0));
     let trend = String::from_utf8_lossy(&history.stdout).into_owned();
     assert!(trend.starts_with("pairs (t, mi):") && trend.lines().count() == 3, "{trend}");
+    // Dated in ISO 8601, UTC without the suite's `time-zone`.
+    let date = trend.lines().nth(1).unwrap().split_whitespace().next().unwrap();
+    assert!(date.len() == 20 && date.ends_with('Z') && date.as_bytes()[10] == b'T', "{trend}");
+    let zoned = std::fs::read_to_string(&path).unwrap().replacen(
+        "name = \"cli\"\n",
+        "name = \"cli\"\ntime-zone = \"Asia/Kolkata\"\n",
+        1,
+    );
+    std::fs::write(&path, zoned).unwrap();
+    let history = cli(&["audit", "history", "--suite", &path]);
+    let trend = String::from_utf8_lossy(&history.stdout).into_owned();
+    assert!(trend.lines().nth(1).unwrap().contains("+05:30  "), "{trend}");
 }
 
 #[test]

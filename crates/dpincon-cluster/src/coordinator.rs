@@ -437,8 +437,8 @@ impl CoordinatorService {
 
 impl CoordinatorService {
     /// The operator's metrics, in Prometheus's text format: stored jobs by
-    /// state and public reason, jobs waiting, ε spent and the cap per
-    /// dataset, deadline overruns per dataset. Public values only (the
+    /// state and public reason, jobs waiting, ε spent, the cap and ε left
+    /// per dataset, deadline overruns per dataset. Public values only (the
     /// same reasons a client is told), for a port clients do not reach.
     pub fn metrics(&self) -> String {
         use std::fmt::Write as _;
@@ -463,10 +463,14 @@ impl CoordinatorService {
         out += "# TYPE dpincon_epsilon_spent gauge\n";
         out += "# HELP dpincon_epsilon_cap Each dataset's budget cap.\n";
         out += "# TYPE dpincon_epsilon_cap gauge\n";
+        out += "# HELP dpincon_epsilon_left Budget each dataset may still spend (cap - spent).\n";
+        out += "# TYPE dpincon_epsilon_left gauge\n";
         for d in shared.options.config.datasets.values() {
             let spent = ledger::spent(&d.ledger).map_or(0.0, |(spent, _)| spent);
+            let left = (d.budget_cap - spent).max(0.0);
             let _ = writeln!(out, "dpincon_epsilon_spent{{dataset=\"{}\"}} {spent}", d.name);
             let _ = writeln!(out, "dpincon_epsilon_cap{{dataset=\"{}\"}} {}", d.name, d.budget_cap);
+            let _ = writeln!(out, "dpincon_epsilon_left{{dataset=\"{}\"}} {left}", d.name);
         }
         out += "# HELP dpincon_deadline_overruns_total Jobs stopped at their slot's end since start.\n";
         out += "# TYPE dpincon_deadline_overruns_total counter\n";

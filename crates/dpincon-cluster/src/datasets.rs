@@ -354,6 +354,7 @@ fn same_source_same_ledger(
     origin: &str,
     datasets: &BTreeMap<String, Arc<Dataset>>,
 ) -> Result<(), ClusterError> {
+    // (An s3:// URL does not canonicalize: compared as written.)
     let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let mut seen: BTreeMap<PathBuf, &Dataset> = BTreeMap::new();
     for d in datasets.values() {
@@ -432,13 +433,7 @@ fn describe(schema: &TableSchema) -> String {
 
 /// The column names of a CSV file's header row (only that row is read).
 fn csv_header(path: &Path) -> Result<Vec<String>, String> {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .from_path(path)
-        .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
-    let header =
-        reader.headers().map_err(|e| format!("'{}': bad header row: {e}", path.display()))?;
-    Ok(header.iter().map(|h| h.trim().to_string()).collect())
+    dpincon_source::csv_header(path).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

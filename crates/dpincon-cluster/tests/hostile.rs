@@ -176,6 +176,7 @@ async fn a_job_past_its_deadline_is_stopped_charged_and_fails_at_its_release_tim
         "dpincon_deadline_overruns_total{dataset=\"table\"} 0",
         "dpincon_epsilon_spent{dataset=\"slow\"} 1.5",
         "dpincon_epsilon_cap{dataset=\"slow\"} 100",
+        "dpincon_epsilon_left{dataset=\"slow\"} 98.5",
         "dpincon_jobs{state=\"failed\",reason=\"deadline-exceeded\"} 1",
         "dpincon_queue_length 0",
     ] {

@@ -9,18 +9,22 @@
 //! and [`encode`] turns the compared columns into the order-preserving keys
 //! of a [`dpincon_detect::Relation`]. [`PostgresSource::read`] reads a
 //! PostgreSQL table or query into the same [`TableData`] (see
-//! [`postgres`] for its row order and NULLs).
+//! [`postgres`] for its row order and NULLs). A path that is an
+//! `s3://bucket/key` URL is read from an S3-compatible store ([`object`]:
+//! settings, the row order of a prefix, secrets).
 
 mod csv_file;
 mod encode;
+pub mod object;
 pub mod postgres;
 mod read;
 
 pub use encode::encode;
+pub use object::{ObjectUrl, S3Settings};
 pub use postgres::PostgresSource;
 pub use read::{
-    DataFormat, ReadOptions, SchemaOverride, TableData, declared_schema, parquet_schema,
-    parse_schema_override, read_table,
+    DataFormat, ReadOptions, SchemaOverride, TableData, csv_header, declared_schema,
+    parquet_schema, parse_schema_override, read_table,
 };
 
 use std::path::PathBuf;
@@ -86,6 +90,15 @@ pub enum SourceError {
     Postgres {
         /// The URL without its password, and the table or query.
         source_name: String,
+        /// Why.
+        message: String,
+    },
+    /// An object store's table cannot be reached or read (named by its
+    /// URL, which holds no credential).
+    #[error("cannot read '{url}': {message}")]
+    Object {
+        /// `s3://bucket/key`.
+        url: String,
         /// Why.
         message: String,
     },

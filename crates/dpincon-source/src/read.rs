@@ -18,8 +18,14 @@ pub enum DataFormat {
 }
 
 impl DataFormat {
-    /// The format a path's extension suggests (`.parquet`/`.pq`, else CSV).
+    /// The format a path's extension suggests (`.parquet`/`.pq`, else CSV;
+    /// an object-store prefix holds Parquet).
     pub fn from_path(path: &Path) -> Self {
+        if let Some(Ok(url)) = crate::ObjectUrl::of_path(path)
+            && url.is_prefix()
+        {
+            return DataFormat::Parquet;
+        }
         match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
             Some("parquet" | "pq") => DataFormat::Parquet,
             _ => DataFormat::Csv,
@@ -75,6 +81,16 @@ pub fn declared_schema(entries: &[SchemaOverride]) -> TableSchema {
 /// The columns of a Parquet file as the constraint binder sees them, from
 /// its footer alone: the schema its writer declared, no row read.
 pub fn parquet_schema(path: &Path) -> Result<TableSchema, SourceError> {
+    if let Some(url) = crate::ObjectUrl::of_path(path) {
+        let url = url?;
+        let settings = crate::S3Settings::from_env();
+        let schema =
+            crate::object::block_on(crate::object::object_parquet_schema(&url, &settings))?;
+        let columns = schema.fields().iter();
+        return Ok(TableSchema {
+            columns: columns.map(|f| (f.name().clone(), column_kind(f.data_type()))).collect(),
+        });
+    }
     let file = std::fs::File::open(path)
         .map_err(|e| SourceError::Open { path: path.to_path_buf(), message: e.to_string() })?;
     let builder =
@@ -86,6 +102,29 @@ pub fn parquet_schema(path: &Path) -> Result<TableSchema, SourceError> {
     Ok(TableSchema {
         columns: columns.map(|f| (f.name().clone(), column_kind(f.data_type()))).collect(),
     })
+}
+
+/// The column names of a CSV table's header row, trimmed; only that row
+/// is read (of an object, its first 64 KiB).
+pub fn csv_header(path: &Path) -> Result<Vec<String>, SourceError> {
+    let names = |reader: &mut dyn std::io::Read| {
+        let mut csv = csv::ReaderBuilder::new().has_headers(true).from_reader(reader);
+        let header = csv.headers().map_err(|e| SourceError::Read {
+            path: path.to_path_buf(),
+            message: format!("bad header row: {e}"),
+        })?;
+        Ok(header.iter().map(|h| h.trim().to_string()).collect())
+    };
+    if let Some(url) = crate::ObjectUrl::of_path(path) {
+        let settings = crate::S3Settings::from_env();
+        let url = url?;
+        let head = crate::object::object_head_bytes(&url, 0..65536, &settings);
+        let bytes = crate::object::block_on(head)?;
+        return names(&mut &bytes[..]);
+    }
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| SourceError::Open { path: path.to_path_buf(), message: e.to_string() })?;
+    names(&mut file)
 }
 
 /// How to read a table.
@@ -151,8 +190,14 @@ pub(crate) fn column_kind(t: &DataType) -> ColumnKind {
 pub(crate) const BATCH_ROWS: usize = 8192;
 
 /// Reads `path` in input order: CSV with arrow-csv, Parquet with the
-/// `parquet` crate's Arrow reader (one file, its row groups in order).
+/// `parquet` crate's Arrow reader (one file, its row groups in order). An
+/// `s3://` URL is read from its store with the environment's settings
+/// ([`crate::object`]).
 pub async fn read_table(path: &Path, options: &ReadOptions) -> Result<TableData, SourceError> {
+    if let Some(url) = crate::ObjectUrl::of_path(path) {
+        let settings = crate::S3Settings::from_env();
+        return crate::object::read_object(&url?, options, &settings).await;
+    }
     let open_error = |message: String| SourceError::Open { path: path.to_path_buf(), message };
     let meta = std::fs::metadata(path).map_err(|e| open_error(e.to_string()))?;
     if !meta.is_file() {

@@ -20,6 +20,7 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
     PlanProperties,
 };
+use dpincon_source::object::TableObject;
 use dpincon_source::{DataFormat, ReadOptions, parse_schema_override, read_table};
 use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,13 @@ pub const ROW_ID: &str = "__dpincon_row";
 pub enum ScanFormat {
     /// Parquet: split by row groups.
     Parquet,
+    /// Parquet objects in an S3-compatible store (the spec's `path` is the
+    /// table's `s3://` URL), in row order as the job listed them: split by
+    /// row groups as a file is, over all the objects' row groups in order.
+    ParquetObjects {
+        /// The objects (key and size), in row order.
+        objects: Vec<TableObject>,
+    },
     /// CSV with a header row, read whole by one task; `schema` is the
     /// declared `Name:type,...` list (the embedded reader's `--schema`).
     Csv {
@@ -199,6 +207,9 @@ impl ExecutionPlan for TableScanExec {
                     })
                     .await
                     .map_err(|e| DataFusionError::External(Box::new(e)))??,
+                    ScanFormat::ParquetObjects { .. } => {
+                        super::object::read_objects(&spec, &schema, part as usize, &tx).await?
+                    }
                     ScanFormat::Csv { .. } => {
                         for batch in read_csv(&spec, &schema).await? {
                             if tx.send(Ok(batch)).await.is_err() {
@@ -214,14 +225,18 @@ impl ExecutionPlan for TableScanExec {
     }
 }
 
-fn read_error(path: &str, e: impl fmt::Display) -> DataFusionError {
+pub(super) fn read_error(path: &str, e: impl fmt::Display) -> DataFusionError {
     DataFusionError::Execution(format!("cannot read '{path}': {e}"))
 }
 
 /// `batch`'s columns (the table's, projected) behind their row ids, cast
 /// to the scan's declared types (a file that no longer matches its plan is
 /// an error, never a silent reinterpretation).
-fn with_row_ids(schema: &SchemaRef, first: u32, columns: Vec<ArrayRef>) -> Result<RecordBatch> {
+pub(super) fn with_row_ids(
+    schema: &SchemaRef,
+    first: u32,
+    columns: Vec<ArrayRef>,
+) -> Result<RecordBatch> {
     let rows = columns.first().map_or(0, |c| c.len()) as u32;
     let ids: ArrayRef = Arc::new(UInt32Array::from_iter_values(first..first + rows));
     let strict = CastOptions { safe: false, ..Default::default() };

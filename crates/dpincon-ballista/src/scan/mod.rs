@@ -10,7 +10,13 @@
 //! same type inference and declared types): CSV has no row groups to split
 //! by, and `dpincon-cli generate/noise --format parquet` or a conversion
 //! gives a splittable table.
+//!
+//! A table in an S3-compatible store is read by the executors from the
+//! store ([`object`]): the job lists a prefix's Parquet objects once, in
+//! key order, and the spec carries the list, so every task numbers the
+//! same objects' row groups the same way, as the embedded reader does.
 
 mod exec;
+mod object;
 
 pub use exec::{ROW_ID, ScanFormat, ScanSpec, TableScanExec};

@@ -33,10 +33,11 @@ struct Args {
     /// Tasks run at once (default: one per core).
     #[arg(long, default_value_t = 0)]
     slots: usize,
-    /// A directory whose tables this executor may read (repeat for more):
-    /// a plan scanning any other path is refused before it runs. Default:
-    /// any path the process can read.
-    #[arg(long = "allow-tables")]
+    /// A directory, or an `s3://bucket/prefix/` URL, whose tables this
+    /// executor may read (repeat for more, or separate with commas in
+    /// DPINCON_ALLOW_TABLES): a plan scanning any other path or object is
+    /// refused before it runs. Default: any path the process can read.
+    #[arg(long = "allow-tables", env = "DPINCON_ALLOW_TABLES", value_delimiter = ',')]
     allow_tables: Vec<std::path::PathBuf>,
     /// Directory of shuffle files (default: a temporary directory).
     #[arg(long)]

@@ -10,7 +10,7 @@
 mod infer;
 
 use std::fs::File;
-use std::io::{BufReader, Seek};
+use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -27,20 +27,27 @@ pub(crate) fn read_csv(
     path: &Path,
     options: &ReadOptions,
 ) -> Result<(Arc<Schema>, Vec<RecordBatch>), SourceError> {
-    let open = || {
-        File::open(path)
-            .map_err(|e| SourceError::Open { path: path.to_path_buf(), message: e.to_string() })
-    };
+    let file = File::open(path)
+        .map_err(|e| SourceError::Open { path: path.to_path_buf(), message: e.to_string() })?;
+    read_csv_from(file, path, options)
+}
+
+/// [`read_csv`] on any seekable bytes (an object fetched from a store);
+/// `path` names them in errors.
+pub(crate) fn read_csv_from(
+    mut source: impl Read + Seek,
+    path: &Path,
+    options: &ReadOptions,
+) -> Result<(Arc<Schema>, Vec<RecordBatch>), SourceError> {
     let read_error = |message: String| SourceError::Read { path: path.to_path_buf(), message };
-    let mut file = open()?;
-    let inferred = infer_schema(BufReader::with_capacity(1 << 20, &mut file), options.infer_rows)
+    let inferred = infer_schema(BufReader::with_capacity(1 << 20, &mut source), options.infer_rows)
         .map_err(read_error)?;
     let schema = Arc::new(override_schema(inferred, &options.schema)?);
-    file.rewind().map_err(|e| read_error(e.to_string()))?;
+    source.rewind().map_err(|e| read_error(e.to_string()))?;
     let reader = ReaderBuilder::new(schema.clone())
         .with_header(true)
         .with_batch_size(BATCH_ROWS)
-        .build(BufReader::with_capacity(1 << 20, file))
+        .build(BufReader::with_capacity(1 << 20, source))
         .map_err(|e| read_error(clean_message(&e.to_string())))?;
     let batches = reader
         .collect::<Result<Vec<_>, _>>()
