@@ -23,13 +23,14 @@ use ballista_core::serde::protobuf::{
 };
 use ballista_core::serde::protobuf::{FailedJob, GetJobStatusResult};
 use ballista_core::utils::{GrpcClientConfig, create_grpc_client_endpoint};
+use datafusion::arrow::array::RecordBatch;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::physical_plan::ExecutionPlan;
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::prelude::SessionConfig;
 use datafusion_proto::physical_plan::AsExecutionPlan;
 use datafusion_proto::protobuf::PhysicalPlanNode;
+use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use prost::Message;
 use serde::{Deserialize, Serialize};
@@ -143,13 +144,14 @@ impl Scheduler {
         }
     }
 
-    /// Waits for `job` to end; its result's partitions, read in order as
-    /// one stream of `schema`.
-    pub async fn result(
+    /// Waits for `job` to end; its result's partitions, each a stream
+    /// fetched from its executor when first polled (issue 29: the
+    /// coordinator reads them all at once).
+    pub async fn partitions(
         &mut self,
         job: &BallistaJobId,
-        schema: datafusion::arrow::datatypes::SchemaRef,
-    ) -> Result<SendableRecordBatchStream, BallistaError> {
+    ) -> Result<Vec<BoxStream<'static, datafusion::error::Result<RecordBatch>>>, BallistaError>
+    {
         let locations = self.wait(job).await?;
         let size = self.config.grpc_client_max_message_size();
         let grpc = GrpcClientConfig::from(&self.config);
@@ -160,12 +162,15 @@ impl Scheduler {
             retries: grpc.io_retries_times,
             retry_wait_ms: grpc.io_retry_wait_time_ms,
         };
-        let streams = locations.into_iter().map(move |location| {
-            let fetch = fetch.clone();
-            futures::stream::once(async move { fetch.partition(location).await }).try_flatten()
-        });
-        let stream = futures::stream::iter(streams).flatten();
-        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+        Ok(locations
+            .into_iter()
+            .map(move |location| {
+                let fetch = fetch.clone();
+                futures::stream::once(async move { fetch.partition(location).await })
+                    .try_flatten()
+                    .boxed()
+            })
+            .collect())
     }
 
     async fn wait(&mut self, job: &BallistaJobId) -> Result<Vec<PartitionLocation>, BallistaError> {

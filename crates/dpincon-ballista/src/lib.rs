@@ -6,11 +6,11 @@
 //!   ids = row positions (SPEC §1) from the Parquet footer's row counts.
 //! - [`detect`]: `DetectExec`, the embedded detector run per hash
 //!   partition of a constraint group's equality attributes (Ballista's
-//!   shuffle does the partitioning), emitting sorted `(u, v)` runs.
+//!   shuffle does the partitioning), emitting a summary and sorted `(u, v)` edges.
 //! - [`codec`]: `DpinconCodec`, wrapping Ballista's codec; the scheduler,
 //!   the executors and the client all need it.
 //! - [`plan`]: the physical plan of a job, from constraints and schema.
-//! - [`merge`]: sorted runs → one deduplicated stream Λ → spilling graph.
+//! - [`merge`]: every partition at once → one deduplicated stream Λ → spilling graph.
 //! - [`job`]: Ballista's job API as the coordinator needs it: submit,
 //!   stream the result, clean or cancel by the job's id.
 //! - [`loader`]: `BallistaLoader`, the engine's `JobLoader` seam: the

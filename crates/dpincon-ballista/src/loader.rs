@@ -1,13 +1,12 @@
 //! The coordinator's side of a job: the engine's `JobLoader` seam run on
 //! Ballista. Plan from the constraints and the schema (no row read),
-//! submit, merge the executors' sorted runs into Λ, assemble the facts.
+//! submit, merge the executors' sorted partitions into Λ, assemble the facts.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
-use datafusion::error::DataFusionError;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use dpincon_engine::{
     EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, parse_bytes, plan_reports,
@@ -17,12 +16,11 @@ use dpincon_graph::{EdgeFingerprint, SpillConfig};
 use dpincon_release::TableFacts;
 use dpincon_source::object::{ObjectTable, block_on};
 use dpincon_source::{DataFormat, ObjectUrl, S3Settings};
-use futures::TryStreamExt;
+use futures::StreamExt;
 
 use crate::BallistaError;
-use crate::detect::wire::Reader;
 use crate::job::{BallistaJobId, Scheduler};
-use crate::merge::{DEFAULT_RUN_EDGES, EdgeRuns};
+use crate::merge::{Merged, PREFETCH_BATCHES, PartitionEdges, merge};
 use crate::plan::{JobPlan, PlanRequest, build_plan};
 use crate::scan::ScanFormat;
 use crate::tls::ClusterTls;
@@ -39,7 +37,8 @@ pub struct DetectStats {
     /// The graph's stream Λ: edge count and order-sensitive hash.
     pub fingerprint: EdgeFingerprint,
     /// Seconds until the Ballista job ended (scan, shuffle, detection),
-    /// reading its result into edge runs, and merging them into the graph.
+    /// until every result partition's summary arrived, and merging the
+    /// partitions' edges into the graph as they are fetched.
     pub seconds: DetectSeconds,
 }
 
@@ -48,9 +47,9 @@ pub struct DetectStats {
 pub struct DetectSeconds {
     /// Submission to the job's end on the executors.
     pub job: f64,
-    /// Fetching the result into sorted edge runs.
+    /// Opening every result partition and reading its summary.
     pub fetch: f64,
-    /// Merging the runs into Λ and the graph.
+    /// Fetching and merging the partitions' edges into Λ and the graph.
     pub merge: f64,
 }
 
@@ -61,16 +60,14 @@ pub struct BallistaLoader {
     pub scheduler: String,
     /// Hash partitions per constraint group (and Parquet scan partitions).
     pub partitions: usize,
-    /// Where edge runs and the graph's spill file go.
+    /// Where the graph's spill file goes.
     pub work_dir: PathBuf,
     /// Graph memory before spilling, when the job sets no `memory_limit`.
     pub graph_memory: u64,
-    /// Edges per in-memory run.
-    pub run_edges: usize,
     /// Mutual TLS to the scheduler and the executors' Flight servers.
     pub tls: Option<ClusterTls>,
-    /// Bytes the job's edge runs and graph spill may take on disk (a
-    /// public quota; the job ends over quota past it).
+    /// Bytes the job's graph spill may take on disk (a public quota; the
+    /// job ends over quota past it).
     pub max_spill_bytes: Option<u64>,
     /// Told the Ballista job's id as soon as it is submitted (the job
     /// process tells its coordinator, which cancels the job if it must
@@ -91,14 +88,13 @@ impl std::fmt::Debug for OnSubmitted {
 
 impl BallistaLoader {
     /// A loader for the scheduler at `scheduler` (defaults: 8 partitions,
-    /// 256 MiB of graph, runs of 8 Mi edges).
+    /// 256 MiB of graph).
     pub fn new(scheduler: impl Into<String>, work_dir: impl Into<PathBuf>) -> Self {
         BallistaLoader {
             scheduler: scheduler.into(),
             partitions: 8,
             work_dir: work_dir.into(),
             graph_memory: 256 << 20,
-            run_edges: DEFAULT_RUN_EDGES,
             tls: None,
             max_spill_bytes: None,
             on_submitted: None,
@@ -249,10 +245,8 @@ impl BallistaLoader {
         if let Some(hook) = &self.on_submitted {
             (hook.0)(&job);
         }
-        let started = Instant::now();
         let mut seconds = DetectSeconds::default();
-        let received = self.receive(&mut scheduler, &job, plan, &mut seconds).await;
-        seconds.fetch = started.elapsed().as_secs_f64() - seconds.job;
+        let received = self.receive(&mut scheduler, &job, plan, memory, &mut seconds).await;
         // The job's files (rows shuffled between stages, edges of its
         // result) go as soon as it is read, or failed (issue 27).
         let ended = match &received {
@@ -262,32 +256,17 @@ impl BallistaLoader {
         if let Err(e) = ended {
             log::warn!("Ballista job {job}: cannot delete its files now: {e}");
         }
-        let (runs, groups) = received?;
-        // Every group saw every row once: a lost or doubled partition
-        // shows here rather than as a wrong graph.
-        let rows = groups[0].rows;
-        if groups.iter().any(|g| g.rows != rows || g.partitions == 0) {
-            return Err(remote("the groups' row counts disagree: a partition is missing"));
-        }
-        let nodes = u32::try_from(rows).map_err(|_| remote("more than 2^32 rows"))?;
-        let received = runs.received;
-        let spill = SpillConfig { dir: self.work_dir.clone(), memory_limit: memory };
-        let written = runs.written();
-        let merging = Instant::now();
-        let (graph, fingerprint) = tokio::task::spawn_blocking(move || runs.finish(nodes, &spill))
-            .await
-            .map_err(remote)?
-            .map_err(remote)?;
-        seconds.merge = merging.elapsed().as_secs_f64();
-        // The graph's spill file holds the same edges, compressed: checked
-        // once the merge is done (it is at most about the runs' size).
+        let (merged, groups, spilled) = received?;
+        // The graph's spill file is checked once the merge is done.
         if let Some(limit) = self.max_spill_bytes
-            && written + graph.spilled_bytes() > limit
+            && spilled > limit
         {
             return Err(EngineError::OverQuota(format!(
-                "the job's edge runs and graph spill took more than {limit} bytes on disk"
+                "the job's graph spill took more than {limit} bytes on disk"
             )));
         }
+        let (graph, fingerprint, received) = (merged.graph, merged.fingerprint, merged.received);
+        let rows = groups[0].rows;
         let maxima = groups.iter().take(plan.sets.len()).map(|g| g.max_frequency).collect();
         let f = plan.frequencies(maxima);
         let facts = TableFacts {
@@ -313,61 +292,68 @@ impl BallistaLoader {
         Ok((facts, graph, stats))
     }
 
-    /// Streams the result of `job` into sorted edge runs and per-group
-    /// totals.
+    /// Reads the result of `job`: every partition at once, each fetched by
+    /// its own task a few batches ahead; first their summaries (the
+    /// per-group totals, the row count), then their edges merged into the
+    /// graph off the runtime's workers (module `merge`).
     async fn receive(
         &self,
         scheduler: &mut Scheduler,
         job: &BallistaJobId,
         plan: &JobPlan,
+        memory: u64,
         seconds: &mut DetectSeconds,
-    ) -> Result<(EdgeRuns, Vec<GroupTotals>), EngineError> {
-        let schema = plan.plan.schema();
+    ) -> Result<(Merged, Vec<GroupTotals>, u64), EngineError> {
         let waiting = Instant::now();
-        let mut stream = scheduler.result(job, schema).await.map_err(remote)?;
+        let streams = scheduler.partitions(job).await.map_err(remote)?;
         seconds.job = waiting.elapsed().as_secs_f64();
-        let mut runs = EdgeRuns::new(self.work_dir.clone(), self.run_edges)
-            .with_disk_limit(self.max_spill_bytes);
-        let mut groups = vec![GroupTotals::default(); plan.groups()];
-        let mut reader = Reader::default();
-        // A run past the disk quota ends the job as `over quota`: the
-        // error crosses DataFusion's boxed errors, so it is kept here.
-        let mut over_quota = None;
-        while let Some(batch) = stream.try_next().await.map_err(remote)? {
-            reader
-                .read(
-                    &batch,
-                    |u, v| {
-                        runs.push(u, v).map_err(|e| {
-                            if let BallistaError::OverQuota(why) = &e {
-                                over_quota = Some(why.clone());
-                            }
-                            DataFusionError::External(Box::new(e))
-                        })
-                    },
-                    |s| {
-                        let g = groups.get_mut(s.group as usize).ok_or_else(|| {
-                            DataFusionError::Execution("a summary of an unknown group".into())
-                        })?;
-                        g.rows += u64::from(s.rows);
-                        g.partitions += 1;
-                        if let Some(max) = s.max_frequency {
-                            g.max_frequency = g.max_frequency.max(u64::from(max));
-                        }
-                        match (&mut g.classes, s.classes) {
-                            (Some((total, _)), Some((c, _))) => total.absorb(&c),
-                            (total @ None, some) => *total = some,
-                            (Some(_), None) => {}
-                        }
-                        Ok(())
-                    },
-                )
-                .map_err(|e| match over_quota.take() {
-                    Some(why) => EngineError::OverQuota(why),
-                    None => remote(e),
-                })?;
+        let fetching = Instant::now();
+        let mut partitions = Vec::with_capacity(streams.len());
+        for mut stream in streams {
+            let (tx, rx) = tokio::sync::mpsc::channel(PREFETCH_BATCHES);
+            tokio::spawn(async move {
+                while let Some(batch) = stream.next().await {
+                    let failed = batch.is_err();
+                    if tx.send(batch).await.is_err() || failed {
+                        break;
+                    }
+                }
+            });
+            partitions.push(PartitionEdges::new(rx));
         }
-        reader.finish().map_err(remote)?;
-        Ok((runs, groups))
+        let mut groups = vec![GroupTotals::default(); plan.groups()];
+        for p in &mut partitions {
+            let s = p.summary().await.map_err(remote)?;
+            let g = groups
+                .get_mut(s.group as usize)
+                .ok_or_else(|| remote("a summary of an unknown group"))?;
+            g.rows += u64::from(s.rows);
+            g.partitions += 1;
+            if let Some(max) = s.max_frequency {
+                g.max_frequency = g.max_frequency.max(u64::from(max));
+            }
+            match (&mut g.classes, s.classes) {
+                (Some((total, _)), Some((c, _))) => total.absorb(&c),
+                (total @ None, some) => *total = some,
+                (Some(_), None) => {}
+            }
+        }
+        seconds.fetch = fetching.elapsed().as_secs_f64();
+        // Every group saw every row once: a lost or doubled partition
+        // shows here rather than as a wrong graph.
+        let rows = groups[0].rows;
+        if groups.iter().any(|g| g.rows != rows || g.partitions == 0) {
+            return Err(remote("the groups' row counts disagree: a partition is missing"));
+        }
+        let nodes = u32::try_from(rows).map_err(|_| remote("more than 2^32 rows"))?;
+        let spill = SpillConfig { dir: self.work_dir.clone(), memory_limit: memory };
+        let merging = Instant::now();
+        let merged = tokio::task::spawn_blocking(move || merge(partitions, nodes, &spill))
+            .await
+            .map_err(remote)?
+            .map_err(remote)?;
+        seconds.merge = merging.elapsed().as_secs_f64();
+        let spilled = merged.graph.spilled_bytes();
+        Ok((merged, groups, spilled))
     }
 }

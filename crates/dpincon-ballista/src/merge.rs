@@ -1,296 +1,263 @@
-//! The coordinator's one pass over the edges: sorted runs in, the stable
-//! order Λ (SPEC §2) out, deduplicated, into a spilling graph builder.
+//! The coordinator's one pass over the edges: the executors' sorted
+//! partition outputs in, the stable order Λ (SPEC §2) out, deduplicated,
+//! into a spilling graph builder.
 //!
-//! Edges arrive as the executors' sorted partition outputs, in whatever
-//! order Ballista delivers them; an edge violating constraints of two
-//! groups arrives twice. [`EdgeRuns`] buffers a bounded number of edges,
-//! sorts and deduplicates the buffer and writes it to a run file when
-//! full; [`EdgeRuns::finish`] merges the runs (a k-way heap merge), drops
-//! repeats and feeds Λ once into a `GraphBuilder` that spills past its
-//! memory budget. Memory: the buffer, one read buffer per run, and the
-//! builder's budget, never the edge set.
+//! Each result partition is one executor's detection output: its summary,
+//! then its edges in (u, v) order (`detect::wire`). An edge violating
+//! constraints of two groups arrives in two partitions. [`merge`] reads all
+//! partitions at once, each fetched by its own task a few batches ahead
+//! ([`PartitionEdges`]), and merges them with a heap: no run file, no
+//! sort on the coordinator, and the fetches overlap the merge (issue 29).
+//! Memory: a few batches per partition and the builder's budget, never
+//! the edge set.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
-use std::path::PathBuf;
 
+use datafusion::arrow::array::RecordBatch;
 use dpincon_graph::{
     ConflictGraph, Edge, EdgeFingerprint, EdgeSink, GraphBuilder, SpillConfig,
     edge_stream_fingerprint,
 };
+use tokio::sync::mpsc::Receiver;
 
-/// Edges buffered before a run is written (8 bytes each: 64 MiB).
-pub const DEFAULT_RUN_EDGES: usize = 8 << 20;
+use crate::BallistaError;
+use crate::detect::wire::{Reader, Summary};
 
-/// Sorted runs of edges, on disk past the first.
+/// Batches fetched ahead per partition (64 Ki edges each).
+pub const PREFETCH_BATCHES: usize = 4;
+
+fn malformed(why: impl std::fmt::Display) -> BallistaError {
+    BallistaError::Merge(format!("malformed result: {why}"))
+}
+
+/// One result partition's edges, as its fetch task sends its batches.
 #[derive(Debug)]
-pub struct EdgeRuns {
-    dir: PathBuf,
-    run_edges: usize,
-    buffer: Vec<(u32, u32)>,
-    files: Vec<File>,
-    /// Edges received (repeats included).
-    pub received: u64,
-    /// Bytes the runs may take on disk (a public quota); `None`: no limit.
-    disk_limit: Option<u64>,
-    /// Bytes written to runs so far.
-    written: u64,
+pub struct PartitionEdges {
+    batches: Receiver<datafusion::error::Result<RecordBatch>>,
+    reader: Reader,
+    edges: Vec<(u32, u32)>,
+    at: usize,
+    last: Option<(u32, u32)>,
+    received: u64,
 }
 
-fn io(e: std::io::Error) -> crate::BallistaError {
-    crate::BallistaError::Merge(e.to_string())
-}
-
-impl EdgeRuns {
-    /// Runs written to anonymous temporary files in `dir`, `run_edges`
-    /// edges at most in memory.
-    pub fn new(dir: PathBuf, run_edges: usize) -> Self {
-        EdgeRuns {
-            dir,
-            run_edges: run_edges.max(1),
-            buffer: Vec::new(),
-            files: Vec::new(),
+impl PartitionEdges {
+    /// The partition whose batches arrive on `batches`.
+    pub fn new(batches: Receiver<datafusion::error::Result<RecordBatch>>) -> Self {
+        PartitionEdges {
+            batches,
+            reader: Reader::default(),
+            edges: Vec::new(),
+            at: 0,
+            last: None,
             received: 0,
-            disk_limit: None,
-            written: 0,
         }
     }
 
-    /// Caps the runs' bytes on disk: writing past `bytes` fails with
-    /// [`crate::BallistaError::OverQuota`] before the run is written.
-    pub fn with_disk_limit(mut self, bytes: Option<u64>) -> Self {
-        self.disk_limit = bytes;
-        self
+    /// Reads up to the partition's summary (its first rows), keeping any
+    /// edges that came with it.
+    pub async fn summary(&mut self) -> Result<Summary, BallistaError> {
+        let mut summary = None;
+        while summary.is_none() {
+            let Some(batch) = self.batches.recv().await else {
+                return Err(malformed("a partition without its summary"));
+            };
+            let batch = batch.map_err(|e| BallistaError::Merge(e.to_string()))?;
+            let edges = &mut self.edges;
+            self.reader
+                .read(
+                    &batch,
+                    |u, v| {
+                        edges.push((u, v));
+                        Ok(())
+                    },
+                    |s| {
+                        summary = Some(s);
+                        Ok(())
+                    },
+                )
+                .map_err(|e| BallistaError::Merge(e.to_string()))?;
+        }
+        Ok(summary.expect("the loop ends on a summary"))
     }
 
-    /// Bytes written to runs so far.
-    pub fn written(&self) -> u64 {
-        self.written
-    }
-
-    /// Adds edge `{u, v}` (`u < v`).
-    pub fn push(&mut self, u: u32, v: u32) -> Result<(), crate::BallistaError> {
-        debug_assert!(u < v);
-        self.buffer.push((u, v));
+    /// The next edge, checked to follow the last in (u, v) order.
+    fn next(&mut self) -> Result<Option<(u32, u32)>, BallistaError> {
+        while self.at == self.edges.len() {
+            self.edges.clear();
+            self.at = 0;
+            let Some(batch) = self.batches.blocking_recv() else {
+                self.reader.finish().map_err(|e| BallistaError::Merge(e.to_string()))?;
+                return Ok(None);
+            };
+            let batch = batch.map_err(|e| BallistaError::Merge(e.to_string()))?;
+            let edges = &mut self.edges;
+            self.reader
+                .read(
+                    &batch,
+                    |u, v| {
+                        edges.push((u, v));
+                        Ok(())
+                    },
+                    |_| {
+                        Err(datafusion::error::DataFusionError::Execution(
+                            "a second summary in one partition".into(),
+                        ))
+                    },
+                )
+                .map_err(|e| BallistaError::Merge(e.to_string()))?;
+        }
+        let e = self.edges[self.at];
+        self.at += 1;
+        if self.last.is_some_and(|last| last >= e) {
+            return Err(malformed(format!("edge {e:?} after {:?}", self.last.unwrap_or(e))));
+        }
+        self.last = Some(e);
         self.received += 1;
-        if self.buffer.len() >= self.run_edges {
-            self.spill()?;
-        }
-        Ok(())
-    }
-
-    fn spill(&mut self) -> Result<(), crate::BallistaError> {
-        // The buffer is a few sorted partition outputs back to back: the
-        // stable sort merges those natural runs in linear time, where an
-        // unstable sort would sort it from scratch (issue 29).
-        self.buffer.sort();
-        self.buffer.dedup();
-        let bytes = 8 * self.buffer.len() as u64;
-        if let Some(limit) = self.disk_limit
-            && self.written + bytes > limit
-        {
-            return Err(crate::BallistaError::OverQuota(format!(
-                "the edge runs would take more than {limit} bytes on disk"
-            )));
-        }
-        self.written += bytes;
-        let mut file = tempfile::tempfile_in(&self.dir).map_err(io)?;
-        {
-            let mut w = BufWriter::with_capacity(1 << 20, &mut file);
-            for &(u, v) in &self.buffer {
-                w.write_all(&u.to_le_bytes()).map_err(io)?;
-                w.write_all(&v.to_le_bytes()).map_err(io)?;
-            }
-            w.flush().map_err(io)?;
-        }
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        self.files.push(file);
-        self.buffer.clear();
-        Ok(())
-    }
-
-    /// Merges the runs into the graph on `nodes` nodes, keeping about
-    /// `spill.memory_limit` bytes of adjacency in memory; returns it with
-    /// the fingerprint of its stream Λ.
-    pub fn finish(
-        mut self,
-        nodes: u32,
-        spill: &SpillConfig,
-    ) -> Result<(ConflictGraph, EdgeFingerprint), crate::BallistaError> {
-        self.buffer.sort();
-        self.buffer.dedup();
-        let mut sources: Vec<Source> = self.files.into_iter().map(Source::file).collect();
-        sources.push(Source::Memory(std::mem::take(&mut self.buffer).into_iter()));
-        // Keys are (u << 32 | v): one integer compare per heap step, and
-        // the smallest is replaced in place (one sift, not a pop and a push).
-        let key = |(u, v): (u32, u32)| u64::from(u) << 32 | u64::from(v);
-        let mut heap = BinaryHeap::new();
-        for (i, s) in sources.iter_mut().enumerate() {
-            if let Some(e) = s.next().map_err(io)? {
-                heap.push(Reverse((key(e), i)));
-            }
-        }
-        let mut builder = GraphBuilder::with_spill(nodes, spill).map_err(io)?;
-        let mut error = None;
-        let mut last = None;
-        let merged = std::iter::from_fn(|| {
-            loop {
-                let mut top = heap.peek_mut()?;
-                let Reverse((e, i)) = *top;
-                match sources[i].next() {
-                    Ok(Some(next)) => *top = Reverse((key(next), i)),
-                    Ok(None) => {
-                        std::collections::binary_heap::PeekMut::pop(top);
-                    }
-                    Err(e) => {
-                        error = Some(e);
-                        return None;
-                    }
-                }
-                if last != Some(e) {
-                    last = Some(e);
-                    return Some(((e >> 32) as u32, e as u32));
-                }
-            }
-        });
-        let mut bad = None;
-        let fingerprint = edge_stream_fingerprint(merged.map(|(u, v)| {
-            if v >= nodes {
-                bad = Some(v);
-            } else {
-                builder.add(u, v);
-            }
-            Edge { u, v }
-        }));
-        if let Some(e) = error {
-            return Err(io(e));
-        }
-        if let Some(v) = bad {
-            return Err(crate::BallistaError::Merge(format!(
-                "edge to row {v} of a table of {nodes} rows"
-            )));
-        }
-        Ok((builder.finish(), fingerprint))
+        Ok(Some(e))
     }
 }
 
-/// One sorted run being read.
-enum Source {
-    /// A run file, read a block of edges at a time.
-    File {
-        file: File,
-        block: Vec<u8>,
-        at: usize,
-    },
-    Memory(std::vec::IntoIter<(u32, u32)>),
+/// What the merge made.
+#[derive(Debug)]
+pub struct Merged {
+    /// The graph on `nodes` nodes.
+    pub graph: ConflictGraph,
+    /// The fingerprint of its stream Λ.
+    pub fingerprint: EdgeFingerprint,
+    /// Edges received, repeats across partitions included.
+    pub received: u64,
 }
 
-/// Bytes read from a run file at once (8 Ki edges).
-const BLOCK_BYTES: usize = 64 << 10;
-
-impl Source {
-    fn file(file: File) -> Self {
-        Source::File { file, block: Vec::new(), at: 0 }
-    }
-
-    fn next(&mut self) -> std::io::Result<Option<(u32, u32)>> {
-        match self {
-            Source::Memory(it) => Ok(it.next()),
-            Source::File { file, block, at } => {
-                if *at == block.len() {
-                    block.resize(BLOCK_BYTES, 0);
-                    let mut filled = 0;
-                    // Fill the block (runs are whole edges: 8 bytes each).
-                    while filled < BLOCK_BYTES {
-                        match file.read(&mut block[filled..])? {
-                            0 => break,
-                            n => filled += n,
-                        }
-                    }
-                    if filled % 8 != 0 {
-                        return Err(std::io::Error::other("a run file ends inside an edge"));
-                    }
-                    block.truncate(filled);
-                    *at = 0;
-                    if filled == 0 {
-                        return Ok(None);
-                    }
-                }
-                let b = &block[*at..*at + 8];
-                *at += 8;
-                Ok(Some((
-                    u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-                    u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
-                )))
-            }
+/// Merges `partitions` (their summaries read) into the graph on `nodes`
+/// nodes, keeping about `spill.memory_limit` bytes of adjacency in memory.
+/// Blocking: run it off the runtime's workers, which fetch the batches.
+pub fn merge(
+    mut partitions: Vec<PartitionEdges>,
+    nodes: u32,
+    spill: &SpillConfig,
+) -> Result<Merged, BallistaError> {
+    // Keys are (u << 32 | v): one integer compare per heap step, and the
+    // smallest is replaced in place (one sift, not a pop and a push).
+    let key = |(u, v): (u32, u32)| u64::from(u) << 32 | u64::from(v);
+    let mut heap = BinaryHeap::new();
+    for (i, p) in partitions.iter_mut().enumerate() {
+        if let Some(e) = p.next()? {
+            heap.push(Reverse((key(e), i)));
         }
     }
+    let io = |e: std::io::Error| BallistaError::Merge(e.to_string());
+    let mut builder = GraphBuilder::with_spill(nodes, spill).map_err(io)?;
+    let mut error = None;
+    let mut last = None;
+    let merged = std::iter::from_fn(|| {
+        loop {
+            let mut top = heap.peek_mut()?;
+            let Reverse((e, i)) = *top;
+            match partitions[i].next() {
+                Ok(Some(next)) => *top = Reverse((key(next), i)),
+                Ok(None) => {
+                    std::collections::binary_heap::PeekMut::pop(top);
+                }
+                Err(e) => {
+                    error = Some(e);
+                    return None;
+                }
+            }
+            if last != Some(e) {
+                last = Some(e);
+                return Some(((e >> 32) as u32, e as u32));
+            }
+        }
+    });
+    let mut bad = None;
+    let fingerprint = edge_stream_fingerprint(merged.map(|(u, v)| {
+        if v >= nodes {
+            bad = Some(v);
+        } else {
+            builder.add(u, v);
+        }
+        Edge { u, v }
+    }));
+    if let Some(e) = error {
+        return Err(e);
+    }
+    if let Some(v) = bad {
+        return Err(BallistaError::Merge(format!("edge to row {v} of a table of {nodes} rows")));
+    }
+    let received = partitions.iter().map(|p| p.received).sum();
+    Ok(Merged { graph: builder.finish(), fingerprint, received })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::detect::wire::{batch, summary};
 
-    #[test]
-    fn runs_merge_into_one_deduplicated_stable_stream() {
-        let dir = tempfile::tempdir().unwrap();
-        // A pseudo-random edge multiset, pushed in an arbitrary order, with
-        // repeats; tiny runs force many files.
-        let mut state = 7u64;
-        let mut edges = Vec::new();
-        for _ in 0..5000 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let a = (state >> 40) as u32 % 300;
-            let b = (state >> 20) as u32 % 300;
-            if a != b {
-                edges.push(Edge::new(a, b));
-            }
+    /// A partition sending its summary, then `edges` in batches of 2.
+    fn partition(group: u32, edges: &[(u32, u32)]) -> PartitionEdges {
+        let (tx, rx) = tokio::sync::mpsc::channel(64);
+        let s = Summary { group, rows: 0, max_frequency: None, classes: None };
+        tx.try_send(Ok(summary(&s).unwrap())).unwrap();
+        for chunk in edges.chunks(2) {
+            let us = chunk.iter().map(|e| e.0).collect();
+            let vs = chunk.iter().map(|e| e.1).collect();
+            tx.try_send(Ok(batch(us, vs).unwrap())).unwrap();
         }
-        let mut runs = EdgeRuns::new(dir.path().to_path_buf(), 97);
-        for e in edges.iter().chain(edges.iter().take(1000)) {
-            runs.push(e.u, e.v).unwrap();
-        }
-        assert!(runs.files.len() > 10);
-        let spill = SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 1 << 12 };
-        let (graph, fingerprint) = runs.finish(300, &spill).unwrap();
-        let want = ConflictGraph::from_edges(300, edges.iter().copied());
-        assert_eq!(graph.edges().collect::<Vec<_>>(), want.edges().collect::<Vec<_>>());
-        assert_eq!(fingerprint, edge_stream_fingerprint(want.edges()));
+        PartitionEdges::new(rx)
     }
 
-    #[test]
-    fn an_edge_past_the_table_is_an_error() {
+    fn spill() -> (tempfile::TempDir, SpillConfig) {
         let dir = tempfile::tempdir().unwrap();
-        let mut runs = EdgeRuns::new(dir.path().to_path_buf(), 4);
-        for (u, v) in [(0, 1), (1, 2), (2, 3), (3, 9), (0, 2)] {
-            runs.push(u, v).unwrap();
-        }
-        let spill = SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 1 << 20 };
-        assert!(runs.finish(5, &spill).is_err());
+        let config = SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 1 << 14 };
+        (dir, config)
     }
 
-    #[test]
-    fn runs_past_their_disk_limit_are_over_quota_before_they_are_written() {
-        let dir = tempfile::tempdir().unwrap();
-        // Runs of 4 edges (32 bytes); 80 bytes allow two runs, not three.
-        let mut runs = EdgeRuns::new(dir.path().to_path_buf(), 4).with_disk_limit(Some(80));
-        for i in 0..8 {
-            runs.push(i, i + 1).unwrap();
+    async fn summaries(mut parts: Vec<PartitionEdges>) -> Vec<PartitionEdges> {
+        for p in &mut parts {
+            p.summary().await.unwrap();
         }
-        assert_eq!(runs.written(), 64);
-        for i in 8..11 {
-            runs.push(i, i + 1).unwrap();
-        }
-        let err = runs.push(11, 12).unwrap_err();
-        assert!(matches!(err, crate::BallistaError::OverQuota(_)), "{err}");
-        assert_eq!(runs.written(), 64, "the refused run was not written");
-        // Without a limit the same runs are written.
-        let mut free = EdgeRuns::new(dir.path().to_path_buf(), 4);
-        for i in 0..12 {
-            free.push(i, i + 1).unwrap();
-        }
-        assert_eq!(free.written(), 96);
+        parts
+    }
+
+    #[tokio::test]
+    async fn partitions_merge_into_one_deduplicated_stable_stream() {
+        let parts = summaries(vec![
+            partition(0, &[(0, 3), (1, 2), (2, 5)]),
+            partition(1, &[(0, 3), (0, 4), (2, 5), (3, 4)]),
+            partition(1, &[]),
+        ])
+        .await;
+        let (_dir, config) = spill();
+        let merged =
+            tokio::task::spawn_blocking(move || merge(parts, 6, &config)).await.unwrap().unwrap();
+        let want = [(0, 3), (0, 4), (1, 2), (2, 5), (3, 4)];
+        let edges: Vec<(u32, u32)> = merged.graph.edges().map(|e| (e.u, e.v)).collect();
+        assert_eq!(edges, want);
+        let expected = edge_stream_fingerprint(want.iter().map(|&(u, v)| Edge { u, v }));
+        assert_eq!(merged.fingerprint, expected);
+        assert_eq!(merged.received, 7);
+    }
+
+    #[tokio::test]
+    async fn an_unsorted_partition_or_an_edge_past_the_table_is_an_error() {
+        let (_dir, config) = spill();
+        let parts = summaries(vec![partition(0, &[(1, 2), (0, 5)])]).await;
+        let c = config.clone();
+        let err = tokio::task::spawn_blocking(move || merge(parts, 6, &c)).await.unwrap();
+        assert!(err.unwrap_err().to_string().contains("after"));
+        let parts = summaries(vec![partition(0, &[(1, 9)])]).await;
+        let err = tokio::task::spawn_blocking(move || merge(parts, 6, &config)).await.unwrap();
+        assert!(err.unwrap_err().to_string().contains("row 9"));
+    }
+
+    #[tokio::test]
+    async fn a_partition_without_a_summary_is_an_error() {
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tx.try_send(Ok(batch(vec![0], vec![1]).unwrap())).unwrap();
+        drop(tx);
+        let mut p = PartitionEdges::new(rx);
+        assert!(p.summary().await.is_err());
     }
 }

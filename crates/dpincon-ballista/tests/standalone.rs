@@ -127,8 +127,7 @@ async fn check(url: &str, work: &Path, job: &JobConfig, partitions: usize) -> St
     let want_report = run_job(job, &NoProgress).await.unwrap();
     let mut loader = BallistaLoader::new(url, work);
     loader.partitions = partitions;
-    // Tiny runs and graph budget: the merge and the spill really happen.
-    loader.run_edges = 500;
+    // A tiny graph budget: the spill really happens.
     loader.graph_memory = 1 << 14;
     let got_report = run_job_with(job, &NoProgress, &loader).await.unwrap();
     let stats = loader.stats().unwrap();

@@ -118,7 +118,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Where jobs' edge runs and graph spill files go (anonymous files,
+    /// Where jobs' graph spill files go (anonymous files,
     /// gone with the process).
     pub fn work_dir(&self) -> PathBuf {
         self.options.config.state_dir.join("work")

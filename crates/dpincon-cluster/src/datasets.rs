@@ -153,7 +153,7 @@ pub struct Dataset {
     /// Most memory (address space, bytes) of a job's process: the graph,
     /// the LP kernel and all (public quota).
     pub max_job_memory: Option<u64>,
-    /// Most bytes a job's edge runs and graph spill may take on disk
+    /// Most bytes a job's graph spill may take on disk
     /// (public quota).
     pub max_spill_bytes: Option<u64>,
 }

@@ -36,13 +36,13 @@ pub struct JobSpec {
     pub prepaid: Prepaid,
     /// How to reach the Ballista cluster.
     pub ballista: BallistaOptions,
-    /// Where edge runs and graph spill files go.
+    /// Where graph spill files go.
     pub work_dir: PathBuf,
     /// The dataset's name, which the client's report shows instead of paths.
     pub dataset: String,
     /// The process's data-segment limit in bytes (`max-job-memory`).
     pub max_memory: Option<u64>,
-    /// Bytes its edge runs and graph spill may take (`max-spill-bytes`).
+    /// Bytes its graph spill may take (`max-spill-bytes`).
     pub max_spill_bytes: Option<u64>,
 }
 

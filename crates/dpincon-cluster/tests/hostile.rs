@@ -284,7 +284,7 @@ async fn ub_direct_with_client_candidates_and_a_low_row_bound_releases() {
     assert_eq!(charges.len(), 4);
 }
 
-/// A job whose edge runs and graph spill pass its dataset's disk quota
+/// A job whose graph spill passes its dataset's disk quota
 /// ends `over quota`, charged (the spill is forced by a 16-KiB graph
 /// budget).
 #[tokio::test(flavor = "multi_thread")]

@@ -199,7 +199,7 @@ async fn the_cluster_runs_over_mutual_tls_and_refuses_every_peer_without_its_ca(
     assert_eq!(client.status(&id).await.unwrap().edge_fingerprint, want_fp);
     // No shuffle or edge file of the jobs is left: the job process deletes
     // its Ballista job's files once it has read the result (the executors
-    // delete them at their next poll); its own edge runs are anonymous.
+    // delete them at their next poll); its graph spill is anonymous.
     common::within(async {
         while (0..2).any(|i| !common::files_under(&common::work_dir(d, "tls", i)).is_empty()) {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;

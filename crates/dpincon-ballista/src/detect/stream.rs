@@ -23,7 +23,7 @@ fn failed(what: impl std::fmt::Display) -> DataFusionError {
 
 /// Detects `spec`'s constraints among the rows of `batches` (a row-id
 /// column first, then some of `table`'s columns) and hands the edges to
-/// `emit` as sorted `(u, v)` batches of row ids, then the summary; stops
+/// `emit`: the summary, then sorted `(u, v)` batches of row ids; stops
 /// early when `emit` returns false (the consumer is gone).
 pub fn detect_rows(
     spec: &DetectSpec,
@@ -90,6 +90,11 @@ pub fn detect_rows(
     };
     drop(relation);
 
+    // The summary first: the coordinator needs every partition's row count
+    // before it can build the graph, and merges the edges as they arrive.
+    if !emit(summary(&Summary { group: spec.group, rows: n, max_frequency, classes })?) {
+        return Ok(());
+    }
     let (mut us, mut vs) = (Vec::with_capacity(BATCH_EDGES), Vec::with_capacity(BATCH_EDGES));
     for e in detection.graph.edges() {
         us.push(ids[e.u as usize]);
@@ -104,6 +109,5 @@ pub fn detect_rows(
     if !us.is_empty() && !emit(batch(us, vs)?) {
         return Ok(());
     }
-    emit(summary(&Summary { group: spec.group, rows: n, max_frequency, classes })?);
     Ok(())
 }

@@ -9,8 +9,7 @@ use datafusion::physical_plan::collect_partitioned;
 use datafusion::prelude::SessionContext;
 use dpincon_graph::{SpillConfig, edge_stream_fingerprint};
 
-use crate::detect::wire::{Reader, Summary};
-use crate::merge::EdgeRuns;
+use crate::merge::{PartitionEdges, merge};
 use crate::plan::{PlanRequest, build_plan};
 use crate::scan::ScanFormat;
 
@@ -73,32 +72,31 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     let partitions = collect_partitioned(plan.plan.clone(), ctx.task_ctx()).await.unwrap();
     assert_eq!(partitions.len(), 3 * 3 + 1);
 
-    let mut runs = EdgeRuns::new(dir.path().to_path_buf(), 3);
+    // Each partition through its own channel, as the coordinator reads
+    // them: summaries first, then one merge of every partition's edges.
     let mut rows = vec![0u64; plan.groups()];
     let mut maxima = vec![0u64; plan.sets.len()];
+    let mut sources = Vec::new();
     for partition in &partitions {
-        let mut reader = Reader::default();
+        let (tx, rx) = tokio::sync::mpsc::channel(partition.len() + 1);
         for batch in partition {
-            let edge = |u, v| {
-                runs.push(u, v).unwrap();
-                Ok(())
-            };
-            let summary = |s: Summary| {
-                let g = s.group as usize;
-                rows[g] += u64::from(s.rows);
-                match s.max_frequency {
-                    Some(max) => maxima[g] = maxima[g].max(u64::from(max)),
-                    None => assert_eq!(g, maxima.len(), "only the unbounded group has none"),
-                }
-                Ok(())
-            };
-            reader.read(batch, edge, summary).unwrap();
+            tx.try_send(Ok(batch.clone())).unwrap();
         }
-        reader.finish().unwrap();
+        let mut source = PartitionEdges::new(rx);
+        let s = source.summary().await.unwrap();
+        let g = s.group as usize;
+        rows[g] += u64::from(s.rows);
+        match s.max_frequency {
+            Some(max) => maxima[g] = maxima[g].max(u64::from(max)),
+            None => assert_eq!(g, maxima.len(), "only the unbounded group has none"),
+        }
+        sources.push(source);
     }
     assert_eq!(rows, vec![7; 4], "every group sees every row once");
     let spill = SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 1 << 20 };
-    let (graph, fingerprint) = runs.finish(7, &spill).unwrap();
+    let merged =
+        tokio::task::spawn_blocking(move || merge(sources, 7, &spill)).await.unwrap().unwrap();
+    let (graph, fingerprint) = (merged.graph, merged.fingerprint);
 
     let mut job = dpincon_engine::JobConfig::new(&data, &dcs);
     job.schema = Some(SCHEMA.into());

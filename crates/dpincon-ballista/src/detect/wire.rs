@@ -1,5 +1,5 @@
-//! What a detection partition sends: `(u, v)` rows of UInt32, 8 bytes an
-//! edge, then its summary: `(MARK, group)`, `(rows, max)`, `(k, 0)` with
+//! What a detection partition sends: its summary, then `(u, v)` rows of
+//! UInt32, 8 bytes an edge, in (u, v) order. The summary: `(MARK, group)`, `(rows, max)`, `(k, 0)` with
 //! k ∈ {0, 1} and, when k = 1, the classes of the group's keys and FDs
 //! (`dpincon_detect::fd_classes`; a group is one X): `(cover, max_class)`,
 //! `(null_rows, flags)` (bit 0 a key, bit 1 every member is a key or an
@@ -7,10 +7,9 @@
 //!
 //! No edge has `u = MARK` (`u32::MAX`): row ids are below n ≤ 2^32 − 1.
 //! `max` is `MARK` when the group has no equality set (no frequency): a
-//! real maximum frequency is at most n − 1 < `MARK`. A partition's rows
-//! reach the coordinator in order (Ballista fetches one partition's
-//! stream after another), so a summary's rows are adjacent; a stream that
-//! breaks this shape is an error, never a wrong graph.
+//! real maximum frequency is at most n − 1 < `MARK`. Each partition is
+//! its own stream, so a summary's rows are adjacent; a stream that breaks
+//! this shape is an error, never a wrong graph.
 
 use std::sync::Arc;
 
