@@ -3,6 +3,8 @@
 # scheduler + 2 executors + coordinator on loopback, against the embedded
 # run of the same job. Prints wall times, peak RSS per process and both
 # fingerprints, plaintext and over mutual TLS (MODES="plain tls").
+# S3=1: the table is read from a local S3-compatible server (moto_server,
+# started here on a free port; the executors read it themselves).
 # Usage: benches/cluster.sh [ROWS] [WORK_DIR]
 # Needs release binaries: cargo build --release -p dpincon-cli -p dpincon-cluster
 set -euo pipefail
@@ -20,10 +22,33 @@ if [ ! -f "tax-$ROWS.parquet" ]; then
 fi
 [ -f tax.dcs ] || "$CLI" generate tax --rows 10 --out tiny.csv --constraints-out tax.dcs >/dev/null
 
+DATA="$WORK/tax-$ROWS.parquet"
+EXECUTOR_ARGS=()
+if [ "${S3:-0}" = 1 ]; then
+  PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  moto_server -H 127.0.0.1 -p "$PORT" > moto.log 2>&1 &
+  MOTO_PID=$!
+  export AWS_ENDPOINT="http://127.0.0.1:$PORT" AWS_ALLOW_HTTP=true AWS_REGION=us-east-1 \
+    AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret
+  python3 - "$DATA" <<'PY3'
+import os, sys, time, boto3
+s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT"], region_name="us-east-1")
+for _ in range(100):
+    try:
+        s3.list_buckets(); break
+    except Exception:
+        time.sleep(0.1)
+s3.create_bucket(Bucket="bench")
+s3.upload_file(sys.argv[1], "bench", "tax.parquet")
+PY3
+  DATA="s3://bench/tax.parquet"
+  EXECUTOR_ARGS=(--allow-tables s3://bench/)
+fi
+
 cat > coordinator.toml <<TOML
 state-dir = "$WORK/state"
 [datasets.tax]
-data = "$WORK/tax-$ROWS.parquet"
+data = "$DATA"
 ledger = "$WORK/ledgers/tax.jsonl"
 budget-cap = 1000.0
 max-job-epsilon = 100.0
@@ -39,7 +64,7 @@ echo "bench $TOKEN" > clients.txt
 
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
+trap 'cleanup; [ -n "${MOTO_PID:-}" ] && kill "$MOTO_PID" 2>/dev/null; true' EXIT
 # Starts a process; waits for its "listening on ADDR" line.
 start() {
   local name=$1; shift
@@ -86,9 +111,9 @@ run_cluster() {
   fi
   start scheduler "$BIN/dpincon-scheduler" --listen 127.0.0.1:0 "${security[@]}"
   start executor0 "$BIN/dpincon-executor" --scheduler "$scheme://$scheduler_addr" \
-    --listen 127.0.0.1:0 --slots 2 "${security[@]}"
+    --listen 127.0.0.1:0 --slots 2 "${security[@]}" "${EXECUTOR_ARGS[@]}"
   start executor1 "$BIN/dpincon-executor" --scheduler "$scheme://$scheduler_addr" \
-    --listen 127.0.0.1:0 --slots 2 "${security[@]}"
+    --listen 127.0.0.1:0 --slots 2 "${security[@]}" "${EXECUTOR_ARGS[@]}"
   start coordinator "$BIN/dpincon-coordinator" --config coordinator.toml --client-tokens clients.txt \
     --listen 127.0.0.1:0 --scheduler "$scheme://$scheduler_addr" --partitions 8 \
     "${security[@]}" "${serve_tls[@]}"
