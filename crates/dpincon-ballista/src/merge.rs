@@ -58,28 +58,35 @@ impl PartitionEdges {
     /// Reads up to the partition's summary (its first rows), keeping any
     /// edges that came with it.
     pub async fn summary(&mut self) -> Result<Summary, BallistaError> {
-        let mut summary = None;
-        while summary.is_none() {
+        loop {
             let Some(batch) = self.batches.recv().await else {
                 return Err(malformed("a partition without its summary"));
             };
-            let batch = batch.map_err(|e| BallistaError::Merge(e.to_string()))?;
-            let edges = &mut self.edges;
-            self.reader
-                .read(
-                    &batch,
-                    |u, v| {
-                        edges.push((u, v));
-                        Ok(())
-                    },
-                    |s| {
-                        summary = Some(s);
-                        Ok(())
-                    },
-                )
-                .map_err(|e| BallistaError::Merge(e.to_string()))?;
+            if let Some(summary) = self.read(batch)? {
+                return Ok(summary);
+            }
         }
-        Ok(summary.expect("the loop ends on a summary"))
+    }
+
+    /// Decodes one batch: its edges to the buffer, its summary returned.
+    fn read(
+        &mut self,
+        batch: datafusion::error::Result<RecordBatch>,
+    ) -> Result<Option<Summary>, BallistaError> {
+        let merge_error =
+            |e: datafusion::error::DataFusionError| BallistaError::Merge(e.to_string());
+        let batch = batch.map_err(merge_error)?;
+        let (edges, mut summary) = (&mut self.edges, None);
+        let edge = |u, v| {
+            edges.push((u, v));
+            Ok(())
+        };
+        let one = |s| {
+            summary = Some(s);
+            Ok(())
+        };
+        self.reader.read(&batch, edge, one).map_err(merge_error)?;
+        Ok(summary)
     }
 
     /// The next edge, checked to follow the last in (u, v) order.
@@ -91,22 +98,9 @@ impl PartitionEdges {
                 self.reader.finish().map_err(|e| BallistaError::Merge(e.to_string()))?;
                 return Ok(None);
             };
-            let batch = batch.map_err(|e| BallistaError::Merge(e.to_string()))?;
-            let edges = &mut self.edges;
-            self.reader
-                .read(
-                    &batch,
-                    |u, v| {
-                        edges.push((u, v));
-                        Ok(())
-                    },
-                    |_| {
-                        Err(datafusion::error::DataFusionError::Execution(
-                            "a second summary in one partition".into(),
-                        ))
-                    },
-                )
-                .map_err(|e| BallistaError::Merge(e.to_string()))?;
+            if self.read(batch)?.is_some() {
+                return Err(malformed("a second summary in one partition"));
+            }
         }
         let e = self.edges[self.at];
         self.at += 1;
