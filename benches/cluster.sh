@@ -5,6 +5,8 @@
 # fingerprints, plaintext and over mutual TLS (MODES="plain tls").
 # S3=1: the table is read from a local S3-compatible server (moto_server,
 # started here on a free port; the executors read it themselves).
+# MEMORY=none: no memory-limit on either side (the coordinator's default
+# graph memory, a quarter of the machine's; the embedded default run).
 # Usage: benches/cluster.sh [ROWS] [WORK_DIR]
 # Needs release binaries: cargo build --release -p dpincon-cli -p dpincon-cluster
 set -euo pipefail
@@ -52,7 +54,7 @@ data = "$DATA"
 ledger = "$WORK/ledgers/tax.jsonl"
 budget-cap = 1000.0
 max-job-epsilon = 100.0
-memory-limit = "256MiB"
+$( [ "${MEMORY:-256MiB}" = none ] || echo "memory-limit = \"${MEMORY:-256MiB}\"" )
 # A benchmark dataset: seeded, non-private jobs, results when done.
 allow-non-private = true
 release = "when-done"
@@ -133,7 +135,8 @@ for mode in $MODES; do run_cluster "$mode"; done
 
 /usr/bin/time -f "embedded: %e s wall, peak RSS %M KB" "$CLI" run --data "tax-$ROWS.parquet" \
   --constraints tax.dcs --epsilon 1 --seed 1 --non-private --ir-method greedy \
-  --memory-limit 256MiB --format json --output embedded.json
+  $( [ "${MEMORY:-256MiB}" = none ] || echo "--memory-limit ${MEMORY:-256MiB}" ) \
+  --format json --output embedded.json
 python3 - <<'PY'
 import json, os
 e = json.load(open("embedded.json"))

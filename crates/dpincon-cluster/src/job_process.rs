@@ -202,7 +202,9 @@ async fn run(spec: &JobSpec) -> ChildMessage {
     let b = &spec.ballista;
     let mut loader = BallistaLoader::new(&b.scheduler, &spec.work_dir);
     loader.partitions = b.partitions.max(1);
-    loader.graph_memory = b.graph_memory;
+    // A quarter of the data-segment cap at most: the graph spills before
+    // the process would reach `max-job-memory` (public settings only).
+    loader.graph_memory = spec.max_memory.map_or(b.graph_memory, |cap| b.graph_memory.min(cap / 4));
     loader.max_spill_bytes = spec.max_spill_bytes;
     loader.on_submitted =
         Some(OnSubmitted(Arc::new(|job| send(&ChildMessage::Submitted(job.clone())))));

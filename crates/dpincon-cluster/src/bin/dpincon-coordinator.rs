@@ -59,9 +59,23 @@ struct Args {
     #[arg(long)]
     metrics_listen: Option<String>,
     /// Graph memory before it spills to the state directory, for datasets
-    /// without a memory-limit, e.g. 256MiB.
-    #[arg(long, default_value = "256MiB")]
-    graph_memory: String,
+    /// without a memory-limit, e.g. 4GiB (default: a quarter of this
+    /// machine's memory, a public fact about the machine).
+    #[arg(long)]
+    graph_memory: Option<String>,
+}
+
+/// A quarter of the physical memory (256 MiB when it cannot be read): the
+/// coordinator's job processes run one at a time per slot, and a graph
+/// that fits needs no spill (issue 29).
+fn default_graph_memory() -> u64 {
+    // SAFETY: sysconf only reads system configuration.
+    let (pages, page) =
+        unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    match (u64::try_from(pages), u64::try_from(page)) {
+        (Ok(pages), Ok(page)) if pages > 0 && page > 0 => (pages * page / 4).max(256 << 20),
+        _ => 256 << 20,
+    }
 }
 
 async fn run(args: Args) -> Result<(), ClusterError> {
@@ -91,8 +105,11 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     let mut ballista = BallistaOptions::new(&args.scheduler);
     ballista.tls = cluster_tls;
     ballista.partitions = args.partitions.max(1);
-    ballista.graph_memory = dpincon_engine::parse_bytes(&args.graph_memory)
-        .map_err(|e| ClusterError::Config(format!("--graph-memory: {e}")))?;
+    ballista.graph_memory = match &args.graph_memory {
+        Some(text) => dpincon_engine::parse_bytes(text)
+            .map_err(|e| ClusterError::Config(format!("--graph-memory: {e}")))?,
+        None => default_graph_memory(),
+    };
     let job_program = std::env::current_exe()
         .map_err(|e| ClusterError::Config(format!("cannot find this program to run jobs: {e}")))?;
     let options = CoordinatorOptions {
