@@ -174,6 +174,19 @@ fn split2(b: Budget, first: f64) -> Result<(Budget, Budget), ReleaseError> {
     Ok((parts[0], parts[1]))
 }
 
+/// Takes `of_epsilon` of ε out of `release`, which holds the 1 − `share`
+/// left after selection (at most half of it, whatever split a job asks
+/// for), and returns it.
+fn take_from_release(
+    release: &mut Budget,
+    of_epsilon: f64,
+    share: f64,
+) -> Result<Budget, ReleaseError> {
+    let (taken, rest) = split2(*release, (of_epsilon / (1.0 - share)).min(0.5))?;
+    *release = rest;
+    Ok(taken)
+}
+
 fn validate(spec: &ProjectedSpec) -> Result<(), ReleaseError> {
     if let Some(share) = spec.selection_share
         && !(share > 0.0 && share < 1.0)
@@ -387,14 +400,9 @@ pub fn prepare(
             let (rows, eps0) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(rows.bound), Some(rows.high));
             // FDs of one X: a share of ε bounds their classes.
-            let eps_c = match classes {
-                Some(_) => {
-                    let (c, rest) = split2(release, (CLASS_BOUND_SHARE / (1.0 - share)).min(0.5))?;
-                    release = rest;
-                    Some(c)
-                }
-                None => None,
-            };
+            let eps_c = classes
+                .map(|_| take_from_release(&mut release, CLASS_BOUND_SHARE, share))
+                .transpose()?;
             let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
             (degree_bound, degree_high) = (Some(bound), Some(high));
             let top = top.min(clamp_theta(rows.bound.value));
@@ -402,8 +410,7 @@ pub fn prepare(
             if spec.measure == ProjectedMeasure::Mi && top > floor {
                 // A vacuous bound (hubs: group sizes far above any real
                 // degree): θ* from the floor up, by one noisy look.
-                let (test, rest) = split2(release, (FLOOR_LOOK_SHARE / (1.0 - share)).min(0.5))?;
-                release = rest;
+                let test = take_from_release(&mut release, FLOOR_LOOK_SHARE, share)?;
                 Choice::Floored { floor, top, test, grid: floor_grid(floor, top) }
             } else {
                 let theta = problematic_cap(spec.measure, top, rows.rows, release);

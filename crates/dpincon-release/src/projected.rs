@@ -184,7 +184,6 @@ pub fn release_projected(
     let spec = &prepared.spec;
     let measure = spec.measure;
     let release = prepared.release;
-    let budget = prepared.budget;
     let mut steps = Vec::new();
     let theta = match &prepared.choice {
         Choice::Fixed(theta) => *theta,
@@ -202,7 +201,7 @@ pub fn release_projected(
             )?
         }
         Choice::Generalized { candidates, epsilon, penalty } => {
-            generalized(prepared, table, candidates, *epsilon, *penalty, release, &mut steps, rng)?
+            generalized(prepared, table, candidates, *epsilon, *penalty, &mut steps, rng)?
         }
         Choice::Floored { floor, top, test, grid } => {
             // v = f(G_θc) + DLap(Δ(θc)/ε_t); θ* keeps the release's noise
@@ -277,19 +276,17 @@ pub fn release_projected(
         degree_bound: prepared.degree_bound,
         class_bound: prepared.class_bound,
         selection: steps,
-        budget,
+        budget: prepared.budget,
     })
 }
 
-/// One GEM step over `candidates` (SPEC §4.1), for a release at `release`.
-#[allow(clippy::too_many_arguments)]
+/// One GEM step over `candidates` (SPEC §4.1), for the prepared release.
 fn generalized(
     prepared: &Prepared,
     table: &ProjectionTable,
     candidates: &[u32],
     epsilon: Budget,
     penalty: f64,
-    release: Budget,
     steps: &mut Vec<SelectionStep>,
     rng: &mut NoiseRng,
 ) -> Result<u32, ReleaseError> {
@@ -300,7 +297,7 @@ fn generalized(
         .map(|&t| table.get(t).map(|c| measure.value(&c)))
         .collect::<Result<Vec<_>, _>>()?;
     let deltas: Vec<u64> = candidates.iter().map(|&t| measure.sensitivity(t)).collect();
-    let per_unit = gem::NOISE_STD_PER_SCALE / release.value() + penalty;
+    let per_unit = gem::NOISE_STD_PER_SCALE / prepared.release.value() + penalty;
     let scores = gem::normalised_scores(&values, &deltas, per_unit);
     let index =
         spec.selector.select(epsilon.value(), gem::SENSITIVITY, &gem::qualities(&scores), rng)?;
