@@ -18,14 +18,7 @@ use dpincon_release::{
 
 /// One X of `group` rows at most, with `classes`.
 fn facts(rows: u64, group: u64, classes: ClassFacts) -> TableFacts {
-    TableFacts {
-        rows,
-        max_frequencies: vec![group],
-        minimal_max_frequencies: vec![group],
-        unbounded: false,
-        fd_cover: 0,
-        classes: Some(classes),
-    }
+    common::one_set_facts(rows, group, Some(classes))
 }
 
 fn key(singles: u64) -> ClassFacts {

@@ -27,14 +27,7 @@ fn stars(stars: u32, degree: u32) -> ConflictGraph {
 
 /// Facts whose one equality set has a group of `group` rows: d̃ ≈ group − 1.
 fn facts(rows: u64, group: u64) -> TableFacts {
-    TableFacts {
-        rows,
-        max_frequencies: vec![group],
-        minimal_max_frequencies: vec![group],
-        unbounded: false,
-        fd_cover: 0,
-        classes: None,
-    }
+    common::one_set_facts(rows, group, None)
 }
 
 fn table(graph: &ConflictGraph, prepared: &Prepared) -> ProjectionTable {

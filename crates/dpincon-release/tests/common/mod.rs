@@ -6,6 +6,20 @@ use std::collections::HashMap;
 use std::hash::Hash;
 
 use dpincon_graph::Edge;
+use dpincon_release::{ClassFacts, TableFacts};
+
+/// Facts whose one equality set has a group of `group` rows (d̃ ≈ group − 1),
+/// with the classes of its keys and FDs when given.
+pub fn one_set_facts(rows: u64, group: u64, classes: Option<ClassFacts>) -> TableFacts {
+    TableFacts {
+        rows,
+        max_frequencies: vec![group],
+        minimal_max_frequencies: vec![group],
+        unbounded: false,
+        fd_cover: 0,
+        classes,
+    }
+}
 
 /// Every graph on k ≤ 5 nodes (edges as a list), each with every graph
 /// that adds a (k+1)-th node at any position of the stable order, joined to
