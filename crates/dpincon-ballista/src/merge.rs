@@ -31,6 +31,10 @@ fn malformed(why: impl std::fmt::Display) -> BallistaError {
     BallistaError::Merge(format!("malformed result: {why}"))
 }
 
+fn merge_error(e: impl std::fmt::Display) -> BallistaError {
+    BallistaError::Merge(e.to_string())
+}
+
 /// One result partition's edges, as its fetch task sends its batches.
 #[derive(Debug)]
 pub struct PartitionEdges {
@@ -73,8 +77,6 @@ impl PartitionEdges {
         &mut self,
         batch: datafusion::error::Result<RecordBatch>,
     ) -> Result<Option<Summary>, BallistaError> {
-        let merge_error =
-            |e: datafusion::error::DataFusionError| BallistaError::Merge(e.to_string());
         let batch = batch.map_err(merge_error)?;
         let (edges, mut summary) = (&mut self.edges, None);
         let edge = |u, v| {
@@ -95,7 +97,7 @@ impl PartitionEdges {
             self.edges.clear();
             self.at = 0;
             let Some(batch) = self.batches.blocking_recv() else {
-                self.reader.finish().map_err(|e| BallistaError::Merge(e.to_string()))?;
+                self.reader.finish().map_err(merge_error)?;
                 return Ok(None);
             };
             if self.read(batch)?.is_some() {
@@ -141,8 +143,7 @@ pub fn merge(
             heap.push(Reverse((key(e), i)));
         }
     }
-    let io = |e: std::io::Error| BallistaError::Merge(e.to_string());
-    let mut builder = GraphBuilder::with_spill(nodes, spill).map_err(io)?;
+    let mut builder = GraphBuilder::with_spill(nodes, spill).map_err(merge_error)?;
     let mut error = None;
     let mut last = None;
     let merged = std::iter::from_fn(|| {
