@@ -3,6 +3,24 @@
 
 use std::path::PathBuf;
 
+use dpincon_engine::{JobConfig, NoProgress, load, run_job};
+use dpincon_graph::{EdgeFingerprint, edge_stream_fingerprint};
+
+/// The exact, NON-PRIVATE view of a job: rows, the edge stream's
+/// fingerprint, the non-private report and the seeded releases (what two
+/// sources of the same rows must agree on).
+pub async fn exact(config: JobConfig) -> (u64, EdgeFingerprint, serde_json::Value) {
+    let loaded = load(&config, &NoProgress).await.unwrap();
+    let fingerprint = edge_stream_fingerprint(loaded.graph.edges());
+    let config = JobConfig { non_private: true, epsilon: Some(1.0), seed: Some(11), ..config };
+    let report = serde_json::to_value(run_job(&config, &NoProgress).await.unwrap()).unwrap();
+    let view = serde_json::json!({
+        "non_private": report["non_private"],
+        "measures": report["measures"],
+    });
+    (loaded.facts.rows, fingerprint, view)
+}
+
 /// `shared/data` beside the repository, when it is there (CI has it; a
 /// checkout on its own may not). Tests that need it say so when skipping.
 pub fn shared_data() -> Option<PathBuf> {

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use common::{PASSWORD, PgServer, free_port};
 use dpincon_engine::{JobConfig, NoProgress, PostgresSource, load, run_job};
-use dpincon_graph::{EdgeFingerprint, edge_stream_fingerprint};
+use dpincon_tests::exact;
 use futures_util::SinkExt;
 
 fn table(url: &str, table: &str) -> PostgresSource {
@@ -22,20 +22,6 @@ fn table(url: &str, table: &str) -> PostgresSource {
         order_by: None,
         password_env: None,
     }
-}
-
-/// The exact, NON-PRIVATE view of a job: rows, the edge stream's
-/// fingerprint, the non-private report and the seeded releases.
-async fn exact(config: JobConfig) -> (u64, EdgeFingerprint, serde_json::Value) {
-    let loaded = load(&config, &NoProgress).await.unwrap();
-    let fingerprint = edge_stream_fingerprint(loaded.graph.edges());
-    let config = JobConfig { non_private: true, epsilon: Some(1.0), seed: Some(11), ..config };
-    let report = serde_json::to_value(run_job(&config, &NoProgress).await.unwrap()).unwrap();
-    let view = serde_json::json!({
-        "non_private": report["non_private"],
-        "measures": report["measures"],
-    });
-    (loaded.facts.rows, fingerprint, view)
 }
 
 /// Loads `csv` (header row) into a new table `name` with a `row_id bigint

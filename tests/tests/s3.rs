@@ -12,24 +12,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
-use dpincon_engine::{JobConfig, NoProgress, load, run_job};
-use dpincon_graph::{EdgeFingerprint, edge_stream_fingerprint};
+use dpincon_engine::JobConfig;
 use dpincon_source::object::read_object;
 use dpincon_source::{ObjectUrl, ReadOptions, S3Settings, read_table};
+use dpincon_tests::exact;
 use s3_server::{S3Server, free_port};
-
-/// The exact, NON-PRIVATE view of a job (as in `postgres.rs`).
-async fn exact(config: JobConfig) -> (u64, EdgeFingerprint, serde_json::Value) {
-    let loaded = load(&config, &NoProgress).await.unwrap();
-    let fingerprint = edge_stream_fingerprint(loaded.graph.edges());
-    let config = JobConfig { non_private: true, epsilon: Some(1.0), seed: Some(11), ..config };
-    let report = serde_json::to_value(run_job(&config, &NoProgress).await.unwrap()).unwrap();
-    let view = serde_json::json!({
-        "non_private": report["non_private"],
-        "measures": report["measures"],
-    });
-    (loaded.facts.rows, fingerprint, view)
-}
 
 /// `batches` as Parquet, `group_rows` rows per row group.
 fn parquet(batches: &[RecordBatch], group_rows: usize) -> Vec<u8> {
