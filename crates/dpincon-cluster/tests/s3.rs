@@ -82,19 +82,12 @@ async fn cluster_on_s3(server: &S3Server) {
     let config = write_config(dir.path(), "main", "s3://tables/parts/");
     let cluster =
         Cluster::start_with(dir.path(), &config, 2, &["--allow-tables", "s3://tables/"], &[]);
-    let client = cluster.client();
 
     // The CSV object, as the harness's dataset (declared schema).
     let remote = job(&constraints, json!({"non-private": true, "epsilon": 0.5, "seed": 3}));
     let (want, want_fp) = embedded(&embedded_job(&data, &constraints, &remote)).await;
     assert!(want["non_private"]["edges"].as_u64().unwrap() > 1000, "a graph worth testing");
-    let id = client.submit(&remote).await.unwrap();
-    let got = within(client.wait(&id, |_| {}))
-        .await
-        .unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
-    let got: serde_json::Value = serde_json::from_str(&got).unwrap();
-    assert_eq!(comparable(&got), comparable(&want));
-    assert_eq!(client.status(&id).await.unwrap().edge_fingerprint, want_fp);
+    same_as_embedded(&cluster, &remote, &want, &want_fp).await;
 
     // The prefix of three Parquet objects, split by row groups.
     let mut remote = remote.clone();
@@ -102,14 +95,26 @@ async fn cluster_on_s3(server: &S3Server) {
     let mut local_job = dpincon_engine::JobConfig::new(&local, &constraints);
     (local_job.epsilon, local_job.seed, local_job.non_private) = (Some(0.5), Some(3), true);
     let (want, want_fp) = embedded(&local_job).await;
-    let id = client.submit(&remote).await.unwrap();
+    same_as_embedded(&cluster, &remote, &want, &want_fp).await;
+    assert!(!cluster.logs().contains(&server.secret_key));
+}
+
+/// Submits `remote` and checks its report and edge stream against the
+/// embedded run's (`want`, `want_fp`).
+async fn same_as_embedded(
+    cluster: &Cluster,
+    remote: &serde_json::Value,
+    want: &serde_json::Value,
+    want_fp: &str,
+) {
+    let client = cluster.client();
+    let id = client.submit(remote).await.unwrap();
     let got = within(client.wait(&id, |_| {}))
         .await
         .unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
     let got: serde_json::Value = serde_json::from_str(&got).unwrap();
-    assert_eq!(comparable(&got), comparable(&want));
+    assert_eq!(comparable(&got), comparable(want));
     assert_eq!(client.status(&id).await.unwrap().edge_fingerprint, want_fp);
-    assert!(!cluster.logs().contains(&server.secret_key));
 }
 
 /// A configuration registering `s3://tables/table.csv` as the harness's
