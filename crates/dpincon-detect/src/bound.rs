@@ -125,9 +125,11 @@ fn is_cross(p: &crate::compile::KeyPredicate) -> bool {
 ///   class. One row moves it by at most τ + 1: it makes a pure group of
 ///   one class impure (min(c, τ) + 1), or moves one class by one row.
 ///
-/// `max_class` (over every group, pure ones too) and `null_rows` each move
-/// by at most 1: they say privately how large τ must be and what NULLs
-/// left out.
+/// `max_class` (over every group, pure ones too), `null_rows` and
+/// `excess` each move by at most 1: they say privately how large τ must
+/// be, what NULLs left out and what a small τ would cut. `excess` sums
+/// over every class, pure groups' too, because a pure group's one class
+/// joining the impure ones would move an impure-only sum by its size.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConflictClasses {
     /// X's constraints include a key: every row is its own class.
@@ -141,7 +143,17 @@ pub struct ConflictClasses {
     /// (class size, classes of that size) over the groups of two classes
     /// or more, by size.
     pub sizes: Vec<(u64, u64)>,
+    /// Σ over every class, pure groups' too, of max(class − [`EXCESS_FROM`],
+    /// 0) (0 under a key). One row moves one class by one row, a NULL-B
+    /// row none: sensitivity 1. For τ ≥ [`EXCESS_FROM`], I_P ≤ capped(τ) +
+    /// excess + (τ + 1)·null_rows (proof in `fd_classes`).
+    pub excess: u64,
 }
+
+/// The small τ whose [`ConflictClasses::excess`] is counted: duplicated
+/// keys' classes are a row or two (exact copies), so τ = 2 keeps most of
+/// them whole (dpincon-release, "I_P by class count").
+pub const EXCESS_FROM: u64 = 2;
 
 impl ConflictClasses {
     /// Σ over impure groups' classes of min(class, τ): at most I_P, with node
@@ -157,6 +169,7 @@ impl ConflictClasses {
         self.cover += other.cover;
         self.max_class = self.max_class.max(other.max_class);
         self.null_rows += other.null_rows;
+        self.excess += other.excess;
         let mut sizes: std::collections::BTreeMap<u64, u64> = self.sizes.iter().copied().collect();
         for &(size, count) in &other.sizes {
             *sizes.entry(size).or_default() += count;
@@ -166,6 +179,13 @@ impl ConflictClasses {
 }
 
 /// [`ConflictClasses`] of X → `bs` (`None`: a key) over `relation`.
+///
+/// The excess bound: a problematic row lies in a group with two non-NULL
+/// classes, or in a group with one and a NULL-B row. In the first kind,
+/// capped(τ) leaves out each class's rows beyond τ and the NULL-B rows; in
+/// the second it counts nothing, and the group is at most τ + its class's
+/// rows beyond τ + its NULL-B rows ≤ (τ + 1)·its NULL-B rows + rows beyond
+/// τ. Rows beyond τ ≥ τ₀ are at most the excess over τ₀.
 pub fn fd_classes(
     relation: &Relation,
     x: &[usize],
@@ -187,6 +207,7 @@ pub fn fd_classes(
             max_class,
             null_rows: 0,
             sizes: sizes.into_iter().collect(),
+            excess: 0,
         };
     };
     let slots: Vec<usize> = x.iter().chain(bs).copied().collect();
@@ -195,10 +216,11 @@ pub fn fd_classes(
         .filter(|&r| x.iter().all(|&s| !relation.column(s).is_null(r)))
         .count() as u64;
     let bs: Vec<usize> = bs.iter().copied().collect();
-    let (mut cover, mut max_class) = (0, 0);
+    let (mut cover, mut max_class, mut excess) = (0, 0, 0);
     for group in runs(relation, &rows, x) {
         let classes = runs(relation, &rows[group.clone()], &bs);
         let largest = classes.iter().map(|c| c.len() as u64).max().unwrap_or(0);
+        excess += classes.iter().map(|c| (c.len() as u64).saturating_sub(EXCESS_FROM)).sum::<u64>();
         cover += group.len() as u64 - largest;
         max_class = max_class.max(largest);
         if classes.len() > 1 {
@@ -208,7 +230,8 @@ pub fn fd_classes(
         }
     }
     let null_rows = with_x - rows.len() as u64;
-    ConflictClasses { key: false, cover, max_class, null_rows, sizes: sizes.into_iter().collect() }
+    let sizes = sizes.into_iter().collect();
+    ConflictClasses { key: false, cover, max_class, null_rows, sizes, excess }
 }
 
 impl EqualityFrequencies {
@@ -407,6 +430,7 @@ mod tests {
                     max_class: 1,
                     null_rows: 0,
                     sizes: vec![(1, 4)],
+                    excess: 0,
                 },
             ],
             all_fd_shaped: true,
@@ -437,8 +461,10 @@ mod tests {
 
     /// Tables of up to 7 rows from a seeded stream: capped(τ) is at most
     /// I_P, equal to it without NULLs once τ reaches the largest class, and
-    /// removing a row moves it by at most τ + 1; the largest class and the
-    /// NULL rows move by at most 1.
+    /// from τ = 2 on misses at most the excess plus τ + 1 per NULL-B row
+    /// (`fd_classes`); removing
+    /// a row moves it by at most τ + 1, and the largest class, the NULL
+    /// rows and the excess by at most 1.
     #[test]
     fn capped_classes_bound_i_p_with_sensitivity_tau_plus_one() {
         let bs = BTreeSet::from([1, 2]);
@@ -460,6 +486,10 @@ mod tests {
             let truth = brute_problematic(&rows);
             for tau in 1..=7 {
                 assert!(c.capped(tau) <= truth, "{rows:?} τ={tau}");
+                if tau >= EXCESS_FROM {
+                    let most = c.capped(tau) + c.excess + (tau + 1) * c.null_rows;
+                    assert!(truth <= most, "{rows:?} τ={tau}");
+                }
                 if domain == 2 && tau >= c.max_class {
                     assert_eq!(c.capped(tau), truth, "{rows:?} τ={tau}");
                 }
@@ -476,6 +506,7 @@ mod tests {
                 }
                 assert!(c.max_class.abs_diff(d.max_class) <= 1);
                 assert!(c.null_rows.abs_diff(d.null_rows) <= 1);
+                assert!(c.excess.abs_diff(d.excess) <= 1);
             }
         }
         // Partitions of one X add up to the whole.

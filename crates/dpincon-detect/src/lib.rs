@@ -22,7 +22,7 @@ mod plan;
 mod relation;
 
 pub use bound::{
-    ConflictClasses, EqualityFrequencies, equality_attributes, equality_frequencies, fd_classes,
+    ConflictClasses, EXCESS_FROM, EqualityFrequencies, equality_attributes, equality_frequencies, fd_classes,
 };
 pub use compile::{
     KeyConstraint, KeyOperand, KeyPredicate, OrderedOperator, compile, required_columns,

@@ -200,6 +200,8 @@ pub fn to_class_facts(classes: &ConflictClasses) -> ClassFacts {
         max_class: classes.max_class,
         null_rows: classes.null_rows,
         sizes: classes.sizes.clone(),
+        excess: classes.excess,
+        excess_from: dpincon_detect::EXCESS_FROM as u32,
     }
 }
 

@@ -9,9 +9,10 @@
 //!
 //! On duplicated keys the classes are a few rows while the groups, hence
 //! the degrees, are large: τ is small where the projection alone needs θ
-//! near the largest group. `ub-direct` releases a noisy largest class as
-//! τ and uses the class count when τ is at most the θ the degree bound
-//! allows: the choice reads released values only.
+//! near the largest group, and needs no degree bound at all. `ub-direct`
+//! draws the largest class and the excess over a small τ (module docs of
+//! [`class_bound`]) and picks τ from them: the choice reads released values
+//! only.
 
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 use serde::Serialize;
@@ -31,6 +32,12 @@ pub struct ClassFacts {
     pub null_rows: u64,
     /// (class size, classes of that size) over groups of two classes or more.
     pub sizes: Vec<(u64, u64)>,
+    /// Σ over every class, pure groups' too, of max(class − `excess_from`,
+    /// 0): at least what capped(τ) misses for τ ≥ `excess_from`, NULLs
+    /// aside (sensitivity 1; `dpincon_detect::ConflictClasses::excess`).
+    pub excess: u64,
+    /// The small τ `excess` counts from (`dpincon_detect::EXCESS_FROM`).
+    pub excess_from: u32,
 }
 
 impl ClassFacts {
@@ -42,14 +49,30 @@ impl ClassFacts {
 }
 
 /// The noisy class bounds (public): the largest class and the NULL rows,
-/// one draw each at scale 1/ε_c. The pair moves by at most 1 in L1: a row
-/// with a NULL B only moves `null_rows`, any other row only `max_class`.
+/// one draw each at scale 1/ε_b, and the excess at scale 1/ε_x. The first
+/// pair moves by at most 1 in L1 (a row with a NULL B only moves
+/// `null_rows`, any other row only `max_class`), the excess by at most 1:
+/// ε_b + ε_x in all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct NoisyClassBound {
     /// The largest class, plus noise (1 and exact under a key).
     pub max_class: i64,
     /// Rows left out for a NULL B, plus noise (0 and exact under a key).
     pub null_rows: i64,
+    /// The excess over the small τ, plus noise (none under a key).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excess: Option<i64>,
+}
+
+/// The budgets of the class looks and of the release they serve.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClassLooks {
+    /// ε_b: the largest class and the NULL rows.
+    pub bound: Budget,
+    /// ε_x: the excess over the small τ.
+    pub excess: Budget,
+    /// ε2: the release's, whose noise the choice of τ weighs.
+    pub release: Budget,
 }
 
 /// What the class count's interval rests on, each bound holding with
@@ -60,40 +83,79 @@ pub struct ClassBounds {
     pub max_class: u64,
     /// The rows a NULL B left out.
     pub null_rows: u64,
+    /// The excess over a small τ, bounding what any τ at or above it cuts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excess: Option<ExcessBound>,
 }
 
-/// Releases the class bounds with `eps` (nothing under a key) and returns
-/// them, τ = the noisy largest class (at least 1) and the interval's bounds.
+/// A high-confidence bound on the excess over `from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ExcessBound {
+    /// The small τ it counts from.
+    pub from: u32,
+    /// The excess.
+    pub high: u64,
+}
+
+/// Releases the class bounds with `looks` (nothing under a key) and
+/// returns them, τ (at least 1) and the interval's bounds.
+///
+/// τ is the noisy largest class, with no margin unlike d̃ (only impure
+/// groups' classes matter and the largest is usually a pure group's), or
+/// the small τ₀ = `excess_from` when that costs less: each unit of τ adds
+/// 1/ε2 to the release's mean noise, while from τ₀ on the count misses at
+/// most the excess over τ₀. So τ₀ is chosen when the noisy excess is at
+/// most (τ − τ₀)/ε2. Duplicated keys (classes of a row or two, one
+/// outlier class) take τ₀; star-shaped groups, whose large classes make the
+/// excess their size, keep the largest class.
 pub(crate) fn class_bound(
     facts: &ClassFacts,
-    eps: Option<Budget>,
+    looks: Option<ClassLooks>,
     rng: &mut NoiseRng,
 ) -> Result<(NoisyClassBound, u32, ClassBounds), ReleaseError> {
-    let Some(eps) = eps.filter(|_| !facts.key) else {
-        let bound = NoisyClassBound { max_class: 1, null_rows: 0 };
-        return Ok((bound, 1, ClassBounds { max_class: 1, null_rows: 0 }));
+    let Some(looks) = looks.filter(|_| !facts.key) else {
+        let bound = NoisyClassBound { max_class: 1, null_rows: 0, excess: None };
+        return Ok((bound, 1, ClassBounds { max_class: 1, null_rows: 0, excess: None }));
     };
-    let noise = DiscreteLaplace::new(1, eps.value())?;
+    let noise = DiscreteLaplace::new(1, looks.bound.value())?;
     let max_class = noise.release(facts.max_class as i64, rng);
     let null_rows = noise.release(facts.null_rows as i64, rng);
-    // τ is the noisy largest class itself, with no margin unlike d̃: only
-    // impure groups' classes matter and the largest is usually a pure
-    // group's; a τ below an impure class cuts it, as the interval allows.
-    let tau = max_class.clamp(1, i64::from(u32::MAX)) as u32;
-    let q = upper_quantile(&noise, BOUND_MISS / 2.0) as i64;
-    let high = |v: i64| v.saturating_add(q).max(0) as u64;
-    let bounds = ClassBounds { max_class: high(max_class).max(1), null_rows: high(null_rows) };
-    Ok((NoisyClassBound { max_class, null_rows }, tau, bounds))
+    let excess_noise = DiscreteLaplace::new(1, looks.excess.value())?;
+    let excess = excess_noise.release(facts.excess as i64, rng);
+    let largest = max_class.clamp(1, i64::from(u32::MAX)) as u32;
+    let from = facts.excess_from.max(1);
+    let tau = if largest > from
+        && excess as f64 * looks.release.value() <= f64::from(largest - from)
+    {
+        from
+    } else {
+        largest
+    };
+    // Three bounds share the class count's miss (module `interval`).
+    let q = |n: &DiscreteLaplace| upper_quantile(n, BOUND_MISS / 3.0) as i64;
+    let high = |v: i64, n: &DiscreteLaplace| v.saturating_add(q(n)).max(0) as u64;
+    let bounds = ClassBounds {
+        max_class: high(max_class, &noise).max(1),
+        null_rows: high(null_rows, &noise),
+        excess: Some(ExcessBound { from, high: high(excess, &excess_noise) }),
+    };
+    Ok((NoisyClassBound { max_class, null_rows, excess: Some(excess) }, tau, bounds))
 }
 
-/// The largest I_P consistent with a class count at most `f` at `tau`:
-/// classes above τ number at most f/τ (each counts τ) and hold at most
-/// max_class − τ rows more each; NULLs left out `null_rows` more.
+/// The largest I_P consistent with a class count at most `f` at `tau`,
+/// the smaller of two bounds (`dpincon_detect::fd_classes`):
+/// - classes above τ number at most f/τ (each counts τ) and hold at most
+///   max_class − τ rows more each; a row with a NULL B conflicts only in
+///   its X group, adding itself and, in a group pure without it, that
+///   group's one class: (1 + max_class) per NULL row;
+/// - from the excess's τ₀ on: the excess plus τ + 1 per NULL row.
 pub(crate) fn class_upper_end(f: u64, tau: u32, bounds: ClassBounds, rows: Option<u64>) -> u64 {
-    let tau = u128::from(tau.max(1));
-    let f = u128::from(f);
-    let lost = u128::from(bounds.max_class).saturating_sub(tau);
-    let hi = f + f / tau * lost + u128::from(bounds.null_rows);
+    let (f, t) = (u128::from(f), u128::from(tau.max(1)));
+    let (max_class, nulls) = (u128::from(bounds.max_class), u128::from(bounds.null_rows));
+    let mut hi = f + f / t * max_class.saturating_sub(t) + nulls * (1 + max_class);
+    if let Some(e) = bounds.excess.filter(|e| tau >= e.from) {
+        hi = hi.min(f + u128::from(e.high) + nulls * (t + 1));
+    }
     hi.min(rows.map_or(u128::MAX, u128::from)).min(u128::from(u64::MAX)) as u64
 }
 
@@ -103,7 +165,7 @@ mod tests {
 
     #[test]
     fn a_key_needs_no_budget_and_caps_at_one() {
-        let facts = ClassFacts { key: true, max_class: 1, null_rows: 0, sizes: vec![(1, 7)] };
+        let facts = ClassFacts { key: true, max_class: 1, sizes: vec![(1, 7)], ..Default::default() };
         let mut rng = NoiseRng::seeded(1);
         let (bound, tau, bounds) = class_bound(&facts, None, &mut rng).unwrap();
         assert_eq!((tau, bound.max_class, bounds.max_class, bounds.null_rows), (1, 1, 1, 0));
@@ -114,13 +176,27 @@ mod tests {
     #[test]
     fn the_upper_end_covers_the_cut_classes_and_nulls() {
         // Classes 5, 5, 1 in one group: capped at 2 gives 5; I_P is 11.
-        let facts =
-            ClassFacts { key: false, max_class: 5, null_rows: 2, sizes: vec![(1, 1), (5, 2)] };
+        let facts = ClassFacts {
+            max_class: 5,
+            null_rows: 2,
+            sizes: vec![(1, 1), (5, 2)],
+            excess: 6,
+            excess_from: 2,
+            ..Default::default()
+        };
         assert_eq!(facts.capped(2), 5);
-        let bounds = ClassBounds { max_class: 5, null_rows: 2 };
+        let bounds = ClassBounds { max_class: 5, null_rows: 2, excess: None };
+        // Each NULL row may join a pure group of up to 5 rows.
+        let nulls = 2 * (1 + 5);
         let hi = class_upper_end(facts.capped(2), 2, bounds, None);
-        assert!(hi >= 11 + 2, "{hi}");
-        assert_eq!(class_upper_end(11, 5, bounds, None), 13);
+        assert_eq!(hi, 5 + 5 / 2 * 3 + nulls);
+        assert_eq!(class_upper_end(11, 5, bounds, None), 11 + nulls);
         assert_eq!(class_upper_end(11, 5, bounds, Some(12)), 12);
+        // From its τ₀ on, the excess bounds the cut and each NULL row
+        // counts τ + 1; below τ₀ it does not apply.
+        let excess = ClassBounds { excess: Some(ExcessBound { from: 2, high: 6 }), ..bounds };
+        assert_eq!(class_upper_end(facts.capped(2), 2, excess, None), 5 + 6 + 2 * 3);
+        assert_eq!(facts.capped(1), 3);
+        assert_eq!(class_upper_end(3, 1, excess, None), 3 + 3 * 4 + nulls);
     }
 }

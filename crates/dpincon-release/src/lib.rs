@@ -31,7 +31,7 @@ pub mod repair;
 mod selection;
 mod table;
 
-pub use classes::{ClassBounds, ClassFacts, NoisyClassBound};
+pub use classes::{ClassBounds, ClassFacts, ExcessBound, NoisyClassBound};
 pub use interval::{COVERAGE, IntervalBounds};
 pub use measure::{COVER_SENSITIVITY, ProjectedMeasure};
 pub use prepare::{Prepared, default_candidates, halving_candidates, prepare};

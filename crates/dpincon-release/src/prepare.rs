@@ -6,7 +6,7 @@
 use dpincon_measures::DegreeBound;
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 
-use crate::classes::{NoisyClassBound, class_bound};
+use crate::classes::{ClassLooks, NoisyClassBound, class_bound};
 use crate::interval::{BOUND_MISS, IntervalBounds, upper_quantile};
 use crate::projected::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
 use crate::{ProjectedMeasure, ReleaseError, Strategy, gem};
@@ -31,11 +31,13 @@ const PROBLEMATIC_NOISE_SHARE: f64 = 0.1;
 const HUB_FLOOR_SHARE: f64 = 0.1;
 /// Share of ε spent on the look at f(G_θc) above that floor.
 const FLOOR_LOOK_SHARE: f64 = 0.15;
-/// Share of ε bounding the classes when I_P may use the class count (FDs
-/// of one X): 0.15 against 0.1 and 0.2 on the generated cliques and sparse
-/// FDs, where a smaller share lets τ undershoot star-like groups and a
-/// larger one starves the release (README of this crate).
-const CLASS_BOUND_SHARE: f64 = 0.15;
+/// Share of ε bounding the largest class when I_P may use the class count
+/// (FDs of one X): a smaller share lets τ undershoot star-like groups, a
+/// larger one starves the release (README of this crate, chosen with
+/// [`CLASS_EXCESS_SHARE`] on generated cliques and sparse FDs).
+const CLASS_BOUND_SHARE: f64 = 0.2;
+/// Share of ε on the excess over the small τ₀ (module `classes`).
+const CLASS_EXCESS_SHARE: f64 = 0.05;
 
 /// How θ* will be chosen once the pass has run.
 #[derive(Debug, Clone)]
@@ -60,8 +62,8 @@ pub(crate) enum Choice {
     /// noise; θ* is rounded down onto `grid`.
     Floored { floor: u32, top: u32, test: Budget, grid: Vec<u32> },
     /// `ub-direct`'s I_P by class count (module `classes`):
-    /// max(f(G_τ), capped(τ)) at `tau`, chosen because τ ≤ `theta`, the θ*
-    /// the degree bound allowed (`theta` = `tau` under a key: no d̃ drawn).
+    /// max(f(G_τ), capped(τ)) at `tau`, at most `theta`, I_P's noise cap
+    /// (`theta` = `tau` under a key, where τ = 1 costs nothing).
     Classes { tau: u32, theta: u32, test: Option<Budget> },
 }
 
@@ -350,13 +352,13 @@ pub fn prepare(
         .classes
         .as_ref()
         .filter(|_| strategy == Strategy::UbDirect && spec.measure == ProjectedMeasure::P);
-    let key_classes = classes.is_some_and(|c| c.key);
     let mut class_bound_out = None;
     let mut class_high = None;
-    // `ub-direct`'s I_P without a degree bound, or under a key, needs only ñ.
+    // `ub-direct`'s I_P without a degree bound, or by class count, needs
+    // only ñ: the class count's τ needs no degree bound.
     let rows_only = strategy == Strategy::UbDirect
         && spec.measure == ProjectedMeasure::P
-        && (!minimal_bound || key_classes);
+        && (!minimal_bound || classes.is_some());
     // The baselines spend nothing on selection; the others split ε.
     let (selection, mut release) = match strategy {
         Strategy::BaselineTruemax => (None, spec.epsilon),
@@ -384,25 +386,38 @@ pub fn prepare(
             // θ = n_max truncates nothing; ñ caps I_P's noise.
             // No selection budget only when n_max is declared: nothing is spent.
             let source = selection.unwrap_or(release);
-            let (bound, _) = row_bound(spec, facts, source, 1.0, &mut budget, rng)?;
-            (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
-            if key_classes {
-                let (bound, tau, high) = class_bound(classes.expect("a key"), None, rng)?;
-                (class_bound_out, class_high) = (Some(bound), Some(high));
-                Choice::Classes { tau, theta: tau, test: None }
-            } else {
-                let top = clamp_theta(bound.bound.value);
-                Choice::Fixed(problematic_cap(spec.measure, top, bound.rows, release))
+            let (bound_rows, _) = row_bound(spec, facts, source, 1.0, &mut budget, rng)?;
+            (max_rows, rows_high) = (Some(bound_rows.bound), Some(bound_rows.high));
+            match classes {
+                Some(c) if c.key => {
+                    let (bound, tau, high) = class_bound(c, None, rng)?;
+                    (class_bound_out, class_high) = (Some(bound), Some(high));
+                    Choice::Classes { tau, theta: tau, test: None }
+                }
+                Some(c) => {
+                    // What the release holds of ε: the rest of ñ's look.
+                    let held = if selection.is_some() { share * MAX_ROWS_SHARE } else { 0.0 };
+                    let looks = CLASS_BOUND_SHARE + CLASS_EXCESS_SHARE;
+                    let test = take_from_release(&mut release, looks, held)?;
+                    let parts = test.split(&[CLASS_BOUND_SHARE / looks, CLASS_EXCESS_SHARE / looks])?;
+                    budget.class_bound = test.value();
+                    let looks = ClassLooks { bound: parts[0], excess: parts[1], release };
+                    let (bound, tau, high) = class_bound(c, Some(looks), rng)?;
+                    (class_bound_out, class_high) = (Some(bound), Some(high));
+                    let top = clamp_theta(bound_rows.bound.value);
+                    let theta = problematic_cap(spec.measure, top, bound_rows.rows, release);
+                    Choice::Classes { tau: tau.min(theta), theta, test: Some(test) }
+                }
+                None => {
+                    let top = clamp_theta(bound_rows.bound.value);
+                    Choice::Fixed(problematic_cap(spec.measure, top, bound_rows.rows, release))
+                }
             }
         }
         (Strategy::UbDirect, Some(selection)) if minimal_bound => {
             // ñ, then θ* = min(d̃ + margin, n_max): no degree exceeds n − 1.
             let (rows, eps0) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(rows.bound), Some(rows.high));
-            // FDs of one X: a share of ε bounds their classes.
-            let eps_c = classes
-                .map(|_| take_from_release(&mut release, CLASS_BOUND_SHARE, share))
-                .transpose()?;
             let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
             (degree_bound, degree_high) = (Some(bound), Some(high));
             let top = top.min(clamp_theta(rows.bound.value));
@@ -413,22 +428,7 @@ pub fn prepare(
                 let test = take_from_release(&mut release, FLOOR_LOOK_SHARE, share)?;
                 Choice::Floored { floor, top, test, grid: floor_grid(floor, top) }
             } else {
-                let theta = problematic_cap(spec.measure, top, rows.rows, release);
-                match (classes, eps_c) {
-                    (Some(c), Some(test)) => {
-                        budget.class_bound = test.value();
-                        let (bound, tau, high) = class_bound(c, Some(test), rng)?;
-                        (class_bound_out, class_high) = (Some(bound), Some(high));
-                        // The smaller sensitivity wins: neither truncates
-                        // beyond its bound's miss (module `classes`).
-                        if tau <= theta {
-                            Choice::Classes { tau, theta, test: Some(test) }
-                        } else {
-                            Choice::Fixed(theta)
-                        }
-                    }
-                    _ => Choice::Fixed(theta),
-                }
+                Choice::Fixed(problematic_cap(spec.measure, top, rows.rows, release))
             }
         }
         (Strategy::UbDirect, Some(selection)) => {

@@ -1,9 +1,10 @@
 //! `ub-direct`'s I_P by class count (issue 28): when every constraint is a
-//! key or an FD of one X, capped(τ) + DLap((τ + 1)/ε2) replaces the
-//! projection whenever τ (1 under a key, else the noisy largest class plus
-//! a margin) is at most the θ the degree bound allows. Both new releases,
-//! the count and the class bound, are checked on neighbours that move
-//! them by their full sensitivity, and half their noise is caught.
+//! key or an FD of one X, max(f(G_τ), capped(τ)) + DLap((τ + 1)/ε2) is
+//! released with τ = 1 under a key, else the noisy largest class or the
+//! small τ₀ when the noisy excess over τ₀ says it costs less, capped by
+//! I_P's noise cap. Every new release, the count, the class bound and the
+//! excess, is checked on neighbours that move it by its full sensitivity,
+//! and half its noise is caught.
 
 mod common;
 
@@ -22,7 +23,13 @@ fn facts(rows: u64, group: u64, classes: ClassFacts) -> TableFacts {
 }
 
 fn key(singles: u64) -> ClassFacts {
-    ClassFacts { key: true, max_class: 1, null_rows: 0, sizes: vec![(1, singles)] }
+    ClassFacts { key: true, max_class: 1, sizes: vec![(1, singles)], ..ClassFacts::default() }
+}
+
+/// FDs' classes: `sizes` in impure groups, the largest class and the
+/// excess over τ₀ = 2.
+fn fd(sizes: Vec<(u64, u64)>, max_class: u64, excess: u64) -> ClassFacts {
+    ClassFacts { max_class, sizes, excess, excess_from: 2, ..ClassFacts::default() }
 }
 
 /// The table a class count reads, with f(G_θ) = 0 for the θ it needs (so
@@ -67,37 +74,41 @@ fn a_key_releases_its_duplicated_rows_at_sensitivity_two_with_the_whole_budget()
 }
 
 #[test]
-fn fds_of_one_x_use_the_class_count_only_when_its_tau_is_below_theta() {
-    // Classes of at most 2 rows in groups of up to 60: τ ≈ 2 + noise < θ ≈ 60.
-    let small =
-        ClassFacts { key: false, max_class: 2, null_rows: 0, sizes: vec![(1, 50), (2, 30)] };
-    // Classes as large as the groups: τ ≈ θ, and the projection's d̃ wins
-    // about as often as it loses; with a class of 200 in groups of 60, never.
-    let large = ClassFacts { max_class: 200, ..small.clone() };
-    let (mut by_classes, mut by_projection, mut taus) = (0, 0, Vec::new());
+fn fds_of_one_x_take_the_small_tau_when_the_excess_is_small_and_never_draw_a_degree_bound() {
+    // Duplicated keys: classes of 1–2 rows and one outlier of 12 (excess 10).
+    let dups = fd(vec![(1, 50), (2, 30), (12, 1)], 12, 10);
+    // Stars: one class of 30 beside a wrong row in each of 20 groups.
+    let stars = fd(vec![(1, 20), (30, 20)], 30, 20 * 28);
+    let (mut small, mut taus) = (0, Vec::new());
     for seed in 0..100 {
         let mut rng = NoiseRng::seeded(seed);
-        let prepared =
-            prepare(&spec(2.0, 2000), &facts(2000, 61, small.clone()), &mut rng).unwrap();
+        let prepared = prepare(&spec(1.0, 2000), &facts(2000, 61, dups.clone()), &mut rng).unwrap();
         let u = prepared.budget();
-        assert!((u.class_bound - 0.3).abs() < 1e-9, "0.15 ε: {u:?}");
-        let sum = u.max_rows + u.degree_bound + u.class_bound + u.selection + u.release;
-        assert!((sum - 2.0).abs() < 1e-9, "{u:?}");
-        let r = release_projected(&prepared, &table(&small, &prepared), &mut rng).unwrap();
-        if r.selection.first().is_some_and(|s| s.mechanism == "class-count") {
-            by_classes += 1;
-            taus.push(r.theta);
-        }
+        assert!((u.class_bound - 0.25).abs() < 1e-9, "0.25 ε: {u:?}");
+        assert_eq!(u.degree_bound, 0.0, "no d̃: {u:?}");
+        let sum = u.max_rows + u.class_bound + u.selection + u.release;
+        assert!((sum - 1.0).abs() < 1e-9, "{u:?}");
+        let r = release_projected(&prepared, &table(&dups, &prepared), &mut rng).unwrap();
+        assert_eq!(r.selection[0].mechanism, "class-count");
+        small += usize::from(r.theta == 2);
         let prepared =
-            prepare(&spec(2.0, 2000), &facts(2000, 61, large.clone()), &mut rng).unwrap();
-        let r = release_projected(&prepared, &table(&large, &prepared), &mut rng).unwrap();
-        by_projection += usize::from(r.selection.is_empty() && r.class_bound.is_some());
+            prepare(&spec(1.0, 2000), &facts(2000, 61, stars.clone()), &mut rng).unwrap();
+        let r = release_projected(&prepared, &table(&stars, &prepared), &mut rng).unwrap();
+        taus.push(r.theta);
+        assert!(r.degree_bound.is_none());
     }
-    assert!(by_classes >= 95, "class count chosen {by_classes} of 100");
-    // τ = 2 + DLap(1/0.3) clamped at 1: about 3 on average.
+    // τ₀ = 2 when the excess, 10 + DLap(1/0.05), is at most the noise that
+    // τ = 12 + DLap(1/0.2) adds: (τ − 2)/ε2 ≈ 13 rows at ε2 = 0.75.
+    assert!(small >= 45, "τ₀ chosen {small} of 100 (about 57 expected)");
+    // An excess of 560 never gives way: τ = 30 + DLap(1/0.2).
     let mean = taus.iter().map(|&t| f64::from(t)).sum::<f64>() / taus.len() as f64;
-    assert!(mean < 8.0, "mean τ {mean}");
-    assert_eq!(by_projection, 100, "a class of 200 never beats θ ≈ 60");
+    assert!(taus.iter().all(|&t| t > 2) && (mean - 30.0).abs() < 2.0, "{taus:?}");
+    // A class beyond I_P's noise cap (0.1·ε2·ñ − 1 = 14 on 100 rows) is cut there.
+    let huge = fd(vec![(1, 5), (90, 1)], 90, 88);
+    let mut rng = NoiseRng::seeded(7);
+    let prepared = prepare(&spec(2.0, 100), &facts(100, 95, huge.clone()), &mut rng).unwrap();
+    let r = release_projected(&prepared, &table(&huge, &prepared), &mut rng).unwrap();
+    assert!(r.theta < 20 && r.theta == r.selection[0].theta_max, "{:?}", r.selection);
 }
 
 /// Release distribution of a key's count on a table and its neighbour: one
@@ -135,20 +146,20 @@ fn the_class_count_privacy_loss_is_epsilon_and_half_noise_is_caught() {
 }
 
 /// The class bound: the τ chosen on neighbours whose largest class differs
-/// by one has privacy loss within ε_c; half the noise exceeds it.
+/// by one (the excess far above any τ's cost) has privacy loss within ε_b;
+/// half the noise exceeds it.
 #[test]
 fn the_class_bound_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
-    // ε = 10/1.5: ε_c = 0.15 ε = 1.
+    // ε = 5: ε_b = 0.2 ε = 1.
     let samples = 60_000u32;
     let mut rng = NoiseRng::seeded(31);
     let mut taus = |max_class: u64| {
-        let classes = ClassFacts { key: false, max_class, null_rows: 0, sizes: vec![(1, 9)] };
+        let classes = fd(vec![(1, 9)], max_class, 4000);
         let mut counts = HashMap::new();
         for _ in 0..samples {
             let prepared =
-                prepare(&spec(10.0 / 1.5, 5000), &facts(5000, 400, classes.clone()), &mut rng)
-                    .unwrap();
-            assert!((prepared.budget().class_bound - 1.0).abs() < 1e-9);
+                prepare(&spec(5.0, 5000), &facts(5000, 400, classes.clone()), &mut rng).unwrap();
+            assert!((prepared.budget().class_bound - 1.25).abs() < 1e-9);
             let r = release_projected(&prepared, &table(&classes, &prepared), &mut rng).unwrap();
             *counts.entry(i64::from(r.theta)).or_insert(0u32) += 1;
         }
@@ -167,4 +178,38 @@ fn the_class_bound_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
     };
     let loss = empirical_loss(&sample(5), &sample(6));
     assert!(loss > 1.3, "half the noise should show a loss above ε_c, got {loss}");
+}
+
+/// The excess: its draw on neighbours whose excess differs by one has
+/// privacy loss within ε_x; half the noise exceeds it.
+#[test]
+fn the_excess_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
+    // ε = 20: ε_x = 0.05 ε = 1.
+    let samples = 60_000u32;
+    let mut rng = NoiseRng::seeded(37);
+    let mut draws = |excess: u64| {
+        let classes = fd(vec![(1, 9), (3, 3)], 12, excess);
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            let prepared =
+                prepare(&spec(20.0, 5000), &facts(5000, 400, classes.clone()), &mut rng).unwrap();
+            let r = release_projected(&prepared, &table(&classes, &prepared), &mut rng).unwrap();
+            let drawn = r.class_bound.and_then(|b| b.excess).expect("FDs draw the excess");
+            *counts.entry(drawn).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    let loss = empirical_loss(&draws(10), &draws(11));
+    assert!(loss < 1.0 + 0.1, "privacy loss {loss} exceeds ε_x = 1");
+    assert!(loss > 0.5, "the test must see the loss it bounds, got {loss}");
+    let half = dpincon_mechanisms::DiscreteLaplace::new(1, 2.0).unwrap();
+    let mut sample = |v: i64| {
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            *counts.entry(half.release(v, &mut rng)).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    let loss = empirical_loss(&sample(10), &sample(11));
+    assert!(loss > 1.3, "half the noise should show a loss above ε_x, got {loss}");
 }

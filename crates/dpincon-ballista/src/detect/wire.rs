@@ -3,7 +3,7 @@
 //! k ∈ {0, 1} and, when k = 1, the classes of the group's keys and FDs
 //! (`dpincon_detect::fd_classes`; a group is one X): `(cover, max_class)`,
 //! `(null_rows, flags)` (bit 0 a key, bit 1 every member is a key or an
-//! FD), `(m, 0)` and m rows `(class size, classes of that size)`.
+//! FD), `(m, excess)` and m rows `(class size, classes of that size)`.
 //!
 //! No edge has `u = MARK` (`u32::MAX`): row ids are below n ≤ 2^32 − 1.
 //! `max` is `MARK` when the group has no equality set (no frequency): a
@@ -65,7 +65,7 @@ pub fn summary(s: &Summary) -> Result<RecordBatch> {
     if let Some((c, all)) = &s.classes {
         let flags = if c.key { KEY } else { 0 } | if *all { ALL_FD_SHAPED } else { 0 };
         us.extend([small(c.cover)?, small(c.null_rows)?, small(c.sizes.len() as u64)?]);
-        vs.extend([small(c.max_class)?, flags, 0]);
+        vs.extend([small(c.max_class)?, flags, small(c.excess)?]);
         for &(size, count) in &c.sizes {
             us.push(small(size)?);
             vs.push(small(count)?);
@@ -142,11 +142,15 @@ impl Reader {
                     (c.null_rows, c.key, *all) = (u.into(), v & KEY != 0, v & ALL_FD_SHAPED != 0);
                     State::Sizes(s)
                 }
-                State::Sizes(s) if u == 0 => {
-                    summary(s)?;
-                    State::Edges
+                State::Sizes(mut s) => {
+                    s.classes.as_mut().expect("read before").0.excess = v.into();
+                    if u == 0 {
+                        summary(s)?;
+                        State::Edges
+                    } else {
+                        State::Size(s, u as usize)
+                    }
                 }
-                State::Sizes(s) => State::Size(s, u as usize),
                 State::Size(mut s, m) => {
                     let (c, _) = s.classes.as_mut().expect("read before");
                     c.sizes.push((u.into(), v.into()));
@@ -184,6 +188,7 @@ mod tests {
             max_class: 3,
             null_rows: 1,
             sizes: vec![(1, 2), (3, 1)],
+            excess: 1,
         };
         let first =
             Summary { group: 3, rows: 9, max_frequency: Some(4), classes: Some((classes, true)) };
