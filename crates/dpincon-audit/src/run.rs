@@ -1,11 +1,10 @@
 //! Planning a suite's budget and running its datasets.
 
-use dpincon_engine::{JobConfig, ledger};
+use dpincon_engine::{DataFormat, DataSpec, JobConfig, TestOptions, ledger};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::reason::{Detail, Failure, Reason};
-use crate::schema::TableFormat;
 use crate::suite::{Dataset, Suite};
 use crate::verdict::{ExitStatus, Verdict};
 
@@ -182,25 +181,26 @@ fn budget(
 
 /// The engine job for a dataset.
 pub fn job_config(d: &Dataset, seed: Option<u64>) -> JobConfig {
-    let mut config = match &d.postgres {
-        Some(pg) => JobConfig::postgres(pg.clone(), &d.constraints),
-        None => JobConfig::new(d.source_name(), &d.constraints),
+    let mut data = match &d.postgres {
+        Some(pg) => DataSpec::postgres(pg.clone()),
+        None => DataSpec::new(d.source_name()),
     };
-    config.format = d.format.map(|f| f.name().to_string());
-    if d.table_format() == Some(TableFormat::Csv) && d.schema.is_some() {
+    data.format = d.format;
+    if d.table_format() == Some(DataFormat::Csv) && d.schema.is_some() {
         // Every column's type is declared (checked against the header when
         // the suite loaded): inference only finds the names, as in the
         // coordinator's jobs, and no row decides a type.
-        config.schema = d.schema.clone();
-        config.infer_rows = Some(1);
+        data.schema = d.schema.clone();
+        data.infer_rows = Some(1);
     }
-    config.epsilon = Some(d.epsilon);
-    config.measures = d.measures.clone();
-    config.max_rows = Some(d.max_rows);
-    config.ledger = d.ledger.clone();
-    config.budget_cap = Some(d.budget_cap);
-    config.seed = seed;
-    config
+    data.max_rows = Some(d.max_rows);
+    data.ledger = d.ledger.clone();
+    data.budget_cap = Some(d.budget_cap);
+    JobConfig {
+        release: d.release(),
+        test: TestOptions { seed, ..TestOptions::default() },
+        ..JobConfig::with(data, &d.constraints)
+    }
 }
 
 /// Runs `suite`: plans all budgets first, then runs each dataset that
@@ -370,16 +370,20 @@ mod tests {
 
     #[test]
     fn a_declared_csv_schema_leaves_no_type_to_infer() {
-        let c = job_config(&dataset("data = \"t.csv\"\nschema = \"Zip:int\"\n"), None);
+        let c = job_config(&dataset("data = \"t.csv\"\nschema = \"Zip:int\"\n"), None).data;
         assert_eq!((c.schema.as_deref(), c.infer_rows), (Some("Zip:int"), Some(1)));
         // Without a declaration the engine infers (all rows), as before.
-        let c = job_config(&dataset("data = \"t.csv\"\n"), None);
+        let c = job_config(&dataset("data = \"t.csv\"\n"), None).data;
         assert_eq!((c.schema, c.infer_rows, c.format), (None, None, None));
         // A Parquet footer declares the types: the schema was checked against it.
-        let c = job_config(&dataset("data = \"t.pq\"\nschema = \"Zip:int\"\n"), None);
+        let c = job_config(&dataset("data = \"t.pq\"\nschema = \"Zip:int\"\n"), None).data;
         assert_eq!((c.schema, c.infer_rows), (None, None));
-        let c = job_config(&dataset("data = \"t.dat\"\nformat = \"parquet\"\n"), None);
-        assert_eq!(c.format.as_deref(), Some("parquet"));
-        assert_eq!(c.ledger.as_deref(), Some(Path::new("t.ledger")));
+        let c = job_config(&dataset("data = \"t.dat\"\nformat = \"parquet\"\n"), Some(3));
+        assert_eq!(c.data.format, Some(DataFormat::Parquet));
+        assert_eq!(c.data.ledger.as_deref(), Some(Path::new("t.ledger")));
+        // The suite's release options and the run's seed.
+        assert_eq!(c.release.epsilon, Some(1.0));
+        assert_eq!(c.release.measures, Some(vec![dpincon_engine::Measure::Mi]));
+        assert_eq!(c.test.seed, Some(3));
     }
 }

@@ -18,10 +18,8 @@ use dpincon_audit::suite::Dataset;
 use dpincon_audit::{
     AuditOutcome, ExitStatus, Failure, Reason, Suite, report, run_suite, run_suite_remote,
 };
-use dpincon_client::ClientError;
-use dpincon_client::progress_line;
-use dpincon_engine::run_job;
-use serde_json::json;
+use dpincon_client::{ClientError, ClientJob, progress_line};
+use dpincon_engine::{TestOptions, run_job};
 
 use crate::progress;
 use crate::remote::{ConnectArgs, describe};
@@ -136,15 +134,11 @@ async fn remote_run(suite: &Suite, url: &str, args: &AuditArgs) -> Result<AuditO
                 format!("cannot read constraint file '{path}': {e}"),
             )
         })?;
-        let mut job = json!({
-            "dataset": d.remote_name(),
-            "constraints": constraints,
-            "epsilon": d.epsilon,
-            "measures": d.measures,
-        });
-        if let Some(seed) = seed {
-            job["seed"] = json!(seed);
-        }
+        let job = ClientJob {
+            release: d.release(),
+            test: TestOptions { seed, ..TestOptions::default() },
+            ..ClientJob::new(d.remote_name(), constraints)
+        };
         let bar = progress::Bar::for_dataset(&d.name);
         let id = client.submit(&job).await.map_err(|e| remote_failure(url, e, true))?;
         let report = client.wait(&id, |status| bar.status(&progress_line(status))).await;

@@ -170,7 +170,8 @@ fn child_job(data: &Path, dcs: &Path, args: &ScaleArgs) -> Result<serde_json::Va
 
 /// FD-only detection on one thread: edges per second per core.
 async fn fd_rate(data: &Path, fd_dcs: &Path) -> Result<f64, String> {
-    let config = JobConfig { threads: Some(1), ..JobConfig::new(data, fd_dcs) };
+    let mut config = JobConfig::new(data, fd_dcs);
+    config.data.threads = Some(1);
     let loaded = load(&config, &NoProgress).await.map_err(|e| e.to_string())?;
     Ok(loaded.graph.edge_count() as f64 / loaded.detect_s.max(1e-9))
 }
@@ -179,7 +180,8 @@ async fn fd_rate(data: &Path, fd_dcs: &Path) -> Result<f64, String> {
 /// against one pass for all θ, measured here in the same run.
 async fn naive_speedups(data: &Path, dcs: &Path) -> Result<(f64, f64), String> {
     let planned = load(&JobConfig::new(data, dcs), &NoProgress).await.map_err(|e| e.to_string())?;
-    let naive = JobConfig { brute_force: true, ..JobConfig::new(data, dcs) };
+    let mut naive = JobConfig::new(data, dcs);
+    naive.test.brute_force = true;
     let brute = load(&naive, &NoProgress).await.map_err(|e| e.to_string())?;
     if brute.graph.edge_count() != planned.graph.edge_count() {
         return Err("the naive baseline found a different graph".into());

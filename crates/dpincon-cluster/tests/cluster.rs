@@ -312,7 +312,8 @@ async fn a_parquet_dataset_takes_its_schema_from_the_footer() {
     let dcs = dir.path().join("tax.dcs");
     std::fs::write(&dcs, TAX_CONSTRAINTS).unwrap();
     let mut local = dpincon_engine::JobConfig::new(&tax, &dcs);
-    (local.epsilon, local.seed, local.non_private) = (Some(0.5), Some(4), true);
+    local.release.epsilon = Some(0.5);
+    (local.test.seed, local.test.non_private) = (Some(4), true);
     let (want, _) = embedded(&local).await;
     let id = c.submit(&remote).await.unwrap();
     let got =

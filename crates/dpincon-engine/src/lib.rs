@@ -21,9 +21,10 @@ pub mod repair;
 mod report;
 pub mod validate;
 
-pub use config::JobConfig;
+pub use config::{DataSpec, JobConfig};
 pub use detector::{ConflictDetector, LocalDetector};
-pub use dpincon_source::PostgresSource;
+pub use dpincon_options::{Measure, ReleaseOptions, TestOptions};
+pub use dpincon_source::{DataFormat, PostgresSource};
 pub use job::{
     JobLoader, LoadedJob, NoProgress, Phase, Prepaid, Progress, load, load_with, parse_bytes,
     plan_reports, read_constraints, read_options, run_job, run_job_with, run_prepaid_job,

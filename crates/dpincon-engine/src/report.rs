@@ -1,3 +1,4 @@
+use dpincon_options::Measure;
 use dpincon_release::{ProjectedRelease, RepairRelease};
 use serde::Serialize;
 
@@ -133,7 +134,7 @@ pub struct BudgetReport {
     /// ε of each released measure (`--epsilon`).
     pub per_measure: f64,
     /// The measures released.
-    pub measures: Vec<&'static str>,
+    pub measures: Vec<Measure>,
     /// The job's total ε: the sum over the measures (sequential composition).
     pub total: f64,
     /// The dataset's ledger after this job, when one is kept.

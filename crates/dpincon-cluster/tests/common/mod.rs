@@ -15,7 +15,7 @@ use std::time::Duration;
 use dpincon_client::Client;
 use dpincon_client::ClientTls;
 use dpincon_client::Token;
-use dpincon_engine::{JobConfig, NoProgress};
+use dpincon_engine::{DataFormat, JobConfig, NoProgress};
 use dpincon_graph::edge_stream_fingerprint;
 
 /// Client tokens (`alice` and `bob` in the coordinator's token file).
@@ -409,17 +409,12 @@ pub fn job(constraints: &Path, extra: serde_json::Value) -> serde_json::Value {
 /// schema, and the client's release options.
 pub fn embedded_job(data: &Path, constraints: &Path, client: &serde_json::Value) -> JobConfig {
     let mut job = JobConfig::new(data, constraints);
-    job.format = Some("csv".into());
-    job.schema = Some(SCHEMA.into());
-    job.infer_rows = Some(1);
-    job.epsilon = client["epsilon"].as_f64();
-    job.seed = client["seed"].as_u64();
-    job.non_private = client["non-private"].as_bool().unwrap_or(false);
-    job.brute_force = client["brute-force"].as_bool().unwrap_or(false);
-    job.ir_method = client["ir-method"].as_str().map(String::from);
-    if let Some(m) = client["measures"].as_array() {
-        job.measures = m.iter().map(|m| m.as_str().unwrap().to_string()).collect();
-    }
+    job.data.format = Some(DataFormat::Csv);
+    job.data.schema = Some(SCHEMA.into());
+    job.data.infer_rows = Some(1);
+    // The client's keys, read as the coordinator reads them.
+    job.release = serde_json::from_value(client.clone()).expect("release options");
+    job.test = serde_json::from_value(client.clone()).expect("test options");
     job
 }
 
