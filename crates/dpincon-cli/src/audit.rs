@@ -83,8 +83,7 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
             suite.require_tables(&path).map_err(|e| e.to_string())?;
             run_suite(&suite, args.seed, async |config, name: &str| {
                 let bar = progress::Bar::for_dataset(name);
-                let report = run_job(&config, &bar).await.map_err(Failure::from)?;
-                serde_json::to_value(&report).map_err(|e| Failure::new(Reason::Internal, e))
+                run_job(&config, &bar).await.map_err(Failure::from)
             })
             .await
         }
@@ -147,7 +146,7 @@ async fn remote_run(suite: &Suite, url: &str, args: &AuditArgs) -> Result<AuditO
         serde_json::from_str(&report).map_err(|e| {
             Failure::new(
                 Reason::Internal,
-                format!("the coordinator sent a report that is not JSON: {e}"),
+                format!("the coordinator sent a report that is not one: {e}"),
             )
         })
     })

@@ -10,8 +10,8 @@
 use std::path::PathBuf;
 
 use dpincon_client::{Client, ClientError, ClientJob, ClientTls, StatusView, Token, progress_line};
+use dpincon_engine::Report;
 use dpincon_options::{ReleaseOptions, TestOptions};
-use serde_json::Value;
 
 use crate::{Format, output};
 
@@ -60,9 +60,9 @@ impl OutputArgs {
         let text = match self.format {
             Format::Json => json.to_string(),
             Format::Table => {
-                let value: Value = serde_json::from_str(json)
-                    .map_err(|e| format!("the coordinator sent a report that is not JSON: {e}"))?;
-                output::table_of(&value)
+                let report: Report = serde_json::from_str(json)
+                    .map_err(|e| format!("the coordinator sent a report that is not one: {e}"))?;
+                output::table(&report)
             }
         };
         output::emit(&text, self.output.as_deref())

@@ -334,7 +334,7 @@ async fn run(
     progress.finish(Phase::Measure, measures_s);
 
     let non_private = config.test.non_private.then(|| NonPrivateReport {
-        label: NON_PRIVATE_LABEL,
+        label: NON_PRIVATE_LABEL.into(),
         rows: exact.rows,
         edges: exact.edges,
         problematic: exact.problematic,

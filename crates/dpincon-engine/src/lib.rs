@@ -32,7 +32,8 @@ pub use job::{
 };
 pub use privacy::validate;
 pub use report::{
-    DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
+    BudgetReport, DetectionReport, MeasuresReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport,
+    Report, Timings,
 };
 
 use std::path::PathBuf;

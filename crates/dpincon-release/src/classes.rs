@@ -14,7 +14,7 @@
 //! allows: the choice reads released values only.
 
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ReleaseError;
 use crate::interval::{BOUND_MISS, upper_quantile};
@@ -44,7 +44,7 @@ impl ClassFacts {
 /// The noisy class bounds (public): the largest class and the NULL rows,
 /// one draw each at scale 1/ε_c. The pair moves by at most 1 in L1: a row
 /// with a NULL B only moves `null_rows`, any other row only `max_class`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NoisyClassBound {
     /// The largest class, plus noise (1 and exact under a key).
     pub max_class: i64,
@@ -54,7 +54,7 @@ pub struct NoisyClassBound {
 
 /// What the class count's interval rests on, each bound holding with
 /// probability at least 1 − 0.25% (or always, under a key).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClassBounds {
     /// The largest class.
     pub max_class: u64,
