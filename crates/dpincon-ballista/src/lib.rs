@@ -36,7 +36,10 @@ pub mod tls;
 
 pub use codec::DpinconCodec;
 pub use job::{BallistaJobId, JobProgress, Scheduler};
-pub use loader::{BallistaLoader, DetectSeconds, DetectStats, OnSubmitted};
+pub use loader::{
+    BallistaLoader, DEFAULT_GRAPH_MEMORY, DEFAULT_PARTITIONS, DetectSeconds, DetectStats,
+    OnSubmitted,
+};
 
 /// The crate's one error type.
 #[derive(Debug, thiserror::Error)]

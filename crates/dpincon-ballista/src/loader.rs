@@ -53,6 +53,15 @@ pub struct DetectSeconds {
     pub merge: f64,
 }
 
+/// Hash partitions per constraint group by default (the coordinator's
+/// `--partitions`): more than a few executors' slots, so load balances and
+/// a lost task is cheap to rerun.
+pub const DEFAULT_PARTITIONS: usize = 8;
+
+/// Graph memory before spilling by default, and the least the coordinator
+/// gives a job when it sizes it from the machine.
+pub const DEFAULT_GRAPH_MEMORY: u64 = 256 << 20;
+
 /// Loads jobs on a Ballista cluster (see the module docs).
 #[derive(Debug)]
 pub struct BallistaLoader {
@@ -87,14 +96,14 @@ impl std::fmt::Debug for OnSubmitted {
 }
 
 impl BallistaLoader {
-    /// A loader for the scheduler at `scheduler` (defaults: 8 partitions,
-    /// 256 MiB of graph).
+    /// A loader for the scheduler at `scheduler` ([`DEFAULT_PARTITIONS`],
+    /// [`DEFAULT_GRAPH_MEMORY`]).
     pub fn new(scheduler: impl Into<String>, work_dir: impl Into<PathBuf>) -> Self {
         BallistaLoader {
             scheduler: scheduler.into(),
-            partitions: 8,
+            partitions: DEFAULT_PARTITIONS,
             work_dir: work_dir.into(),
-            graph_memory: 256 << 20,
+            graph_memory: DEFAULT_GRAPH_MEMORY,
             tls: None,
             max_spill_bytes: None,
             on_submitted: None,

@@ -54,8 +54,10 @@ impl Progress for NoProgress {
     fn finish(&self, _: Phase, _: f64) {}
 }
 
-/// A fresh job id (not from the noise generator, so seeding stays exact).
-fn job_id() -> Result<String, EngineError> {
+/// A fresh job id, the one the ledger records: every job's, local or the
+/// coordinator's (which passes it in through [`Prepaid`]). From the OS,
+/// not the noise generator, so seeding stays exact.
+pub fn new_job_id() -> Result<String, EngineError> {
     Ok(format!("{:016x}", noise_rng(None)?.next_u64()))
 }
 
@@ -298,7 +300,7 @@ async fn run(
     failpoint::hit("after-check");
     let id = match &prepaid {
         Some(p) => p.job_id.clone(),
-        None => job_id()?,
+        None => new_job_id()?,
     };
     let loaded = loader.load(config, progress).await?;
     failpoint::hit("after-load");

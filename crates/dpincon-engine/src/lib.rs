@@ -26,9 +26,9 @@ pub use detector::{ConflictDetector, LocalDetector};
 pub use dpincon_options::{Measure, ReleaseOptions, TestOptions};
 pub use dpincon_source::{DataFormat, PostgresSource};
 pub use job::{
-    JobLoader, LoadedJob, NoProgress, Phase, Prepaid, Progress, load, load_with, parse_bytes,
-    plan_reports, read_constraints, read_options, run_job, run_job_with, run_prepaid_job,
-    to_class_facts,
+    JobLoader, LoadedJob, NoProgress, Phase, Prepaid, Progress, load, load_with, new_job_id,
+    parse_bytes, plan_reports, read_constraints, read_options, run_job, run_job_with,
+    run_prepaid_job, to_class_facts,
 };
 pub use privacy::validate;
 pub use report::{

@@ -43,7 +43,7 @@ struct Args {
     #[arg(long)]
     work_dir: Option<String>,
     /// Seconds between heartbeats to the scheduler.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = Liveness::default().heartbeat.as_secs())]
     heartbeat_secs: u64,
     /// Seconds to keep trying to reach the scheduler at start (pods start
     /// in any order) before giving up.

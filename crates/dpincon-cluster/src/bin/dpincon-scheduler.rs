@@ -27,12 +27,13 @@ struct Args {
     external_host: Option<String>,
     /// Seconds without a heartbeat after which an executor is lost and its
     /// work (shuffle output included) is run again elsewhere.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = Liveness::default().executor_timeout.as_secs())]
     executor_timeout_secs: u64,
     /// Seconds a finished job's output (its conflict edges) stays on the
     /// executors for the coordinator to fetch before it is deleted; the
     /// rows shuffled between stages are deleted when the job ends.
-    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = Liveness::default().result_retention.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
     result_retention_secs: u64,
     /// Ballista's log level on standard error (error, warn, info, debug).
     #[arg(long, default_value = "warn",
