@@ -1,12 +1,10 @@
 use std::path::Path;
 use std::time::Instant;
 
-use dpincon_detect::{
-    ConflictClasses, DetectOptions, EqualityFrequencies, compile, equality_frequencies,
-};
+use dpincon_detect::{ConflictClasses, DetectOptions, EqualityFrequencies, equality_frequencies};
 use dpincon_graph::{ConflictGraph, EdgeFingerprint, edge_stream_fingerprint};
 use dpincon_release::{ClassFacts, NoiseRng, TableFacts};
-use dpincon_source::{ReadOptions, encode, parse_schema_override, read_table};
+use dpincon_source::{Prepared, ReadOptions, parse_schema_override, prepare_detection, read_table};
 
 use crate::detector::{ConflictDetector, LocalDetector};
 use crate::privacy::{PassResult, measure_and_release, plan};
@@ -146,11 +144,14 @@ pub async fn load_with(
         None => read_table(&config.data.path, &read_options).await?,
     };
     refuse_degenerate(&table, &parsed)?;
-    let bound = dpincon_constraints::bind(&parsed, &table.schema())
-        .map_err(|source| EngineError::Constraint { path: config.constraints.clone(), source })?;
-    let relation = encode(&table, &bound)?;
+    let path = &config.constraints;
+    let Prepared { bound, relation, compiled } = prepare_detection(
+        &parsed,
+        &table,
+        |_| true,
+        |source| EngineError::Constraint { path: path.clone(), source },
+    )?;
     drop(table);
-    let compiled = compile(&bound, &relation)?;
     let read_s = read_start.elapsed().as_secs_f64();
     progress.finish(Phase::Read, read_s);
 
