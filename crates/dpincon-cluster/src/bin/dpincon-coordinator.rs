@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use dpincon_ballista::server::{
+    ClusterSecurity, Responder, bind_announced, exit_code, shutdown_signal, spawn_plain_http,
+};
 use dpincon_ballista::{DEFAULT_GRAPH_MEMORY, DEFAULT_PARTITIONS};
 use dpincon_cluster::ClusterError;
 use dpincon_cluster::auth::ClientTokens;
@@ -12,10 +15,7 @@ use dpincon_cluster::coordinator::{
     BallistaOptions, CoordinatorOptions, CoordinatorService, serve,
 };
 use dpincon_cluster::datasets::CoordinatorConfig;
-use dpincon_cluster::server::{
-    ClusterSecurity, Responder, ServerSecurity, bind_announced, exit_code, spawn_plain_http,
-};
-use dpincon_cluster::shutdown_signal;
+use dpincon_cluster::server::ServerSecurity;
 
 /// Accepts dpincon jobs on registered datasets and runs their detection on
 /// a dpincon scheduler's executors.

@@ -100,10 +100,32 @@ impl Drop for Proc {
     }
 }
 
-/// The binaries under test.
+/// The coordinator under test (this crate's binary).
 pub const COORDINATOR: &str = env!("CARGO_BIN_EXE_dpincon-coordinator");
-pub const SCHEDULER: &str = env!("CARGO_BIN_EXE_dpincon-scheduler");
-pub const EXECUTOR: &str = env!("CARGO_BIN_EXE_dpincon-executor");
+
+/// `dpincon-ballista`'s process binary `name`, built beside the
+/// coordinator: `cargo test --workspace` builds it (that crate has
+/// integration tests); `cargo test -p dpincon-cluster` alone does not, so
+/// say how. Cargo gives `CARGO_BIN_EXE_*` for a crate's own binaries only.
+fn ballista_binary(name: &str) -> String {
+    let path = PathBuf::from(COORDINATOR).with_file_name(name);
+    assert!(
+        path.exists(),
+        "{name} is not built: run `cargo build -p dpincon-ballista --bins` first \
+         (`cargo test --workspace` builds it)"
+    );
+    path.to_string_lossy().into_owned()
+}
+
+/// The scheduler binary (`dpincon-ballista`'s).
+pub fn scheduler_binary() -> String {
+    ballista_binary("dpincon-scheduler")
+}
+
+/// The executor binary (`dpincon-ballista`'s).
+pub fn executor_binary() -> String {
+    ballista_binary("dpincon-executor")
+}
 
 /// The CLI binary, built beside the cluster binaries by `cargo test --workspace`.
 pub fn cli_binary() -> Option<PathBuf> {
@@ -153,7 +175,8 @@ impl Ballista {
             "3600",
         ];
         args.extend_from_slice(security);
-        let scheduler = Proc::start(SCHEDULER, &args, dir.join(format!("{tag}-scheduler.log")));
+        let scheduler =
+            Proc::start(&scheduler_binary(), &args, dir.join(format!("{tag}-scheduler.log")));
         let scheme = if security.contains(&"--cluster-ca") { "https" } else { "http" };
         let url = format!("{scheme}://{}", scheduler.addr);
         let executors = (0..executors)
@@ -175,7 +198,7 @@ impl Ballista {
                 args.extend_from_slice(&["--work-dir", leak(work)]);
                 args.extend_from_slice(executor_args);
                 args.extend_from_slice(security);
-                Proc::start(EXECUTOR, &args, dir.join(format!("{tag}-executor{i}.log")))
+                Proc::start(&executor_binary(), &args, dir.join(format!("{tag}-executor{i}.log")))
             })
             .collect();
         Ballista { scheduler, executors, url }

@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use dpincon_ballista::BallistaError;
 use dpincon_ballista::process::{Liveness, scheduler_config, serve_scheduler};
-use dpincon_cluster::ClusterError;
-use dpincon_cluster::server::{
+use dpincon_ballista::server::{
     ClusterSecurity, bind_announced, health_responder, run_ballista_process, spawn_plain_http,
 };
 
@@ -48,7 +48,7 @@ struct Args {
     health_listen: Option<String>,
 }
 
-async fn run(args: Args) -> Result<(), ClusterError> {
+async fn run(args: Args) -> Result<(), BallistaError> {
     let level = args.log_level.parse().unwrap_or(log::LevelFilter::Warn);
     dpincon_ballista::process::log_to_stderr(level);
     let tls = args.security.load("dpincon-scheduler")?;
@@ -63,9 +63,7 @@ async fn run(args: Args) -> Result<(), ClusterError> {
         ..Liveness::default()
     };
     let config = scheduler_config(addr, &host, liveness, tls.as_ref());
-    serve_scheduler(config, listener, tls.as_ref())
-        .await
-        .map_err(|e| ClusterError::Config(e.to_string()))
+    serve_scheduler(config, listener, tls.as_ref()).await
 }
 
 fn main() -> ExitCode {
