@@ -8,7 +8,8 @@
 # MEMORY=none: no memory-limit on either side (the coordinator's default
 # graph memory, a quarter of the machine's; the embedded default run).
 # Usage: benches/cluster.sh [ROWS] [WORK_DIR]
-# Needs release binaries: cargo build --release -p dpincon-cli -p dpincon-cluster
+# Needs release binaries:
+#   cargo build --release -p dpincon-cli -p dpincon-cluster -p dpincon-ballista
 set -euo pipefail
 ROWS=${1:-1e6}
 WORK=${2:-/tmp/dpincon-cluster-bench}

@@ -12,7 +12,10 @@ use dpincon_graph::{EdgeFingerprint, edge_stream_fingerprint};
 pub async fn exact(config: JobConfig) -> (u64, EdgeFingerprint, serde_json::Value) {
     let loaded = load(&config, &NoProgress).await.unwrap();
     let fingerprint = edge_stream_fingerprint(loaded.graph.edges());
-    let config = JobConfig { non_private: true, epsilon: Some(1.0), seed: Some(11), ..config };
+    let mut config = config;
+    config.test.non_private = true;
+    config.test.seed = Some(11);
+    config.release.epsilon = Some(1.0);
     let report = serde_json::to_value(run_job(&config, &NoProgress).await.unwrap()).unwrap();
     let view = serde_json::json!({
         "non_private": report["non_private"],

@@ -11,11 +11,11 @@ use arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 use dpincon_constraints::{
-    DenialConstraint, Literal, Operand, Operator, Origin, Predicate, TupleVar, bind,
+    ConstraintError, DenialConstraint, Literal, Operand, Operator, Origin, Predicate, TupleVar,
 };
-use dpincon_detect::{DetectOptions, compile, detect};
+use dpincon_detect::{DetectOptions, detect};
 use dpincon_graph::Edge;
-use dpincon_source::{TableData, encode};
+use dpincon_source::{TableData, prepare_detection};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -235,10 +235,10 @@ fn detected(
     options: DetectOptions,
 ) -> Vec<Edge> {
     let table = table_data(columns);
-    let bound = bind(dcs, &table.schema()).expect("generated constraints are well typed");
-    let relation = encode(&table, &bound).unwrap();
-    let compiled = compile(&bound, &relation).unwrap();
-    detect(&relation, &compiled, options).unwrap().graph.edges().collect()
+    let bind_error = |e: ConstraintError| -> Box<dyn std::error::Error> { e.into() };
+    let prepared = prepare_detection(dcs, &table, |_| true, bind_error)
+        .expect("generated constraints are well typed");
+    detect(&prepared.relation, &prepared.compiled, options).unwrap().graph.edges().collect()
 }
 
 proptest! {

@@ -212,7 +212,7 @@ proptest! {
         if let Ok(job) = toml::from_str::<JobConfig>(&text) {
             match validate(&job) {
                 Ok(()) => {
-                    if let Some(e) = job.epsilon {
+                    if let Some(e) = job.release.epsilon {
                         prop_assert!(e.is_finite() && e > 0.0);
                     }
                 }

@@ -169,12 +169,10 @@ async fn types_nulls_and_errors() {
         let dcs = dcs.clone();
         async move {
             let ledger = tempfile::tempdir().unwrap();
-            let config = JobConfig {
-                epsilon: Some(1.0),
-                ledger: Some(ledger.path().join("l")),
-                budget_cap: Some(10.0),
-                ..JobConfig::postgres(source, &dcs)
-            };
+            let mut config = JobConfig::postgres(source, &dcs);
+            config.release.epsilon = Some(1.0);
+            config.data.ledger = Some(ledger.path().join("l"));
+            config.data.budget_cap = Some(10.0);
             let message = run_job(&config, &NoProgress).await.unwrap_err().to_string();
             assert!(!message.contains(PASSWORD), "{message}");
             assert!(!ledger.path().join("l").exists(), "charged: {message}");

@@ -10,7 +10,8 @@ use dpincon_engine::{JobConfig, NoProgress, NonPrivateReport, run_job};
 use dpincon_tests::shared_data;
 
 async fn exact(config: JobConfig) -> NonPrivateReport {
-    let config = JobConfig { non_private: true, ..config };
+    let mut config = config;
+    config.test.non_private = true;
     run_job(&config, &NoProgress).await.unwrap().non_private.unwrap()
 }
 
@@ -93,14 +94,21 @@ async fn format_threads_and_strategy_do_not_change_results() {
     generated_table(&csv, 600);
     std::fs::write(&dcs, GENERATED_DCS).unwrap();
     let base = JobConfig::new(&csv, &dcs);
-    let one = exact(JobConfig { threads: Some(1), ..base.clone() }).await;
+    let with = |edit: &dyn Fn(&mut JobConfig)| {
+        let mut job = base.clone();
+        edit(&mut job);
+        exact(job)
+    };
+    let one = with(&|j| j.data.threads = Some(1)).await;
     assert!(one.edges > 1_000, "the fixture should have many conflicts, got {}", one.edges);
-    let two = exact(JobConfig { threads: Some(2), ..base.clone() }).await;
-    let brute = exact(JobConfig { brute_force: true, ..base.clone() }).await;
+    let two = with(&|j| j.data.threads = Some(2)).await;
+    let brute = with(&|j| j.test.brute_force = true).await;
     // A tiny budget forces the graph to spill to disk; nothing may change.
-    let spilled =
-        exact(JobConfig { memory_limit: Some("64KiB".into()), threads: Some(2), ..base.clone() })
-            .await;
+    let spilled = with(&|j| {
+        j.data.memory_limit = Some("64KiB".into());
+        j.data.threads = Some(2);
+    })
+    .await;
     let parquet = dir.path().join("gen.parquet");
     to_parquet(&csv, &parquet).await;
     let pq = exact(JobConfig::new(&parquet, &dcs)).await;

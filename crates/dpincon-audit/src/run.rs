@@ -1,11 +1,9 @@
 //! Planning a suite's budget and running its datasets.
 
-use dpincon_engine::{JobConfig, ledger};
+use dpincon_engine::{DataFormat, DataSpec, JobConfig, Report, TestOptions, ledger};
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::reason::{Detail, Failure, Reason};
-use crate::schema::TableFormat;
 use crate::suite::{Dataset, Suite};
 use crate::verdict::{ExitStatus, Verdict};
 
@@ -182,34 +180,35 @@ fn budget(
 
 /// The engine job for a dataset.
 pub fn job_config(d: &Dataset, seed: Option<u64>) -> JobConfig {
-    let mut config = match &d.postgres {
-        Some(pg) => JobConfig::postgres(pg.clone(), &d.constraints),
-        None => JobConfig::new(d.source_name(), &d.constraints),
+    let mut data = match &d.postgres {
+        Some(pg) => DataSpec::postgres(pg.clone()),
+        None => DataSpec::new(d.source_name()),
     };
-    config.format = d.format.map(|f| f.name().to_string());
-    if d.table_format() == Some(TableFormat::Csv) && d.schema.is_some() {
+    data.format = d.format;
+    if d.table_format() == Some(DataFormat::Csv) && d.schema.is_some() {
         // Every column's type is declared (checked against the header when
         // the suite loaded): inference only finds the names, as in the
         // coordinator's jobs, and no row decides a type.
-        config.schema = d.schema.clone();
-        config.infer_rows = Some(1);
+        data.schema = d.schema.clone();
+        data.infer_rows = Some(1);
     }
-    config.epsilon = Some(d.epsilon);
-    config.measures = d.measures.clone();
-    config.max_rows = Some(d.max_rows);
-    config.ledger = d.ledger.clone();
-    config.budget_cap = Some(d.budget_cap);
-    config.seed = seed;
-    config
+    data.max_rows = Some(d.max_rows);
+    data.ledger = d.ledger.clone();
+    data.budget_cap = Some(d.budget_cap);
+    JobConfig {
+        release: d.release(),
+        test: TestOptions { seed, ..TestOptions::default() },
+        ..JobConfig::with(data, &d.constraints)
+    }
 }
 
 /// Runs `suite`: plans all budgets first, then runs each dataset that
 /// fits through `exec` (a job config and the dataset name in, the engine's
-/// JSON report out), then judges every check. Refused and failed datasets
+/// report out), then judges every check. Refused and failed datasets
 /// do not stop the others.
 pub async fn run_suite<F>(suite: &Suite, seed: Option<u64>, exec: F) -> AuditOutcome
 where
-    F: AsyncFn(JobConfig, &str) -> Result<Value, Failure>,
+    F: AsyncFn(JobConfig, &str) -> Result<Report, Failure>,
 {
     let started_unix = now();
     let mut datasets = Vec::new();
@@ -233,7 +232,7 @@ where
 /// exactly as in [`run_suite`].
 pub async fn run_suite_remote<F>(suite: &Suite, coordinator: &str, exec: F) -> AuditOutcome
 where
-    F: AsyncFn(&Dataset) -> Result<Value, Failure>,
+    F: AsyncFn(&Dataset) -> Result<Report, Failure>,
 {
     let started_unix = now();
     let mut datasets = Vec::new();
@@ -242,9 +241,9 @@ where
         let ledger = format!("coordinator {coordinator}: ledger of dataset {}", d.remote_name());
         let (budget, outcome) = match exec(d).await {
             Ok(report) => {
-                let state = &report["budget"]["ledger"];
-                let spent = state["spent_before"].as_f64().unwrap_or(0.0);
-                let cap = state["cap"].as_f64().unwrap_or(d.budget_cap);
+                let state = report.budget.as_ref().and_then(|b| b.ledger.as_ref());
+                let spent = state.map_or(0.0, |l| l.spent_before);
+                let cap = state.and_then(|l| l.cap).unwrap_or(d.budget_cap);
                 (budget(d, ledger, cap, spent, None), Ok(report))
             }
             Err(f) => {
@@ -290,7 +289,7 @@ fn finish(
 fn judge(
     d: &Dataset,
     budget: DatasetPlan,
-    outcome: Result<Value, (DatasetStatus, Failure)>,
+    outcome: Result<Report, (DatasetStatus, Failure)>,
     details: &mut Vec<Detail>,
 ) -> DatasetResult {
     let (status, report, error) = match outcome {
@@ -305,10 +304,10 @@ fn judge(
         .iter()
         .map(|c| {
             let threshold = c.threshold(d.max_rows);
-            let release = report.as_ref().map(|r| &r["measures"][&c.measure]);
-            let value = release.and_then(|r| r["value"].as_i64());
-            let ci95 = release.and_then(|r| Some([r["ci95"][0].as_i64()?, r["ci95"][1].as_i64()?]));
-            let epsilon = release.and_then(|r| r["epsilon"].as_f64());
+            let release = report.as_ref().and_then(|r| released(r, &c.measure));
+            let value = release.map(|r| r.value);
+            let ci95 = release.map(|r| r.ci95);
+            let epsilon = release.map(|r| r.epsilon);
             let verdict = ci95.map_or(Verdict::Error, |i| Verdict::of(i, threshold));
             let message = match (verdict, ci95) {
                 (Verdict::Pass, Some([lo, hi])) => format!(
@@ -346,10 +345,36 @@ fn judge(
         data: d.source_name().display().to_string(),
         status,
         budget,
-        job_id: report.as_ref().and_then(|r| r["job_id"].as_str().map(String::from)),
-        seeded: report.as_ref().is_some_and(|r| r["seeded"].as_bool() == Some(true)),
+        job_id: report.as_ref().map(|r| r.job_id.clone()),
+        seeded: report.as_ref().is_some_and(|r| r.seeded),
         error,
         checks,
+    }
+}
+
+/// What a check reads of a measure's release: its point value, interval
+/// and ε (I_R's release has the same three).
+#[derive(Clone, Copy)]
+struct Released {
+    value: i64,
+    ci95: [i64; 2],
+    epsilon: f64,
+}
+
+/// The release of `measure` (`mi`, `p` or `r`) in `report`, if any.
+fn released(report: &Report, measure: &str) -> Option<Released> {
+    let m = report.measures.as_ref()?;
+    let projected = match measure {
+        "mi" => m.mi.as_ref(),
+        "p" => m.p.as_ref(),
+        _ => None,
+    };
+    match (projected, &m.r) {
+        (Some(r), _) => Some(Released { value: r.value, ci95: r.ci95, epsilon: r.epsilon }),
+        (None, Some(r)) if measure == "r" => {
+            Some(Released { value: r.value, ci95: r.ci95, epsilon: r.epsilon })
+        }
+        _ => None,
     }
 }
 
@@ -370,16 +395,20 @@ mod tests {
 
     #[test]
     fn a_declared_csv_schema_leaves_no_type_to_infer() {
-        let c = job_config(&dataset("data = \"t.csv\"\nschema = \"Zip:int\"\n"), None);
+        let c = job_config(&dataset("data = \"t.csv\"\nschema = \"Zip:int\"\n"), None).data;
         assert_eq!((c.schema.as_deref(), c.infer_rows), (Some("Zip:int"), Some(1)));
         // Without a declaration the engine infers (all rows), as before.
-        let c = job_config(&dataset("data = \"t.csv\"\n"), None);
+        let c = job_config(&dataset("data = \"t.csv\"\n"), None).data;
         assert_eq!((c.schema, c.infer_rows, c.format), (None, None, None));
         // A Parquet footer declares the types: the schema was checked against it.
-        let c = job_config(&dataset("data = \"t.pq\"\nschema = \"Zip:int\"\n"), None);
+        let c = job_config(&dataset("data = \"t.pq\"\nschema = \"Zip:int\"\n"), None).data;
         assert_eq!((c.schema, c.infer_rows), (None, None));
-        let c = job_config(&dataset("data = \"t.dat\"\nformat = \"parquet\"\n"), None);
-        assert_eq!(c.format.as_deref(), Some("parquet"));
-        assert_eq!(c.ledger.as_deref(), Some(Path::new("t.ledger")));
+        let c = job_config(&dataset("data = \"t.dat\"\nformat = \"parquet\"\n"), Some(3));
+        assert_eq!(c.data.format, Some(DataFormat::Parquet));
+        assert_eq!(c.data.ledger.as_deref(), Some(Path::new("t.ledger")));
+        // The suite's release options and the run's seed.
+        assert_eq!(c.release.epsilon, Some(1.0));
+        assert_eq!(c.release.measures, Some(vec![dpincon_engine::Measure::Mi]));
+        assert_eq!(c.test.seed, Some(3));
     }
 }

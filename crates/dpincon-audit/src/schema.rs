@@ -13,35 +13,6 @@ use std::path::Path;
 use dpincon_source::{
     DataFormat, SchemaOverride, SourceError, declared_schema, parquet_schema, parse_schema_override,
 };
-use serde::{Deserialize, Serialize};
-
-/// A table file's format (`format = "csv" | "parquet"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TableFormat {
-    /// Comma-separated values with a header row.
-    Csv,
-    /// Apache Parquet (its footer declares the types).
-    Parquet,
-}
-
-impl TableFormat {
-    /// The engine's name for it (`JobConfig::format`).
-    pub fn name(self) -> &'static str {
-        match self {
-            TableFormat::Csv => "csv",
-            TableFormat::Parquet => "parquet",
-        }
-    }
-
-    /// `declared`, else what the file's extension says (as the engine decides).
-    pub fn of(path: &Path, declared: Option<TableFormat>) -> TableFormat {
-        declared.unwrap_or(match DataFormat::from_path(path) {
-            DataFormat::Csv => TableFormat::Csv,
-            DataFormat::Parquet => TableFormat::Parquet,
-        })
-    }
-}
 
 /// Parses a `schema` value (`Name:type, ...`, the syntax of `run --schema`)
 /// and checks it declares each column once.
@@ -68,12 +39,12 @@ pub(crate) fn parse(text: &str) -> Result<Vec<SchemaOverride>, String> {
 /// dataset's error when it runs (the other datasets still run).
 pub(crate) fn check_file(
     path: &Path,
-    format: TableFormat,
+    format: DataFormat,
     entries: &[SchemaOverride],
 ) -> Result<(), String> {
     let declared: Vec<&str> = entries.iter().map(|e| e.column.as_str()).collect();
     match format {
-        TableFormat::Csv => {
+        DataFormat::Csv => {
             let Some(header) = csv_header(path) else { return Ok(()) };
             if header != declared {
                 return Err(format!(
@@ -85,7 +56,7 @@ pub(crate) fn check_file(
                 ));
             }
         }
-        TableFormat::Parquet => {
+        DataFormat::Parquet => {
             let Ok(file) = parquet_schema(path) else { return Ok(()) };
             if declared_schema(entries).columns != file.columns {
                 let names = file.columns.iter().map(|(n, k)| format!("{n}:{k:?}"));
@@ -125,11 +96,11 @@ mod tests {
         let csv = dir.path().join("t.csv");
         std::fs::write(&csv, "Zip, City\n9x12,LA\n").unwrap();
         let ok = parse("Zip:int, City:string").unwrap();
-        assert_eq!(check_file(&csv, TableFormat::Csv, &ok), Ok(()));
+        assert_eq!(check_file(&csv, DataFormat::Csv, &ok), Ok(()));
         let swapped = parse("City:string, Zip:int").unwrap();
-        let err = check_file(&csv, TableFormat::Csv, &swapped).unwrap_err();
+        let err = check_file(&csv, DataFormat::Csv, &swapped).unwrap_err();
         assert!(err.contains("the header has [Zip, City], the schema [City, Zip]"), "{err}");
         // A missing table is the run's error, not the suite's.
-        assert_eq!(check_file(&dir.path().join("none.csv"), TableFormat::Csv, &ok), Ok(()));
+        assert_eq!(check_file(&dir.path().join("none.csv"), DataFormat::Csv, &ok), Ok(()));
     }
 }

@@ -4,12 +4,12 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use dpincon_engine::PostgresSource;
+use dpincon_engine::{DataFormat, Measure, PostgresSource, ReleaseOptions};
 use dpincon_source::ObjectUrl;
 use serde::{Deserialize, Serialize};
 
 use crate::AuditError;
-use crate::schema::{self, TableFormat};
+use crate::schema;
 
 /// Largest ε per measure a suite may ask for (the engine's public limit).
 pub const MAX_EPSILON: f64 = 1e4;
@@ -46,7 +46,7 @@ pub struct Dataset {
     pub data: Option<PathBuf>,
     /// `data`'s format (default: from its extension, `.parquet`/`.pq` or CSV).
     #[serde(default)]
-    pub format: Option<TableFormat>,
+    pub format: Option<DataFormat>,
     /// Every column of `data`, `Name:type, ...` in the file's order (the
     /// syntax of `run --schema`): a CSV table is then read with these types
     /// and none inferred from a row; a Parquet footer must agree with it.
@@ -66,7 +66,7 @@ pub struct Dataset {
     pub constraints: PathBuf,
     /// Measures to release: `mi`, `p`, `r` (default: those the checks use).
     #[serde(default)]
-    pub measures: Vec<String>,
+    pub measures: Vec<Measure>,
     /// ε of each released measure per run.
     pub epsilon: f64,
     /// The PUBLIC upper bound on the row count (the engine's `--max-rows`;
@@ -135,8 +135,8 @@ impl Dataset {
     }
 
     /// The format `data` is read in (`None` without `data`).
-    pub fn table_format(&self) -> Option<TableFormat> {
-        self.data.as_deref().map(|path| TableFormat::of(path, self.format))
+    pub fn table_format(&self) -> Option<DataFormat> {
+        self.data.as_deref().map(|path| self.format.unwrap_or_else(|| DataFormat::from_path(path)))
     }
 
     /// The name of the dataset on a coordinator.
@@ -147,6 +147,15 @@ impl Dataset {
     /// ε one run spends (sequential composition over the measures, SPEC §8).
     pub fn epsilon_per_run(&self) -> f64 {
         self.epsilon * self.measures.len() as f64
+    }
+
+    /// The release options of the dataset's jobs, local or on a coordinator.
+    pub fn release(&self) -> ReleaseOptions {
+        ReleaseOptions {
+            epsilon: Some(self.epsilon),
+            measures: Some(self.measures.clone()),
+            ..ReleaseOptions::default()
+        }
     }
 }
 
@@ -280,15 +289,10 @@ impl Suite {
             if d.checks.is_empty() {
                 return Err(format!("{at} has no [[dataset.check]]"));
             }
-            for m in &d.measures {
-                if !matches!(m.as_str(), "mi" | "p" | "r") {
-                    return Err(format!("{at}: measures: unknown measure '{m}' (mi, p or r)"));
-                }
-            }
             if d.measures.is_empty() {
-                for m in ["mi", "p", "r"] {
-                    if d.checks.iter().any(|c| c.measure == m) {
-                        d.measures.push(m.to_string());
+                for m in Measure::ALL {
+                    if d.checks.iter().any(|c| c.measure == m.name()) {
+                        d.measures.push(m);
                     }
                 }
             }
@@ -297,12 +301,13 @@ impl Suite {
                 if !checks.insert(c.name.clone()) {
                     return Err(format!("duplicate check name '{}'", c.name));
                 }
-                if !d.measures.contains(&c.measure) {
+                if !d.measures.iter().any(|m| m.name() == c.measure) {
+                    let released: Vec<&str> = d.measures.iter().map(|m| m.name()).collect();
                     return Err(format!(
                         "{at}: measure '{}' is not released by dataset '{}' (measures: {})",
                         c.measure,
                         d.name,
-                        d.measures.join(", ")
+                        released.join(", ")
                     ));
                 }
                 match (c.max, c.max_fraction) {

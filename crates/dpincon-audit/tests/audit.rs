@@ -49,8 +49,7 @@ async fn audit(path: &Path) -> dpincon_audit::AuditRun {
 async fn audit_with_details(path: &Path) -> dpincon_audit::AuditOutcome {
     let suite = Suite::load(path).unwrap();
     run_suite(&suite, Some(7), async |config, _name: &str| {
-        let report = run_job(&config, &dpincon_engine::NoProgress).await?;
-        Ok(serde_json::to_value(&report).unwrap())
+        Ok(run_job(&config, &dpincon_engine::NoProgress).await?)
     })
     .await
 }

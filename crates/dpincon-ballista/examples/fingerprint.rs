@@ -15,7 +15,7 @@ async fn main() {
         std::process::exit(2);
     };
     let mut job = JobConfig::new(data, dcs);
-    job.schema = rest.first().cloned();
+    job.data.schema = rest.first().cloned();
     if data.ends_with(".parquet") {
         let file = std::fs::File::open(data).expect("the table");
         let reader =

@@ -17,6 +17,10 @@
 //!   coordinator never reads the table, never holds the edge set.
 //! - [`process`]: configurations of our scheduler and executor processes,
 //!   and an in-process cluster for tests.
+//! - [`server`]: what the process binaries share (cluster TLS flags, the
+//!   readiness line, plain-HTTP probes, the stop signal); the binaries
+//!   `dpincon-scheduler` and `dpincon-executor` (`src/bin/`) are Ballista's
+//!   processes with our codec registered.
 //! - [`tls`]: mutual TLS on every hop of the cluster (listeners and dials).
 //!
 //! The pure crates (detect, graph, measures, release) know nothing of
@@ -32,11 +36,15 @@ pub mod merge;
 pub mod plan;
 pub mod process;
 pub mod scan;
+pub mod server;
 pub mod tls;
 
 pub use codec::DpinconCodec;
 pub use job::{BallistaJobId, JobProgress, Scheduler};
-pub use loader::{BallistaLoader, DetectSeconds, DetectStats, OnSubmitted};
+pub use loader::{
+    BallistaLoader, DEFAULT_GRAPH_MEMORY, DEFAULT_PARTITIONS, DetectSeconds, DetectStats,
+    OnSubmitted,
+};
 
 /// The crate's one error type.
 #[derive(Debug, thiserror::Error)]
@@ -59,7 +67,7 @@ pub enum BallistaError {
     /// The result could not be merged (disk, or a malformed result).
     #[error("merging the edge stream: {0}")]
     Merge(String),
-    /// A process could not start.
+    /// A process could not start (a bad flag, an address, credentials).
     #[error("{0}")]
     Process(String),
     /// The job passed a public quota (its disk use).

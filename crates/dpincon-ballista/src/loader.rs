@@ -53,6 +53,15 @@ pub struct DetectSeconds {
     pub merge: f64,
 }
 
+/// Hash partitions per constraint group by default (the coordinator's
+/// `--partitions`): more than a few executors' slots, so load balances and
+/// a lost task is cheap to rerun.
+pub const DEFAULT_PARTITIONS: usize = 8;
+
+/// Graph memory before spilling by default, and the least the coordinator
+/// gives a job when it sizes it from the machine.
+pub const DEFAULT_GRAPH_MEMORY: u64 = 256 << 20;
+
 /// Loads jobs on a Ballista cluster (see the module docs).
 #[derive(Debug)]
 pub struct BallistaLoader {
@@ -87,14 +96,14 @@ impl std::fmt::Debug for OnSubmitted {
 }
 
 impl BallistaLoader {
-    /// A loader for the scheduler at `scheduler` (defaults: 8 partitions,
-    /// 256 MiB of graph).
+    /// A loader for the scheduler at `scheduler` ([`DEFAULT_PARTITIONS`],
+    /// [`DEFAULT_GRAPH_MEMORY`]).
     pub fn new(scheduler: impl Into<String>, work_dir: impl Into<PathBuf>) -> Self {
         BallistaLoader {
             scheduler: scheduler.into(),
-            partitions: 8,
+            partitions: DEFAULT_PARTITIONS,
             work_dir: work_dir.into(),
-            graph_memory: 256 << 20,
+            graph_memory: DEFAULT_GRAPH_MEMORY,
             tls: None,
             max_spill_bytes: None,
             on_submitted: None,
@@ -128,10 +137,11 @@ fn engine_error(e: BallistaError, constraints: &Path) -> EngineError {
 /// must then name every column, in order).
 pub fn table_schema(config: &JobConfig) -> Result<(SchemaRef, ScanFormat), EngineError> {
     let options = read_options(config)?;
-    match options.format.unwrap_or_else(|| DataFormat::from_path(&config.data)) {
-        DataFormat::Parquet if ObjectUrl::of_path(&config.data).is_some() => {
+    let data = &config.data.path;
+    match options.format.unwrap_or_else(|| DataFormat::from_path(data)) {
+        DataFormat::Parquet if ObjectUrl::of_path(data).is_some() => {
             // The job lists the objects once; the spec carries the list.
-            let url = ObjectUrl::of_path(&config.data).expect("an object URL")?;
+            let url = ObjectUrl::of_path(data).expect("an object URL")?;
             let listed = block_on(async {
                 let table = ObjectTable::open(&url, &S3Settings::from_env()).await?;
                 let schema = table.footers().await?[0].schema().clone();
@@ -141,7 +151,7 @@ pub fn table_schema(config: &JobConfig) -> Result<(SchemaRef, ScanFormat), Engin
             Ok((schema, ScanFormat::ParquetObjects { objects }))
         }
         DataFormat::Parquet => {
-            let path = &config.data;
+            let path = data;
             let open = |message: String| {
                 EngineError::Source(dpincon_source::SourceError::Open {
                     path: path.clone(),
@@ -166,8 +176,10 @@ pub fn table_schema(config: &JobConfig) -> Result<(SchemaRef, ScanFormat), Engin
                 .iter()
                 .map(|o| Field::new(&o.column, o.data_type.clone(), true))
                 .collect();
-            let format =
-                ScanFormat::Csv { schema: config.schema.clone(), infer_rows: config.infer_rows };
+            let format = ScanFormat::Csv {
+                schema: config.data.schema.clone(),
+                infer_rows: config.data.infer_rows,
+            };
             Ok((Arc::new(Schema::new(fields)), format))
         }
     }
@@ -198,11 +210,11 @@ impl JobLoader for BallistaLoader {
         let read_start = Instant::now();
         let (table, format) = table_schema(config)?;
         let request = PlanRequest {
-            path: &config.data,
+            path: &config.data.path,
             format,
             table,
             constraints: &text,
-            brute_force: config.brute_force,
+            brute_force: config.test.brute_force,
             partitions: self.partitions,
         };
         let plan = build_plan(&request).map_err(|e| engine_error(e, &config.constraints))?;
@@ -211,7 +223,7 @@ impl JobLoader for BallistaLoader {
 
         progress.start(Phase::Detect);
         let detect_start = Instant::now();
-        let memory = match &config.memory_limit {
+        let memory = match &config.data.memory_limit {
             Some(limit) => parse_bytes(limit)?,
             None => self.graph_memory,
         };

@@ -19,10 +19,10 @@ use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::{ExecutionPlan, Partitioning};
 use dpincon_constraints::{BoundConstraint, Domain};
 use dpincon_detect::{
-    DetectionPlan, EqualityFrequencies, brute_force_plans, compile, describe_plans,
-    equality_attributes, required_columns,
+    DetectionPlan, EqualityFrequencies, brute_force_plans, describe_plans, equality_attributes,
+    required_columns,
 };
-use dpincon_source::{TableData, encode};
+use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::BallistaError;
 use crate::detect::{DetectExec, DetectSpec, KeyDomain};
@@ -88,20 +88,14 @@ fn key_domain(domain: Domain) -> KeyDomain {
 pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
     let table = &request.table;
     let parsed = dpincon_constraints::parse_constraints(request.constraints)?;
-    let empty = TableData {
-        path: request.path.to_path_buf(),
-        arrow_schema: table.clone(),
-        batches: Vec::new(),
-        rows: 0,
-    };
-    let bound = dpincon_constraints::bind(&parsed, &empty.schema())?;
+    // An empty relation has the slots (and the constants' codes) the real
+    // one will have: enough for planning, sets and reports.
+    let empty = TableData::empty(request.path, table.clone());
+    let Prepared { bound, relation, compiled } =
+        prepare_detection(&parsed, &empty, |_| true, BallistaError::Constraint)?;
     if bound.is_empty() {
         return Err(BallistaError::Plan("the job has no constraint".into()));
     }
-    // An empty relation has the slots (and the constants' codes) the real
-    // one will have: enough for planning, sets and reports.
-    let relation = encode(&empty, &bound)?;
-    let compiled = compile(&bound, &relation)?;
     let detection_plans =
         if request.brute_force { brute_force_plans(&compiled) } else { describe_plans(&compiled) };
     let column_of: BTreeMap<usize, (usize, Domain)> = required_columns(&bound)

@@ -94,14 +94,13 @@ async fn to_parquet(csv: &Path, schema: Option<&str>, group_rows: usize) -> Path
 }
 
 fn job(data: &Path, constraints: &Path, schema: Option<&str>) -> JobConfig {
-    JobConfig {
-        schema: schema.map(String::from),
-        epsilon: Some(1.0),
-        non_private: true,
-        seed: Some(11),
-        max_rows: Some(100_000),
-        ..JobConfig::new(data, constraints)
-    }
+    let mut job = JobConfig::new(data, constraints);
+    job.data.schema = schema.map(String::from);
+    job.data.max_rows = Some(100_000);
+    job.release.epsilon = Some(1.0);
+    job.test.non_private = true;
+    job.test.seed = Some(11);
+    job
 }
 
 /// The parts of a report that must agree (not ids, paths or timings).
@@ -131,9 +130,9 @@ async fn check(url: &str, work: &Path, job: &JobConfig, partitions: usize) -> St
     loader.graph_memory = 1 << 14;
     let got_report = run_job_with(job, &NoProgress, &loader).await.unwrap();
     let stats = loader.stats().unwrap();
-    assert_eq!(stats.fingerprint.to_string(), want, "{}", job.data.display());
+    assert_eq!(stats.fingerprint.to_string(), want, "{}", job.data.path.display());
     assert!(stats.received >= stats.fingerprint.edges);
-    assert_eq!(comparable(&got_report), comparable(&want_report), "{}", job.data.display());
+    assert_eq!(comparable(&got_report), comparable(&want_report), "{}", job.data.path.display());
     want
 }
 

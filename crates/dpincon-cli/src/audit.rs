@@ -18,10 +18,8 @@ use dpincon_audit::suite::Dataset;
 use dpincon_audit::{
     AuditOutcome, ExitStatus, Failure, Reason, Suite, report, run_suite, run_suite_remote,
 };
-use dpincon_client::ClientError;
-use dpincon_client::progress_line;
-use dpincon_engine::run_job;
-use serde_json::json;
+use dpincon_client::{ClientError, ClientJob, progress_line};
+use dpincon_engine::{TestOptions, run_job};
 
 use crate::progress;
 use crate::remote::{ConnectArgs, describe};
@@ -85,8 +83,7 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
             suite.require_tables(&path).map_err(|e| e.to_string())?;
             run_suite(&suite, args.seed, async |config, name: &str| {
                 let bar = progress::Bar::for_dataset(name);
-                let report = run_job(&config, &bar).await.map_err(Failure::from)?;
-                serde_json::to_value(&report).map_err(|e| Failure::new(Reason::Internal, e))
+                run_job(&config, &bar).await.map_err(Failure::from)
             })
             .await
         }
@@ -136,15 +133,11 @@ async fn remote_run(suite: &Suite, url: &str, args: &AuditArgs) -> Result<AuditO
                 format!("cannot read constraint file '{path}': {e}"),
             )
         })?;
-        let mut job = json!({
-            "dataset": d.remote_name(),
-            "constraints": constraints,
-            "epsilon": d.epsilon,
-            "measures": d.measures,
-        });
-        if let Some(seed) = seed {
-            job["seed"] = json!(seed);
-        }
+        let job = ClientJob {
+            release: d.release(),
+            test: TestOptions { seed, ..TestOptions::default() },
+            ..ClientJob::new(d.remote_name(), constraints)
+        };
         let bar = progress::Bar::for_dataset(&d.name);
         let id = client.submit(&job).await.map_err(|e| remote_failure(url, e, true))?;
         let report = client.wait(&id, |status| bar.status(&progress_line(status))).await;
@@ -153,7 +146,7 @@ async fn remote_run(suite: &Suite, url: &str, args: &AuditArgs) -> Result<AuditO
         serde_json::from_str(&report).map_err(|e| {
             Failure::new(
                 Reason::Internal,
-                format!("the coordinator sent a report that is not JSON: {e}"),
+                format!("the coordinator sent a report that is not one: {e}"),
             )
         })
     })

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use dpincon_engine::{JobConfig, NoProgress, load};
+use dpincon_engine::{JobConfig, NoProgress, Report, load};
 use dpincon_generate::{TAX_CONSTRAINTS, TaxOptions, generate_tax, rnoise};
 use dpincon_measures::{DegreeBound, EdgeAddition, walk};
 use dpincon_release::default_candidates;
@@ -112,8 +112,10 @@ pub async fn run_bench(args: BenchArgs) -> Result<(), String> {
         rnoise(&clean, &constraints, args.alpha, args.seed, &noisy).map_err(|e| e.to_string())?;
         let noise_s = t.elapsed().as_secs_f64();
         let report = child_job(&noisy, &dcs, &args)?;
-        let timing = |k: &str| report["timings"][k].as_f64().unwrap_or(0.0);
-        let edges = report["non_private"]["edges"].as_u64().unwrap_or(0);
+        let (Some(exact), Some(t)) = (report.non_private, report.timings) else {
+            return Err("the job's report has no exact values or timings".into());
+        };
+        let edges = exact.edges;
         let fd = fd_rate(&noisy, &fd_dcs).await?;
         let (naive_detect_speedup, naive_projection_speedup) = if n <= args.naive_max_rows {
             let (d, p) = naive_speedups(&noisy, &dcs).await?;
@@ -124,16 +126,16 @@ pub async fn run_bench(args: BenchArgs) -> Result<(), String> {
         let row = Row {
             rows: n,
             edges,
-            max_degree: report["non_private"]["max_degree"].as_u64().unwrap_or(0),
+            max_degree: u64::from(exact.max_degree),
             generate_s,
             noise_s,
-            read_s: timing("read_s"),
-            detect_s: timing("detect_s"),
-            measures_s: timing("measures_s"),
-            job_s: timing("total_s"),
-            edges_per_s: edges as f64 / timing("detect_s").max(1e-9),
-            peak_rss_mib: timing("peak_rss_mib"),
-            spilled_mib: timing("spilled_bytes") / (1 << 20) as f64,
+            read_s: t.read_s,
+            detect_s: t.detect_s,
+            measures_s: t.measures_s,
+            job_s: t.total_s,
+            edges_per_s: edges as f64 / t.detect_s.max(1e-9),
+            peak_rss_mib: t.peak_rss_mib.unwrap_or(0.0),
+            spilled_mib: t.spilled_bytes as f64 / (1 << 20) as f64,
             fd_edges_per_s_core: fd,
             naive_detect_speedup,
             naive_projection_speedup,
@@ -149,7 +151,7 @@ pub async fn run_bench(args: BenchArgs) -> Result<(), String> {
 }
 
 /// The job in a child process: its peak RSS is its own.
-fn child_job(data: &Path, dcs: &Path, args: &ScaleArgs) -> Result<serde_json::Value, String> {
+fn child_job(data: &Path, dcs: &Path, args: &ScaleArgs) -> Result<Report, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
     cmd.args(["run", "--non-private", "--epsilon", "1", "--seed", "1", "--format", "json"]);
@@ -170,7 +172,8 @@ fn child_job(data: &Path, dcs: &Path, args: &ScaleArgs) -> Result<serde_json::Va
 
 /// FD-only detection on one thread: edges per second per core.
 async fn fd_rate(data: &Path, fd_dcs: &Path) -> Result<f64, String> {
-    let config = JobConfig { threads: Some(1), ..JobConfig::new(data, fd_dcs) };
+    let mut config = JobConfig::new(data, fd_dcs);
+    config.data.threads = Some(1);
     let loaded = load(&config, &NoProgress).await.map_err(|e| e.to_string())?;
     Ok(loaded.graph.edge_count() as f64 / loaded.detect_s.max(1e-9))
 }
@@ -179,7 +182,8 @@ async fn fd_rate(data: &Path, fd_dcs: &Path) -> Result<f64, String> {
 /// against one pass for all θ, measured here in the same run.
 async fn naive_speedups(data: &Path, dcs: &Path) -> Result<(f64, f64), String> {
     let planned = load(&JobConfig::new(data, dcs), &NoProgress).await.map_err(|e| e.to_string())?;
-    let naive = JobConfig { brute_force: true, ..JobConfig::new(data, dcs) };
+    let mut naive = JobConfig::new(data, dcs);
+    naive.test.brute_force = true;
     let brute = load(&naive, &NoProgress).await.map_err(|e| e.to_string())?;
     if brute.graph.edge_count() != planned.graph.edge_count() {
         return Err("the naive baseline found a different graph".into());

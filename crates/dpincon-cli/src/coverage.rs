@@ -29,7 +29,7 @@ pub struct CoverageArgs {
 
 pub async fn run_coverage(args: CoverageArgs) -> Result<(), String> {
     let mut job = args.job.job()?;
-    if !job.non_private {
+    if !job.test.non_private {
         return Err("the coverage experiment scores releases against exact values: it is \
                     NON-PRIVATE and needs --non-private"
             .into());
@@ -43,8 +43,8 @@ pub async fn run_coverage(args: CoverageArgs) -> Result<(), String> {
     }
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("cannot create '{}': {e}", args.out.display()))?;
-    let seed = job.seed.unwrap_or(1);
-    job.seed = Some(seed);
+    let seed = job.test.seed.unwrap_or(1);
+    job.test.seed = Some(seed);
     let loaded =
         dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
     let bar = ProgressBar::with_draw_target(

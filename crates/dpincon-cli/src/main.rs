@@ -7,7 +7,6 @@ mod coverage;
 mod generate;
 mod output;
 mod progress;
-mod release_args;
 mod remote;
 mod sweep;
 
@@ -15,7 +14,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use dpincon_engine::{JobConfig, NON_PRIVATE_LABEL, run_job};
+use dpincon_engine::{
+    DataFormat, JobConfig, NON_PRIVATE_LABEL, ReleaseOptions, TestOptions, run_job,
+};
 use dpincon_release::Strategy;
 
 /// dpincon: how inconsistent is a private table, under differential privacy.
@@ -127,9 +128,9 @@ struct JobArgs {
     /// The constraint file (FD, NADEEF `not(...)` or HoloClean syntax).
     #[arg(long)]
     constraints: Option<PathBuf>,
-    /// Force the data format instead of going by the extension.
-    #[arg(long, value_parser = ["csv", "parquet"])]
-    data_format: Option<String>,
+    /// Force the data format instead of going by the extension: csv or parquet.
+    #[arg(long)]
+    data_format: Option<DataFormat>,
     /// Column types to force, e.g. `Zip:string,Salary:int`.
     #[arg(long)]
     schema: Option<String>,
@@ -142,21 +143,13 @@ struct JobArgs {
     /// Memory for detection (the encoded table and the conflict graph) before the graph spills to disk, e.g. 1GiB.
     #[arg(long)]
     memory_limit: Option<String>,
-    /// Test every pair of rows instead of the planned detection (slow).
-    #[arg(long)]
-    brute_force: bool,
-    /// Also report the exact values. NOT differentially private.
-    #[arg(long)]
-    non_private: bool,
     #[command(flatten)]
-    release: release_args::ReleaseArgs,
+    test: TestOptions,
+    #[command(flatten)]
+    release: ReleaseOptions,
     /// Public upper bound n_max on the number of rows (never the true count).
     #[arg(long)]
     max_rows: Option<u64>,
-    /// Seed the noise. Test and experiment mode only: the output says
-    /// "seeded": true and must not be published.
-    #[arg(long)]
-    seed: Option<u64>,
     /// The dataset's budget ledger (JSON lines); created if missing.
     #[arg(long)]
     ledger: Option<PathBuf>,
@@ -181,15 +174,22 @@ impl JobArgs {
                 JobConfig::new(data, constraints)
             }
         };
+        if let Some(c) = &self.constraints {
+            job.constraints = c.clone();
+        }
+        let data = &mut job.data;
         macro_rules! set {
             ($($field:ident),*) => {$(
                 if let Some(v) = &self.$field {
-                    job.$field = v.clone().into();
+                    data.$field = v.clone().into();
                 }
             )*};
         }
-        set!(data, constraints, schema, infer_rows, threads, memory_limit);
-        let url = job.data.to_str().filter(|d| dpincon_engine::PostgresSource::is_url(d));
+        if let Some(path) = &self.data {
+            data.path = path.clone();
+        }
+        set!(schema, infer_rows, threads, memory_limit);
+        let url = data.path.to_str().filter(|d| dpincon_engine::PostgresSource::is_url(d));
         if let Some(url) = url.map(String::from) {
             let source = dpincon_engine::PostgresSource {
                 url,
@@ -199,29 +199,17 @@ impl JobArgs {
                 password_env: None,
             };
             source.validate().map_err(|e| e.to_string())?;
-            job.data = source.display_name().into();
-            job.postgres = Some(source);
+            data.path = source.display_name().into();
+            data.postgres = Some(source);
         } else if self.table.is_some() || self.query.is_some() {
             return Err(
                 "--table and --query read from PostgreSQL: give --data postgres://...".into()
             );
         }
-        set!(max_rows, seed, ledger, budget_cap);
-        if let Some(f) = &self.data_format {
-            job.format = Some(f.clone());
-        }
-        let r = &self.release;
-        job.epsilon = r.epsilon.or(job.epsilon);
-        job.strategy = r.strategy.clone().or(job.strategy);
-        job.selector = r.selector.clone().or(job.selector);
-        job.candidates = r.candidates.clone().or(job.candidates);
-        job.ir_method = r.ir_method.clone().or(job.ir_method);
-        job.epsilon_split = r.epsilon_split()?.or(job.epsilon_split);
-        if let Some(m) = &r.measures {
-            job.measures = m.clone();
-        }
-        job.brute_force |= self.brute_force;
-        job.non_private |= self.non_private;
+        set!(max_rows, ledger, budget_cap);
+        data.format = self.data_format.or(data.format);
+        job.release = job.release.overridden_by(self.release.clone());
+        job.test = job.test.overridden_by(self.test);
         Ok(job)
     }
 }
@@ -340,7 +328,7 @@ fn parse_strategies(names: Option<&[String]>) -> Result<Vec<Strategy>, String> {
 
 async fn curve(args: CurveArgs) -> Result<(), String> {
     let job = args.job.job()?;
-    if !job.non_private {
+    if !job.test.non_private {
         return Err("the projection curve is made of exact counts: it is NON-PRIVATE \
                     and needs --non-private"
             .into());
@@ -357,16 +345,16 @@ async fn curve(args: CurveArgs) -> Result<(), String> {
 
 async fn utility(args: UtilityArgs) -> Result<(), String> {
     let mut job = args.job.job()?;
-    if !job.non_private {
+    if !job.test.non_private {
         return Err("experiments read the exact values to score the releases: \
                     they are NON-PRIVATE and need --non-private"
             .into());
     }
-    if job.epsilon.is_none() {
+    if job.release.epsilon.is_none() {
         return Err("give --epsilon (per measure) for the releases to score".into());
     }
     let strategies = parse_strategies(args.strategies.as_deref())?;
-    job.seed = Some(job.seed.unwrap_or(1));
+    job.test.seed = Some(job.test.seed.unwrap_or(1));
     let loaded =
         dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
     let report = dpincon_engine::experiment::utility(
@@ -374,7 +362,7 @@ async fn utility(args: UtilityArgs) -> Result<(), String> {
         &loaded,
         &strategies,
         args.runs,
-        job.seed.unwrap_or(1),
+        job.test.seed.unwrap_or(1),
     )
     .map_err(|e| e.to_string())?;
     let text = match args.format {

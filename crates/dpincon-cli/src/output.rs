@@ -5,161 +5,117 @@ use std::io::Write as _;
 use std::path::Path;
 
 use dpincon_engine::Report;
-use serde_json::Value;
 
 pub fn json(report: &Report) -> Result<String, String> {
     serde_json::to_string_pretty(report).map(|s| s + "\n").map_err(|e| e.to_string())
 }
 
-/// The report for people. Works on the report's JSON so that a report
-/// received from a coordinator renders the same as a local one.
+/// A number as the JSON report writes it (`1.0`, `0.25`, `1e-5`), so the
+/// table quotes the report's own figures.
+fn float(v: f64) -> String {
+    serde_json::Number::from_f64(v).map_or_else(|| "-".into(), |n| n.to_string())
+}
+
+/// The report for people (a local one, or one a coordinator sent).
 pub fn table(report: &Report) -> String {
-    match serde_json::to_value(report) {
-        Ok(value) => table_of(&value),
-        Err(e) => format!("cannot render the report: {e}\n"),
-    }
-}
-
-/// A JSON value as text: strings without their quotes.
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "-".into(),
-        other => other.to_string(),
-    }
-}
-
-/// [`table`] of a report's JSON.
-pub fn table_of(report: &Value) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "data         {}", text(&report["data"]));
+    let _ = writeln!(out, "data         {}", report.data);
     let _ = writeln!(
         out,
         "constraints  {} ({} denial constraints)",
-        text(&report["constraints"]),
-        text(&report["constraint_count"])
+        report.constraints, report.constraint_count
     );
-    for plan in report["detection"]["plans"].as_array().into_iter().flatten() {
+    for plan in &report.detection.plans {
         let _ = writeln!(
             out,
             "  line {:<4} {:<12} partition on {} attr.  {}",
-            text(&plan["line"]),
-            text(&plan["driver"]),
-            text(&plan["partition_attributes"]),
-            text(&plan["constraint"])
+            plan.line, plan.driver, plan.partition_attributes, plan.constraint
         );
     }
-    let (m, b) = (&report["measures"], &report["budget"]);
-    if m.is_object() && b.is_object() {
+    if let (Some(m), Some(b)) = (&report.measures, &report.budget) {
         let _ = writeln!(
             out,
             "\nDIFFERENTIALLY PRIVATE (ε = {} per measure, {} in total){}",
-            text(&b["per_measure"]),
-            text(&b["total"]),
-            if report["seeded"] == true { "  [SEEDED TEST MODE: do not publish]" } else { "" }
+            float(b.per_measure),
+            float(b.total),
+            if report.seeded { "  [SEEDED TEST MODE: do not publish]" } else { "" }
         );
         let _ = writeln!(out, "  {:<18} {:>12} {:>23}  how", "measure", "value", "95% interval");
-        let interval = |r: &Value| format!("[{}, {}]", text(&r["ci95"][0]), text(&r["ci95"][1]));
-        for (name, key) in [("I_MI (pairs)", "mi"), ("I_P (rows)", "p")] {
-            let r = &m[key];
-            if r.is_object() {
+        let interval = |ci: [i64; 2]| format!("[{}, {}]", ci[0], ci[1]);
+        for (name, release) in [("I_MI (pairs)", &m.mi), ("I_P (rows)", &m.p)] {
+            if let Some(r) = release {
                 let _ = writeln!(
                     out,
                     "  {name:<18} {:>12} {:>23}  θ* = {} by {}{}; the interval holds {} itself \
                      (projection included) w.p. ≥ {}",
-                    text(&r["value"]),
-                    interval(r),
-                    text(&r["theta"]),
-                    text(&r["strategy"]),
-                    if r["private"] == false { " (NON-PRIVATE strategy)" } else { "" },
+                    r.value,
+                    interval(r.ci95),
+                    r.theta,
+                    r.strategy,
+                    if r.private { "" } else { " (NON-PRIVATE strategy)" },
                     &name[..name.find(' ').unwrap_or(name.len())],
-                    text(&r["coverage"])
+                    float(r.coverage)
                 );
             }
         }
-        let r = &m["r"];
-        if r.is_object() {
-            let parts: Vec<String> = r["parts"]
-                .as_array()
-                .map(|parts| {
-                    parts
-                        .iter()
-                        .map(|p| {
-                            format!("{} at ε = {}", text(&p["statistic"]), text(&p["epsilon"]))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+        if let Some(r) = &m.r {
+            let parts: Vec<String> = r
+                .parts
+                .iter()
+                .map(|p| format!("{} at ε = {}", p.statistic, float(p.epsilon)))
+                .collect();
             let _ = writeln!(
                 out,
                 "  {:<18} {:>12} {:>23}  {} ({}); the interval holds I_R itself w.p. ≥ {}",
                 "I_R (rows)",
-                text(&r["value"]),
-                interval(r),
-                text(&r["method"]),
+                r.value,
+                interval(r.ci95),
+                r.method,
                 parts.join(", "),
-                text(&r["coverage"])
+                float(r.coverage)
             );
         }
-        let l = &b["ledger"];
-        if l.is_object() {
-            let cap =
-                if l["cap"].is_null() { "no cap".into() } else { format!("cap {}", l["cap"]) };
-            let _ = writeln!(
-                out,
-                "  ledger {}: spent {} of {cap}",
-                text(&l["path"]),
-                text(&l["spent_after"])
-            );
+        if let Some(l) = &b.ledger {
+            let cap = l.cap.map_or_else(|| "no cap".into(), |c| format!("cap {}", float(c)));
+            let _ = writeln!(out, "  ledger {}: spent {} of {cap}", l.path, float(l.spent_after));
         }
     }
-    let np = &report["non_private"];
-    if np.is_object() {
-        let _ = writeln!(out, "\n{}", text(&np["label"]));
+    if let Some(np) = &report.non_private {
+        let _ = writeln!(out, "\n{}", np.label);
+        let repair = np.repair.as_ref();
         let rows = [
-            ("rows", text(&np["rows"])),
-            ("edges (I_MI)", text(&np["edges"])),
-            ("problematic (I_P)", text(&np["problematic"])),
-            ("max degree", text(&np["max_degree"])),
-            ("greedy cover (I_R <=)", text(&np["greedy_cover"])),
-            ("I_R >=", text(&np["min_cover_lower_bound"])),
-            ("LP relaxation of I_R", {
-                let repair = &np["repair"];
-                if repair.is_object() {
-                    text(&repair["lp_relaxation"])
-                } else {
-                    "not computed (--memory-limit)".into()
-                }
-            }),
-            ("min cover (I_R)", {
-                let repair = &np["repair"];
-                let bounds = &repair["min_cover_bounds"];
-                if !repair.is_object() {
-                    "not computed".into()
-                } else if !repair["min_cover"].is_null() {
-                    text(&repair["min_cover"])
-                } else if bounds.is_array() {
-                    format!("too slow: in [{}, {}]", text(&bounds[0]), text(&bounds[1]))
-                } else {
-                    "not computed".into()
-                }
-            }),
-            ("drastic (I_D)", text(&np["drastic"])),
+            ("rows", np.rows.to_string()),
+            ("edges (I_MI)", np.edges.to_string()),
+            ("problematic (I_P)", np.problematic.to_string()),
+            ("max degree", np.max_degree.to_string()),
+            ("greedy cover (I_R <=)", np.greedy_cover.to_string()),
+            ("I_R >=", np.min_cover_lower_bound.to_string()),
+            (
+                "LP relaxation of I_R",
+                repair.map_or_else(
+                    || "not computed (--memory-limit)".into(),
+                    |r| float(r.lp_relaxation),
+                ),
+            ),
+            (
+                "min cover (I_R)",
+                match repair.map(|r| (r.min_cover, r.min_cover_bounds)) {
+                    Some((Some(v), _)) => v.to_string(),
+                    Some((None, Some([lo, hi]))) => format!("too slow: in [{lo}, {hi}]"),
+                    _ => "not computed".into(),
+                },
+            ),
+            ("drastic (I_D)", np.drastic.to_string()),
         ];
         for (name, value) in rows {
             let _ = writeln!(out, "  {name:<22} {:>14}", value);
         }
     }
-    let t = &report["timings"];
-    if t.is_object() {
-        let secs = |k: &str| t[k].as_f64().unwrap_or(0.0);
+    if let Some(t) = &report.timings {
         let _ = writeln!(
             out,
             "\ntime  read {:.2} s, detect {:.2} s, measures {:.2} s, total {:.2} s (non-private)",
-            secs("read_s"),
-            secs("detect_s"),
-            secs("measures_s"),
-            secs("total_s")
+            t.read_s, t.detect_s, t.measures_s, t.total_s
         );
     }
     out

@@ -9,13 +9,10 @@
 
 use std::path::PathBuf;
 
-use dpincon_client::ClientError;
-use dpincon_client::ClientTls;
-use dpincon_client::Token;
-use dpincon_client::{Client, StatusView, progress_line};
-use serde_json::{Value, json};
+use dpincon_client::{Client, ClientError, ClientJob, ClientTls, StatusView, Token, progress_line};
+use dpincon_engine::Report;
+use dpincon_options::{ReleaseOptions, TestOptions};
 
-use crate::release_args::ReleaseArgs;
 use crate::{Format, output};
 
 /// How to reach a coordinator (besides its URL).
@@ -63,9 +60,9 @@ impl OutputArgs {
         let text = match self.format {
             Format::Json => json.to_string(),
             Format::Table => {
-                let value: Value = serde_json::from_str(json)
-                    .map_err(|e| format!("the coordinator sent a report that is not JSON: {e}"))?;
-                output::table_of(&value)
+                let report: Report = serde_json::from_str(json)
+                    .map_err(|e| format!("the coordinator sent a report that is not one: {e}"))?;
+                output::table(&report)
             }
         };
         output::emit(&text, self.output.as_deref())
@@ -86,55 +83,42 @@ pub struct ClientJobArgs {
     #[arg(long)]
     constraints: Option<PathBuf>,
     #[command(flatten)]
-    release: ReleaseArgs,
-    /// TEST DATASETS ONLY (allow-non-private in the coordinator's dataset): seed the noise.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// TEST DATASETS ONLY (allow-non-private): exact, NON-PRIVATE values.
-    #[arg(long)]
-    non_private: bool,
+    release: ReleaseOptions,
+    /// TEST DATASETS ONLY (allow-non-private in the coordinator's dataset).
+    #[command(flatten)]
+    test: TestOptions,
 }
 
 impl ClientJobArgs {
-    /// The job as the coordinator reads it (JSON, kebab-case keys).
-    fn job(&self) -> Result<Value, String> {
-        let mut job = match &self.job {
+    /// The job: the file's keys, then the flags.
+    fn job(&self) -> Result<ClientJob, String> {
+        let mut table = match &self.job {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| format!("cannot read job file '{}': {e}", path.display()))?;
-                let table: toml::Table = toml::from_str(&text)
-                    .map_err(|e| format!("job file '{}': {e}", path.display()))?;
-                serde_json::to_value(table).map_err(|e| e.to_string())?
+                toml::from_str(&text).map_err(|e| format!("job file '{}': {e}", path.display()))?
             }
-            None => json!({}),
+            None => toml::Table::new(),
         };
+        if let Some(dataset) = &self.dataset {
+            table.insert("dataset".into(), dataset.clone().into());
+        }
         if let Some(path) = &self.constraints {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read constraint file '{}': {e}", path.display()))?;
-            job["constraints"] = json!(text);
+            table.insert("constraints".into(), text.into());
         }
-        let mut set = |key: &str, value: Option<Value>| {
-            if let Some(v) = value {
-                job[key] = v;
-            }
-        };
-        let r = &self.release;
-        set("dataset", self.dataset.as_ref().map(|d| json!(d)));
-        set("epsilon", r.epsilon.map(|e| json!(e)));
-        set("measures", r.measures.as_ref().map(|m| json!(m)));
-        set("strategy", r.strategy.as_ref().map(|s| json!(s)));
-        set("selector", r.selector.as_ref().map(|s| json!(s)));
-        set("candidates", r.candidates.as_ref().map(|c| json!(c)));
-        set("ir-method", r.ir_method.as_ref().map(|m| json!(m)));
-        set("epsilon-split", r.epsilon_split()?.map(|s| json!(s)));
-        set("seed", self.seed.map(|s| json!(s)));
-        set("non-private", self.non_private.then_some(json!(true)));
         for key in ["dataset", "constraints"] {
-            if job.get(key).is_none() {
+            if !table.contains_key(key) {
                 return Err(format!("give --{key} (or `{key}` in a --job file)"));
             }
         }
-        Ok(job)
+        let job: ClientJob = table.try_into().map_err(|e| format!("client job: {e}"))?;
+        Ok(ClientJob {
+            release: job.release.overridden_by(self.release.clone()),
+            test: job.test.overridden_by(self.test),
+            ..job
+        })
     }
 }
 

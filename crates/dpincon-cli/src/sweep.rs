@@ -31,7 +31,7 @@ pub struct SweepArgs {
 
 pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
     let mut job = args.job.job()?;
-    if !job.non_private {
+    if !job.test.non_private {
         return Err("the sweep scores releases against exact values: it is NON-PRIVATE \
                     and needs --non-private"
             .into());
@@ -46,8 +46,8 @@ pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
     let strategies = crate::parse_strategies(args.strategies.as_deref())?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("cannot create '{}': {e}", args.out.display()))?;
-    let seed = job.seed.unwrap_or(1);
-    job.seed = Some(seed);
+    let seed = job.test.seed.unwrap_or(1);
+    job.test.seed = Some(seed);
     let loaded =
         dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
     let curve = projection_curve(&loaded, 2000);

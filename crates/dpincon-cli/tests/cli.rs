@@ -146,7 +146,11 @@ fn the_lp_methods_are_refused_up_front_under_a_memory_limit() {
         let err = stderr(&[&["--memory-limit", "1GiB"][..], method].concat());
         assert!(err.contains("--ir-method greedy") && err.contains("--memory-limit"), "{err}");
     }
-    assert!(stderr(&["--ir-method", "exact"]).contains("use greedy, lp or combined"));
+    // An unknown method is a bad flag value (clap's usage error, status 2).
+    let out = cli(&[&base[..], &["--ir-method", "exact"]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--ir-method") && err.contains("use greedy, lp or combined"), "{err}");
     // The greedy cover keeps to the limit: the job goes on (to the missing file).
     let err = stderr(&["--memory-limit", "1GiB", "--ir-method", "greedy"]);
     assert!(err.contains("absent.csv"), "{err}");
@@ -201,21 +205,24 @@ fn bad_budgets_are_refused_before_any_release() {
     let dir = Dir::new();
     let data = dir.file("people.csv", PEOPLE);
     let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
-    let cases: [(&[&str], &str); 7] = [
-        (&["--epsilon", "0"], "epsilon"),
-        (&["--epsilon", "-1"], "epsilon"),
-        (&["--epsilon", "NaN"], "NaN"),
-        (&["--epsilon", "1", "--epsilon-split", "0.5,0.6"], "ε1 + ε2 = 1"),
-        (&["--epsilon", "1", "--strategy", "baseline-truemax"], "NOT private"),
-        (&["--epsilon", "1", "--measures", "mc"], "not released under DP"),
-        (&["--epsilon", "1", "--budget-cap", "3"], "--ledger"),
+    // Values no job may have are bad flags (clap's usage error, status 2);
+    // the others are the job's (status 1).
+    let cases: [(&[&str], &str, i32); 8] = [
+        (&["--epsilon", "0"], "epsilon", 1),
+        (&["--epsilon", "-1"], "epsilon", 1),
+        (&["--epsilon", "NaN"], "NaN", 1),
+        (&["--epsilon", "1", "--epsilon-split", "0.5,0.6"], "ε1 + ε2 = 1", 1),
+        (&["--epsilon", "1", "--strategy", "baseline-truemax"], "NOT private", 1),
+        (&["--epsilon", "1", "--measures", "mc"], "not released under DP", 2),
+        (&["--epsilon", "1", "--measures", "mi,mi"], "listed twice", 1),
+        (&["--epsilon", "1", "--budget-cap", "3"], "--ledger", 1),
     ];
-    for (extra, needle) in cases {
+    for (extra, needle, code) in cases {
         let mut args = vec!["run", "--data", s(&data), "--constraints", s(&dcs)];
         args.extend_from_slice(extra);
         let out = cli(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{extra:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(code), "{extra:?}: {stderr}");
         assert!(stderr.contains(needle), "{extra:?}: {stderr}");
         assert!(out.stdout.is_empty());
     }

@@ -31,10 +31,12 @@ impl Client {
         Ok(Client { rpc })
     }
 
-    /// Queues a client job (`dataset`, inline `constraints`, `epsilon`,
-    /// ...: see `submission`); returns its id.
-    pub async fn submit(&self, job: &serde_json::Value) -> Result<String, ClientError> {
-        self.submit_text(&job.to_string(), ConfigFormat::Json).await
+    /// Queues a client job (a [`crate::ClientJob`], or any JSON object for
+    /// the coordinator to judge); returns its id.
+    pub async fn submit(&self, job: &impl Serialize) -> Result<String, ClientError> {
+        let text = serde_json::to_string(job)
+            .map_err(|e| ClientError::Config(format!("the job does not serialise: {e}")))?;
+        self.submit_text(&text, ConfigFormat::Json).await
     }
 
     /// Queues a client job written as JSON or TOML text.

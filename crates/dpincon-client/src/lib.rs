@@ -5,6 +5,8 @@
 //! commands stay light.
 //!
 //! - [`client`]: [`Client`], the calls, and a job's status as people read it.
+//! - [`job`]: [`ClientJob`], what a client may ask (the options are
+//!   `dpincon-options`', shared with the engine).
 //! - [`auth`]: the client's [`Token`] (from a file or `DPINCON_TOKEN`).
 //! - [`tls`]: [`ClientTls`], the CA a client trusts.
 
@@ -12,6 +14,7 @@
 
 pub mod auth;
 pub mod client;
+pub mod job;
 pub mod tls;
 
 use std::time::Duration;
@@ -20,6 +23,7 @@ use tonic::transport::{Channel, Endpoint};
 
 pub use auth::Token;
 pub use client::{Client, StatusView, progress_line};
+pub use job::ClientJob;
 pub use tls::ClientTls;
 
 /// The crate's one error type.

@@ -22,7 +22,6 @@
 //! datasets.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -90,8 +89,8 @@ impl BallistaOptions {
     pub fn new(scheduler: impl Into<String>) -> Self {
         BallistaOptions {
             scheduler: scheduler.into(),
-            partitions: 8,
-            graph_memory: 256 << 20,
+            partitions: dpincon_ballista::DEFAULT_PARTITIONS,
+            graph_memory: dpincon_ballista::DEFAULT_GRAPH_MEMORY,
             tls: None,
         }
     }
@@ -240,7 +239,10 @@ impl Shared {
                 (job.id.clone(), job.prepaid.clone())
             }
             None => {
-                let id = new_job_id();
+                let id = dpincon_engine::new_job_id().map_err(|e| {
+                    eprintln!("cannot make a job id: {e}");
+                    Refusal::new(FailureReason::Internal, "no job id")
+                })?;
                 // The charge comes first: from here on every outcome is paid.
                 let prepaid = self.charge(&id, &accepted)?;
                 let stored = StoredJob {
@@ -363,16 +365,6 @@ fn is_terminal(state: i32) -> bool {
 
 /// A fresh job id: 64 bits from the standard library's per-process random
 /// hash keys and the time (ids are names, not secrets).
-fn new_job_id() -> String {
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    format!("{:016x}", h.finish())
-}
-
 fn client_of<T>(request: &Request<T>) -> Result<String, Status> {
     request
         .extensions()

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dpincon_constraints::TableSchema;
+use dpincon_engine::DataSpec;
 use dpincon_source::{DataFormat, declared_schema, parquet_schema, parse_schema_override};
 use serde::Deserialize;
 
@@ -80,7 +81,7 @@ struct RawConfig {
 struct RawDataset {
     data: PathBuf,
     #[serde(default)]
-    format: Option<String>,
+    format: Option<DataFormat>,
     #[serde(default)]
     schema: Option<String>,
     ledger: PathBuf,
@@ -118,12 +119,10 @@ pub struct Dataset {
     /// The table (CSV with a header row, or Parquet); never shown to
     /// clients.
     pub data: PathBuf,
-    /// Parquet (its footer declares the schema) rather than CSV.
-    pub parquet: bool,
-    /// A CSV table's declared column types, `Name:type,...` in table order
-    /// (the syntax of `run --schema`); `None` for Parquet.
-    pub schema_text: Option<String>,
-    /// The same, as the constraint binder sees it.
+    /// The table as the engine reads it, with its ledger, cap, bounds and
+    /// quotas: every job on the dataset runs on it (a client sets none of it).
+    pub spec: DataSpec,
+    /// The declared column types, as the constraint binder sees them.
     pub schema: TableSchema,
     /// The dataset's one ledger.
     pub ledger: PathBuf,
@@ -133,12 +132,6 @@ pub struct Dataset {
     pub max_job_epsilon: f64,
     /// Least ε per measure (a release too noisy to use wastes budget).
     pub min_epsilon: f64,
-    /// The public bound n_max on the row count (SPEC §5), if declared.
-    pub max_rows: Option<u64>,
-    /// Detection threads of the coordinator's own phases.
-    pub threads: Option<usize>,
-    /// Graph memory before it spills, e.g. `4GiB`.
-    pub memory_limit: Option<String>,
     /// A job's time slot: it starts at its slot's start, is stopped at the
     /// slot's end, and (with [`ReleaseMode::FixedTime`]) its result is
     /// visible from then on.
@@ -148,8 +141,6 @@ pub struct Dataset {
     /// A test dataset: jobs may ask for exact, NON-PRIVATE values or a
     /// fixed seed (`non-private`, `seed`, `brute-force`, `baseline-truemax`).
     pub allow_non_private: bool,
-    /// Most conflict edges a job may measure (public quota).
-    pub max_edges: Option<u64>,
     /// Most memory (address space, bytes) of a job's process: the graph,
     /// the LP kernel and all (public quota).
     pub max_job_memory: Option<u64>,
@@ -216,14 +207,8 @@ impl CoordinatorConfig {
                 None => 0.0,
                 Some(m) => positive(&at, "min-epsilon", m)?,
             };
-            let parquet = match d.format.as_deref() {
-                None => DataFormat::from_path(&d.data) == DataFormat::Parquet,
-                Some("csv") => false,
-                Some("parquet") => true,
-                Some(other) => {
-                    return Err(bad(&at, format!("format '{other}': use csv or parquet")));
-                }
-            };
+            let format = d.format.unwrap_or_else(|| DataFormat::from_path(&d.data));
+            let parquet = format == DataFormat::Parquet;
             let (schema, schema_text) = if parquet {
                 // The writer declared the schema in the footer; a declared
                 // one, if given, must agree with it.
@@ -304,23 +289,31 @@ impl CoordinatorConfig {
             )?;
             let max_spill_bytes = size(&at, "max-spill-bytes", d.max_spill_bytes.as_deref(), None)?;
             size(&at, "memory-limit", d.memory_limit.as_deref(), None)?;
+            let spec = DataSpec {
+                format: Some(format),
+                // Every CSV column's type is declared: inference only finds the names.
+                infer_rows: schema_text.is_some().then_some(1),
+                schema: schema_text,
+                threads: d.threads,
+                memory_limit: d.memory_limit,
+                max_edges: d.max_edges,
+                max_rows: d.max_rows,
+                ledger: Some(d.ledger.clone()),
+                budget_cap: Some(budget_cap),
+                ..DataSpec::new(&d.data)
+            };
             let dataset = Dataset {
                 name: name.clone(),
                 data: d.data,
-                parquet,
-                schema_text,
+                spec,
                 schema,
                 ledger: d.ledger,
                 budget_cap,
                 max_job_epsilon,
                 min_epsilon,
-                max_rows: d.max_rows,
-                threads: d.threads,
-                memory_limit: d.memory_limit,
                 job_deadline,
                 release,
                 allow_non_private: d.allow_non_private,
-                max_edges: d.max_edges,
                 max_job_memory,
                 max_spill_bytes,
             };
@@ -461,7 +454,9 @@ mod tests {
         let t = &c.datasets["t"];
         assert_eq!(c.limits.max_queued, 3);
         assert_eq!((t.budget_cap, t.max_job_epsilon, t.min_epsilon), (5.0, 1.5, 0.05));
-        assert_eq!(t.schema_text.as_deref(), Some("Zip:int, City:string"));
+        assert_eq!(t.spec.schema.as_deref(), Some("Zip:int, City:string"));
+        assert_eq!((t.spec.infer_rows, t.spec.format), (Some(1), Some(DataFormat::Csv)));
+        assert_eq!((t.spec.ledger.as_ref(), t.spec.budget_cap), (Some(&t.ledger), Some(5.0)));
         assert_eq!(t.schema.columns.len(), 2);
         assert_eq!(c.owned_dirs().len(), 2);
 
@@ -499,7 +494,7 @@ mod tests {
         assert_eq!(t.job_deadline, Duration::from_secs(600));
         assert_eq!(t.release, ReleaseMode::FixedTime);
         assert!(!t.allow_non_private);
-        assert_eq!((t.max_edges, t.max_job_memory, t.max_spill_bytes), (None, None, None));
+        assert_eq!((t.spec.max_edges, t.max_job_memory, t.max_spill_bytes), (None, None, None));
         let set = parse(&format!(
             "{good}job-deadline = \"90s\"\nrelease = \"when-done\"\naccept-timing-channel = true\n\
              allow-non-private = true\nmax-edges = 1000\nmax-job-memory = \"1GiB\"\n\
@@ -512,7 +507,7 @@ mod tests {
         assert_eq!(set.release, ReleaseMode::WhenDone);
         assert!(set.allow_non_private);
         assert_eq!(
-            (set.max_edges, set.max_job_memory, set.max_spill_bytes),
+            (set.spec.max_edges, set.max_job_memory, set.max_spill_bytes),
             (Some(1000), Some(1 << 30), Some(2 << 30))
         );
         for (extra, why) in [
@@ -578,7 +573,8 @@ mod tests {
         };
         let c = CoordinatorConfig::parse(&dataset(""), "c.toml").unwrap();
         let t = &c.datasets["t"];
-        assert!(t.parquet && t.schema_text.is_none());
+        assert_eq!(t.spec.format, Some(DataFormat::Parquet));
+        assert_eq!((&t.spec.schema, t.spec.infer_rows), (&None, None));
         let names: Vec<&str> = t.schema.columns.iter().map(|c| c.0.as_str()).collect();
         assert_eq!(names, TAX_COLUMNS);
         let err = CoordinatorConfig::parse(&dataset("schema = \"FName:int\""), "c.toml")

@@ -13,8 +13,8 @@
 //!   and releases). The coordinator never reads the table. Private jobs'
 //!   clients see `queued`, then the end at its release time, and public
 //!   failure reasons only.
-//! - Binaries `dpincon-scheduler` and `dpincon-executor`: Ballista's
-//!   processes with our operators' codec registered.
+//! - The binary `dpincon-coordinator`; the Ballista processes it runs jobs
+//!   on (`dpincon-scheduler`, `dpincon-executor`) are `dpincon-ballista`'s.
 //! - [`auth`]: client tokens (several, named, revocable); constant-time
 //!   compare.
 //! - [`tls`]: rustls for the coordinator's server (its clients are
@@ -57,28 +57,8 @@ pub enum ClusterError {
     /// The durable job store failed.
     #[error("{0}")]
     Store(String),
-}
-
-/// Resolves when the process is asked to stop (Ctrl-C, or SIGTERM as
-/// Kubernetes sends).
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
+    /// A setting the coordinator shares with the Ballista processes (the
+    /// cluster's TLS flags, an address) is wrong.
+    #[error(transparent)]
+    Ballista(#[from] dpincon_ballista::BallistaError),
 }

@@ -13,30 +13,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use dpincon_engine::JobConfig;
+use dpincon_client::ClientJob;
 use dpincon_engine::validate::short;
+use dpincon_engine::{DataSpec, JobConfig, Measure, TestOptions};
 use dpincon_proto::v1::{ConfigFormat, FailureReason};
-use serde::Deserialize;
 use tonic::Status;
 
 use crate::datasets::{Dataset, Limits};
-
-/// Keys only the operator sets (in `[datasets.NAME]`), never a client.
-const OPERATOR_KEYS: [&str; 9] = [
-    "data",
-    "ledger",
-    "budget-cap",
-    "format",
-    "schema",
-    "infer-rows",
-    "threads",
-    "memory-limit",
-    "max-rows",
-];
-
-/// Keys that defeat the noise or print exact values: test datasets only
-/// (`allow-non-private = true` in the dataset's table).
-const TEST_ONLY_KEYS: [&str; 3] = ["seed", "non-private", "brute-force"];
 
 /// A submission refused, with the public reason and a message that quotes
 /// only the request and the operator's configuration.
@@ -68,34 +51,6 @@ impl Refusal {
     }
 }
 
-/// A client job as sent (kebab-case keys).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-struct ClientJob {
-    dataset: String,
-    constraints: String,
-    #[serde(default)]
-    epsilon: Option<f64>,
-    #[serde(default)]
-    measures: Option<Vec<String>>,
-    #[serde(default)]
-    strategy: Option<String>,
-    #[serde(default)]
-    selector: Option<String>,
-    #[serde(default)]
-    epsilon_split: Option<[f64; 2]>,
-    #[serde(default)]
-    candidates: Option<Vec<u32>>,
-    #[serde(default)]
-    ir_method: Option<String>,
-    #[serde(default)]
-    seed: Option<u64>,
-    #[serde(default)]
-    non_private: bool,
-    #[serde(default)]
-    brute_force: bool,
-}
-
 /// A submission that passed every check.
 #[derive(Debug, Clone)]
 pub struct Accepted {
@@ -110,43 +65,15 @@ pub struct Accepted {
     job: ClientJob,
 }
 
-/// The measures a job releases by default.
-const ALL_MEASURES: [&str; 3] = ["mi", "p", "r"];
-
 impl Accepted {
-    /// The engine's job: the operator's dataset settings and the client's
-    /// release options, with the constraints written at `constraints`.
+    /// The engine's job: the dataset's registration and the client's
+    /// options, with the constraints written at `constraints`.
     pub fn job_config(&self, constraints: &Path) -> JobConfig {
-        let d = &self.dataset;
-        let j = &self.job;
-        let mut c = JobConfig::new(&d.data, constraints);
-        if d.parquet {
-            c.format = Some("parquet".into());
-        } else {
-            c.format = Some("csv".into());
-            c.schema = d.schema_text.clone();
-            // Every column's type is declared: inference only finds the names.
-            c.infer_rows = Some(1);
+        JobConfig {
+            release: self.job.release.clone(),
+            test: self.job.test,
+            ..JobConfig::with(self.dataset.spec.clone(), constraints)
         }
-        c.threads = d.threads;
-        c.memory_limit = d.memory_limit.clone();
-        c.max_edges = d.max_edges;
-        c.max_rows = d.max_rows;
-        c.ledger = Some(d.ledger.clone());
-        c.budget_cap = Some(d.budget_cap);
-        c.epsilon = j.epsilon;
-        if let Some(m) = &j.measures {
-            c.measures = m.clone();
-        }
-        c.strategy = j.strategy.clone();
-        c.selector = j.selector.clone();
-        c.epsilon_split = j.epsilon_split;
-        c.candidates = j.candidates.clone();
-        c.ir_method = j.ir_method.clone();
-        c.seed = j.seed;
-        c.non_private = j.non_private;
-        c.brute_force = j.brute_force;
-        c
     }
 
     /// The inline constraint text.
@@ -158,9 +85,14 @@ impl Accepted {
     /// the engine's release order (mi, p, r). Empty for a job that
     /// releases nothing (exact values only, test datasets).
     pub fn charges(&self) -> Vec<(&'static str, f64)> {
-        let Some(epsilon) = self.job.epsilon else { return Vec::new() };
-        let wanted = |m: &str| self.job.measures.as_ref().is_none_or(|w| w.iter().any(|x| x == m));
-        ALL_MEASURES.into_iter().filter(|m| wanted(m)).map(|m| (m, epsilon)).collect()
+        let release = &self.job.release;
+        let Some(epsilon) = release.epsilon else { return Vec::new() };
+        let measures = release.measures();
+        Measure::ALL
+            .into_iter()
+            .filter(|m| measures.contains(m))
+            .map(|m| (m.name(), epsilon))
+            .collect()
     }
 }
 
@@ -193,7 +125,7 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
         return refuse(InvalidJob, "a job is a table of keys");
     };
     for key in map.keys() {
-        if OPERATOR_KEYS.contains(&key.as_str()) {
+        if DataSpec::keys().contains(&key.as_str()) {
             return refuse(
                 NotAllowed,
                 format!(
@@ -213,7 +145,8 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
         );
     };
     if !dataset.allow_non_private {
-        if let Some(key) = map.keys().find(|k| TEST_ONLY_KEYS.contains(&k.as_str())) {
+        let test_only = dpincon_options::keys::<TestOptions>();
+        if let Some(key) = map.keys().find(|k| test_only.contains(&k.as_str())) {
             return refuse(
                 NotAllowed,
                 format!(
@@ -222,14 +155,14 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
                 ),
             );
         }
-        if job.strategy.as_deref() == Some("baseline-truemax") {
+        if job.release.strategy.is_some_and(|s| !s.is_private()) {
             return refuse(
                 NotAllowed,
                 "strategy baseline-truemax reads the true maximum degree and is not private",
             );
         }
     }
-    if let Some(c) = &job.candidates
+    if let Some(c) = &job.release.candidates
         && c.len() > rules.limits.max_candidates
     {
         return refuse(
@@ -247,7 +180,7 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
         dataset: dataset.clone(),
         request: value.to_string(),
         total_epsilon,
-        non_private: job.non_private,
+        non_private: job.test.non_private,
         job,
     };
     // The engine's one validation step (ε limits, strategy, selector,
@@ -299,17 +232,17 @@ fn check_constraints(
 /// The job's total ε within the dataset's per-job limits.
 fn check_budget(job: &ClientJob, dataset: &Dataset) -> Result<f64, Refusal> {
     use FailureReason::*;
-    let measures = job.measures.clone().unwrap_or_else(|| ALL_MEASURES.map(String::from).to_vec());
+    let measures = job.release.measures();
     if measures.is_empty() {
         return refuse(InvalidJob, "no measure to release");
     }
     for (i, m) in measures.iter().enumerate() {
-        if !["mi", "p", "r"].contains(&m.as_str()) || measures[..i].contains(m) {
+        if measures[..i].contains(m) {
             return refuse(InvalidJob, format!("measure '{m}': use each of mi, p, r at most once"));
         }
     }
-    let Some(epsilon) = job.epsilon else {
-        if job.non_private {
+    let Some(epsilon) = job.release.epsilon else {
+        if job.test.non_private {
             return Ok(0.0); // Exact values only, on a test cluster.
         }
         return refuse(InvalidJob, "give `epsilon` (per measure): a private job releases");
@@ -387,11 +320,13 @@ mod tests {
             submit(&c, false, &format!("{FD}epsilon = 0.5\nmeasures = [\"mi\", \"p\"]")).unwrap();
         assert_eq!(ok.total_epsilon, 1.0);
         let job = ok.job_config(Path::new("/state/j.dcs"));
-        assert_eq!(job.ledger.as_deref(), Some(dir.path().join("t.ledger").as_path()));
-        assert_eq!(job.budget_cap, Some(10.0));
-        assert_eq!((job.seed, job.non_private), (None, false));
-        assert_eq!(job.data, dir.path().join("t.csv"));
-        assert_eq!(job.schema.as_deref(), Some("Zip:int,City:string"));
+        assert_eq!(job.data.ledger.as_deref(), Some(dir.path().join("t.ledger").as_path()));
+        assert_eq!(job.data.budget_cap, Some(10.0));
+        assert_eq!(job.test, TestOptions::default());
+        assert_eq!(job.data.path, dir.path().join("t.csv"));
+        assert_eq!(job.data.schema.as_deref(), Some("Zip:int,City:string"));
+        assert_eq!(job.release.measures, Some(vec![Measure::Mi, Measure::P]));
+        assert_eq!(job.release.epsilon, Some(0.5));
     }
 
     #[test]

@@ -104,10 +104,12 @@ async fn an_executor_killed_mid_job_changes_nothing_and_the_ledger_is_charged_on
     let got = report(&client.result(&id).await.unwrap());
     assert_eq!(comparable(&got), comparable(&want));
 
-    // One job, one charge per measure, whatever Ballista retried.
+    // One job, one charge per measure, whatever Ballista retried, under
+    // the coordinator's id for it (the report's too): one job id.
     let (spent, charges) = ledger_charges(&ledger_path(dir.path(), "main"));
     assert_eq!(charges.len(), 3, "{charges:?}");
-    assert!(charges.iter().all(|c| c["job"] == got["job_id"]));
+    assert_eq!(got["job_id"], id.as_str());
+    assert!(charges.iter().all(|c| c["job"] == id.as_str()), "{charges:?}");
     assert!((spent - 1.5).abs() < 1e-9);
     // The living executors keep no file of the job: the job deletes them
     // once its result is read (the harness's retention is an hour).
@@ -312,7 +314,8 @@ async fn a_parquet_dataset_takes_its_schema_from_the_footer() {
     let dcs = dir.path().join("tax.dcs");
     std::fs::write(&dcs, TAX_CONSTRAINTS).unwrap();
     let mut local = dpincon_engine::JobConfig::new(&tax, &dcs);
-    (local.epsilon, local.seed, local.non_private) = (Some(0.5), Some(4), true);
+    local.release.epsilon = Some(0.5);
+    (local.test.seed, local.test.non_private) = (Some(4), true);
     let (want, _) = embedded(&local).await;
     let id = c.submit(&remote).await.unwrap();
     let got =

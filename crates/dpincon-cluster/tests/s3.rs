@@ -93,7 +93,8 @@ async fn cluster_on_s3(server: &S3Server) {
     let mut remote = remote.clone();
     remote["dataset"] = json!("parts");
     let mut local_job = dpincon_engine::JobConfig::new(&local, &constraints);
-    (local_job.epsilon, local_job.seed, local_job.non_private) = (Some(0.5), Some(3), true);
+    local_job.release.epsilon = Some(0.5);
+    (local_job.test.seed, local_job.test.non_private) = (Some(3), true);
     let (want, want_fp) = embedded(&local_job).await;
     same_as_embedded(&cluster, &remote, &want, &want_fp).await;
     assert!(!cluster.logs().contains(&server.secret_key));

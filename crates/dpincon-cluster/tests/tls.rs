@@ -169,7 +169,7 @@ async fn the_cluster_runs_over_mutual_tls_and_refuses_every_peer_without_its_ca(
         let mut args = vec!["--scheduler", ballista.url.as_str(), "--listen", "127.0.0.1:0"];
         args.extend(security);
         let log = d.join(format!("{tag}.log"));
-        let child = std::process::Command::new(common::EXECUTOR)
+        let child = std::process::Command::new(common::executor_binary())
             .args(&args)
             .stdout(std::process::Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
@@ -224,13 +224,14 @@ fn no_process_starts_without_tls_unless_told_it_is_a_test() {
     let tokens = common::client_tokens(d);
     let log = |name: &str| -> PathBuf { d.join(name) };
     // A scheduler and an executor need the cluster's credentials.
-    let why = Proc::try_start(common::SCHEDULER, &["--listen", "127.0.0.1:0"], log("s.log"))
-        .err()
-        .expect("a scheduler without TLS must not start");
+    let why =
+        Proc::try_start(&common::scheduler_binary(), &["--listen", "127.0.0.1:0"], log("s.log"))
+            .err()
+            .expect("a scheduler without TLS must not start");
     let logged = std::fs::read_to_string(log("s.log")).unwrap();
     assert!(why.contains("did not start") && logged.contains("needs mutual TLS"), "{logged}");
     let args = ["--scheduler", "https://127.0.0.1:1", "--listen", "127.0.0.1:0"];
-    assert!(Proc::try_start(common::EXECUTOR, &args, log("e.log")).is_err());
+    assert!(Proc::try_start(&common::executor_binary(), &args, log("e.log")).is_err());
     assert!(std::fs::read_to_string(log("e.log")).unwrap().contains("needs mutual TLS"));
     // A coordinator refuses to serve clients in plaintext.
     let coordinator = [

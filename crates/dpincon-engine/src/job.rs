@@ -1,12 +1,10 @@
 use std::path::Path;
 use std::time::Instant;
 
-use dpincon_detect::{
-    ConflictClasses, DetectOptions, EqualityFrequencies, compile, equality_frequencies,
-};
+use dpincon_detect::{ConflictClasses, DetectOptions, EqualityFrequencies, equality_frequencies};
 use dpincon_graph::{ConflictGraph, EdgeFingerprint, edge_stream_fingerprint};
 use dpincon_release::{ClassFacts, NoiseRng, TableFacts};
-use dpincon_source::{DataFormat, ReadOptions, encode, parse_schema_override, read_table};
+use dpincon_source::{Prepared, ReadOptions, parse_schema_override, prepare_detection, read_table};
 
 use crate::detector::{ConflictDetector, LocalDetector};
 use crate::privacy::{PassResult, measure_and_release, plan};
@@ -54,8 +52,10 @@ impl Progress for NoProgress {
     fn finish(&self, _: Phase, _: f64) {}
 }
 
-/// A fresh job id (not from the noise generator, so seeding stays exact).
-fn job_id() -> Result<String, EngineError> {
+/// A fresh job id, the one the ledger records: every job's, local or the
+/// coordinator's (which passes it in through [`Prepaid`]). From the OS,
+/// not the noise generator, so seeding stays exact.
+pub fn new_job_id() -> Result<String, EngineError> {
     Ok(format!("{:016x}", noise_rng(None)?.next_u64()))
 }
 
@@ -139,23 +139,26 @@ pub async fn load_with(
     let read_options = read_options(config)?;
     progress.start(Phase::Read);
     let read_start = Instant::now();
-    let table = match &config.postgres {
+    let table = match &config.data.postgres {
         Some(source) => source.read().await?,
-        None => read_table(&config.data, &read_options).await?,
+        None => read_table(&config.data.path, &read_options).await?,
     };
     refuse_degenerate(&table, &parsed)?;
-    let bound = dpincon_constraints::bind(&parsed, &table.schema())
-        .map_err(|source| EngineError::Constraint { path: config.constraints.clone(), source })?;
-    let relation = encode(&table, &bound)?;
+    let path = &config.constraints;
+    let Prepared { bound, relation, compiled } = prepare_detection(
+        &parsed,
+        &table,
+        |_| true,
+        |source| EngineError::Constraint { path: path.clone(), source },
+    )?;
     drop(table);
-    let compiled = compile(&bound, &relation)?;
     let read_s = read_start.elapsed().as_secs_f64();
     progress.finish(Phase::Read, read_s);
 
     let options = DetectOptions {
-        threads: config.threads.unwrap_or_else(|| DetectOptions::default().threads).max(1),
-        brute_force: config.brute_force,
-        memory_limit: config.memory_limit.as_deref().map(parse_bytes).transpose()?,
+        threads: config.data.threads.unwrap_or_else(|| DetectOptions::default().threads).max(1),
+        brute_force: config.test.brute_force,
+        memory_limit: config.data.memory_limit.as_deref().map(parse_bytes).transpose()?,
     };
     progress.start(Phase::Detect);
     let detect_start = Instant::now();
@@ -229,23 +232,15 @@ pub fn parse_bytes(text: &str) -> Result<u64, EngineError> {
 /// How the job's table is read (format, forced column types, inference).
 pub fn read_options(config: &JobConfig) -> Result<ReadOptions, EngineError> {
     Ok(ReadOptions {
-        format: match config.format.as_deref() {
-            None => None,
-            Some("csv") => Some(DataFormat::Csv),
-            Some("parquet") => Some(DataFormat::Parquet),
-            Some(other) => {
-                return Err(EngineError::Config(format!(
-                    "unknown data format '{other}' (use csv or parquet)"
-                )));
-            }
-        },
+        format: config.data.format,
         schema: config
+            .data
             .schema
             .as_deref()
             .map(parse_schema_override)
             .transpose()?
             .unwrap_or_default(),
-        infer_rows: config.infer_rows,
+        infer_rows: config.data.infer_rows,
     })
 }
 
@@ -301,17 +296,18 @@ async fn run(
 ) -> Result<Report, EngineError> {
     let total = Instant::now();
     let privacy = plan(config)?;
-    if let (None, Some(path), Some(p)) = (&prepaid, &config.ledger, &privacy) {
-        ledger::check(path, &config.data, config.budget_cap, p.total())?;
+    let data = &config.data;
+    if let (None, Some(path), Some(p)) = (&prepaid, &data.ledger, &privacy) {
+        ledger::check(path, &data.path, data.budget_cap, p.total())?;
     }
     failpoint::hit("after-check");
     let id = match &prepaid {
         Some(p) => p.job_id.clone(),
-        None => job_id()?,
+        None => new_job_id()?,
     };
     let loaded = loader.load(config, progress).await?;
     failpoint::hit("after-load");
-    if let Some(max) = config.max_edges
+    if let Some(max) = data.max_edges
         && loaded.graph.edge_count() > max
     {
         // Before the charge here, so a local run over the quota costs
@@ -322,17 +318,17 @@ async fn run(
     }
 
     // Charge before any noise: a job that dies from here on over-counts.
-    let ledger_state = match (prepaid, &config.ledger, &privacy) {
+    let ledger_state = match (prepaid, &data.ledger, &privacy) {
         (Some(p), _, _) => p.ledger,
         (None, Some(path), Some(p)) => {
             let charges: Vec<(&str, f64)> =
-                p.measure_names().into_iter().map(|m| (m, p.epsilon.value())).collect();
-            Some(ledger::charge(path, &config.data, config.budget_cap, &id, &charges)?)
+                p.measures().into_iter().map(|m| (m.name(), p.epsilon.value())).collect();
+            Some(ledger::charge(path, &data.path, data.budget_cap, &id, &charges)?)
         }
         _ => None,
     };
     failpoint::hit("after-charge");
-    let mut rng = privacy.as_ref().map(|_| noise_rng(config.seed)).transpose()?;
+    let mut rng = privacy.as_ref().map(|_| noise_rng(config.test.seed)).transpose()?;
     progress.start(Phase::Measure);
     let measure_start = Instant::now();
     let release = privacy.as_ref().zip(rng.as_mut());
@@ -342,8 +338,8 @@ async fn run(
     failpoint::hit("after-release");
     progress.finish(Phase::Measure, measures_s);
 
-    let non_private = config.non_private.then(|| NonPrivateReport {
-        label: NON_PRIVATE_LABEL,
+    let non_private = config.test.non_private.then(|| NonPrivateReport {
+        label: NON_PRIVATE_LABEL.into(),
         rows: exact.rows,
         edges: exact.edges,
         problematic: exact.problematic,
@@ -352,7 +348,7 @@ async fn run(
         min_cover_lower_bound: cover.lower_bound,
         // The LP and the exact cover need the whole adjacency, which a
         // memory budget cannot promise (8 bytes per edge).
-        repair: config.memory_limit.is_none().then(|| {
+        repair: data.memory_limit.is_none().then(|| {
             let work = crate::repair::EXACT_COVER_WORK;
             crate::repair::exact_repair(&loaded.graph, cover.cover, work, loaded.threads)
         }),
@@ -364,7 +360,7 @@ async fn run(
     });
     let budget = privacy.as_ref().map(|p| BudgetReport {
         per_measure: p.epsilon.value(),
-        measures: p.measure_names(),
+        measures: p.measures(),
         total: p.total(),
         ledger: ledger_state,
     });
@@ -374,11 +370,11 @@ async fn run(
         seeded: rng.as_ref().is_some_and(NoiseRng::is_seeded),
         budget,
         measures: releases,
-        data: config.data.display().to_string(),
+        data: data.path.display().to_string(),
         constraints: config.constraints.display().to_string(),
         constraint_count: loaded.constraint_count,
         detection: DetectionReport { threads: loaded.threads, plans: loaded.plans },
-        timings: config.non_private.then(|| Timings {
+        timings: config.test.non_private.then(|| Timings {
             read_s: loaded.read_s,
             detect_s: loaded.detect_s,
             measures_s,

@@ -21,17 +21,19 @@ pub mod repair;
 mod report;
 pub mod validate;
 
-pub use config::JobConfig;
+pub use config::{DataSpec, JobConfig};
 pub use detector::{ConflictDetector, LocalDetector};
-pub use dpincon_source::PostgresSource;
+pub use dpincon_options::{Measure, ReleaseOptions, TestOptions};
+pub use dpincon_source::{DataFormat, PostgresSource};
 pub use job::{
-    JobLoader, LoadedJob, NoProgress, Phase, Prepaid, Progress, load, load_with, parse_bytes,
-    plan_reports, read_constraints, read_options, run_job, run_job_with, run_prepaid_job,
-    to_class_facts,
+    JobLoader, LoadedJob, NoProgress, Phase, Prepaid, Progress, load, load_with, new_job_id,
+    parse_bytes, plan_reports, read_constraints, read_options, run_job, run_job_with,
+    run_prepaid_job, to_class_facts,
 };
 pub use privacy::validate;
 pub use report::{
-    DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
+    BudgetReport, DetectionReport, MeasuresReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport,
+    Report, Timings,
 };
 
 use std::path::PathBuf;

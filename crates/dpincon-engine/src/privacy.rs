@@ -5,9 +5,10 @@ use std::collections::BTreeSet;
 
 use dpincon_graph::ConflictGraph;
 use dpincon_measures::{CoverSize, ExactCounts, PassCounts, measure_pass, twice_fractional_cover};
+use dpincon_options::Measure;
 use dpincon_release::{
     Budget, NoiseRng, ProjectedMeasure, ProjectedSpec, ProjectionTable, RepairMethod, RepairValues,
-    Selector, Strategy, TableFacts, prepare, release_projected, release_repair,
+    TableFacts, prepare, release_projected, release_repair,
 };
 
 use crate::report::MeasuresReport;
@@ -25,19 +26,19 @@ pub(crate) struct PrivacyPlan {
 }
 
 impl PrivacyPlan {
-    /// The measures in release order, by name.
-    pub fn measure_names(&self) -> Vec<&'static str> {
-        let mut names: Vec<&'static str> =
-            self.projected.iter().map(|s| s.measure.name()).collect();
+    /// The measures in release order.
+    pub fn measures(&self) -> Vec<Measure> {
+        let mut measures: Vec<Measure> =
+            self.projected.iter().map(|s| Measure::from(s.measure)).collect();
         if self.cover {
-            names.push("r");
+            measures.push(Measure::R);
         }
-        names
+        measures
     }
 
     /// The job's total ε: the sum over measures (sequential composition).
     pub fn total(&self) -> f64 {
-        self.epsilon.value() * self.measure_names().len() as f64
+        self.epsilon.value() * self.measures().len() as f64
     }
 }
 
@@ -59,8 +60,9 @@ pub fn validate(config: &JobConfig) -> Result<(), EngineError> {
 /// Validates the DP options. `None` when the job releases nothing (only
 /// `--non-private`).
 pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineError> {
-    let Some(epsilon) = config.epsilon else {
-        if config.non_private {
+    let release = &config.release;
+    let Some(epsilon) = release.epsilon else {
+        if config.test.non_private {
             return Ok(None);
         }
         return Err(invalid(
@@ -70,68 +72,50 @@ pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineErro
     };
     let epsilon = check_epsilon("--epsilon", epsilon)?;
     let mut wanted = BTreeSet::new();
-    for m in &config.measures {
-        match m.as_str() {
-            "mi" | "p" | "r" => {
-                if !wanted.insert(m.as_str()) {
-                    return Err(invalid(format!("measure '{m}' is listed twice")));
-                }
-            }
-            "d" | "mc" => {
-                return Err(invalid(format!(
-                    "measure '{m}' is not released under DP (SPEC §3: I_D has sensitivity 1 on a \
-                     0/1 value; I_MC is #P-complete): use mi, p or r"
-                )));
-            }
-            other => return Err(invalid(format!("unknown measure '{other}' (use mi, p, r)"))),
+    for m in release.measures() {
+        if !wanted.insert(m) {
+            return Err(invalid(format!("measure '{m}' is listed twice")));
         }
     }
     if wanted.is_empty() {
         return Err(invalid("no measure to release"));
     }
-    let strategy: Strategy = match &config.strategy {
-        Some(s) => s.parse().map_err(|e: dpincon_release::ReleaseError| invalid(e.to_string()))?,
-        None => Strategy::default(),
-    };
-    if !strategy.is_private() && !config.non_private {
+    let strategy = release.strategy.unwrap_or_default();
+    if !strategy.is_private() && !config.test.non_private {
         return Err(invalid(
             "strategy baseline-truemax reads the true maximum degree and is NOT private: \
              it needs --non-private",
         ));
     }
-    let selector: Selector = match &config.selector {
-        Some(s) => s.parse().map_err(|e| invalid(format!("--selector: {e}")))?,
-        None => Selector::default(),
-    };
-    let selection_share = config.epsilon_split.map(check_split).transpose()?;
-    if let Some(c) = &config.candidates
+    let selection_share = release.epsilon_split.map(check_split).transpose()?;
+    if let Some(c) = &release.candidates
         && (c.is_empty() || c.contains(&0))
     {
         return Err(invalid("--candidates must list degree bounds ≥ 1"));
     }
-    if config.max_rows == Some(0) {
+    if config.data.max_rows == Some(0) {
         return Err(invalid("--max-rows must be ≥ 1"));
     }
-    if let Some(cap) = config.budget_cap {
+    if let Some(cap) = config.data.budget_cap {
         check_cap(cap)?;
-        if config.ledger.is_none() {
+        if config.data.ledger.is_none() {
             return Err(invalid("--budget-cap needs --ledger (where the spending is recorded)"));
         }
     }
-    let repair = repair_method(config)?;
-    let projected = [ProjectedMeasure::Mi, ProjectedMeasure::P]
-        .into_iter()
-        .filter(|m| wanted.contains(m.name()))
+    let repair = repair_method(config, wanted.contains(&Measure::R))?;
+    let projected = wanted
+        .iter()
+        .filter_map(|m| m.projected())
         .map(|measure| ProjectedSpec {
             strategy,
-            selector,
+            selector: release.selector.unwrap_or_default(),
             selection_share,
-            candidates: config.candidates.clone(),
-            max_rows: config.max_rows,
+            candidates: release.candidates.clone(),
+            max_rows: config.data.max_rows,
             ..ProjectedSpec::new(measure, epsilon)
         })
         .collect();
-    Ok(Some(PrivacyPlan { epsilon, projected, cover: wanted.contains("r"), repair }))
+    Ok(Some(PrivacyPlan { epsilon, projected, cover: wanted.contains(&Measure::R), repair }))
 }
 
 /// `--ir-method`, checked against the job's public memory budget: the LP
@@ -140,13 +124,9 @@ pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineErro
 /// no public input bounds their count, so a job that declares
 /// `--memory-limit` cannot promise it. Refused here, before any
 /// data is read, never a silent fallback to the greedy cover.
-fn repair_method(config: &JobConfig) -> Result<RepairMethod, EngineError> {
-    let method: RepairMethod = match &config.ir_method {
-        Some(m) => m.parse().map_err(|e: dpincon_release::ReleaseError| invalid(e.to_string()))?,
-        None => RepairMethod::default(),
-    };
-    let releases_r = config.measures.iter().any(|m| m == "r");
-    if let (true, true, Some(limit)) = (method.needs_lp(), releases_r, &config.memory_limit) {
+fn repair_method(config: &JobConfig, releases_r: bool) -> Result<RepairMethod, EngineError> {
+    let method = config.release.ir_method.unwrap_or_default();
+    if let (true, true, Some(limit)) = (method.needs_lp(), releases_r, &config.data.memory_limit) {
         return Err(invalid(format!(
             "--ir-method {method} computes the LP relaxation of I_R, which holds the conflict \
              edges among the greedy cover's rows in memory (16 bytes each, no public bound), \

@@ -4,7 +4,7 @@
 
 use dpincon_graph::ConflictGraph;
 use dpincon_measures::{Adjacency, MinimumCover, fractional_cover, minimum_cover};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Work units (nodes scanned, `dpincon_measures::minimum_cover`) the exact
 /// minimum cover may spend before it reports "not computed (too slow)"
@@ -13,7 +13,7 @@ use serde::Serialize;
 pub const EXACT_COVER_WORK: u64 = 10_000_000_000;
 
 /// I_R's exact values (NON-PRIVATE).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RepairFacts {
     /// The stable-order greedy cover c (SPEC §5): c/2 ≤ I_R ≤ c.
     pub greedy_cover: u64,

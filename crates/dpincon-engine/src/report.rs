@@ -1,5 +1,6 @@
+use dpincon_options::Measure;
 use dpincon_release::{ProjectedRelease, RepairRelease};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ledger::LedgerState;
 
@@ -7,8 +8,10 @@ use crate::ledger::LedgerState;
 pub const NON_PRIVATE_LABEL: &str =
     "NON-PRIVATE: exact values computed from the private rows, not differentially private";
 
-/// What a job returns.
-#[derive(Debug, Clone, Serialize)]
+/// What a job returns: serialised as the job's JSON report, and read back
+/// as this type by whoever renders or judges one (the CLI's table, the
+/// audit's verdicts), so a renamed field fails to compile, not silently.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     /// The job's id (as recorded in the ledger).
     pub job_id: String,
@@ -52,7 +55,7 @@ impl Report {
 }
 
 /// How each constraint was detected.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DetectionReport {
     /// Threads used.
     pub threads: usize,
@@ -61,7 +64,7 @@ pub struct DetectionReport {
 }
 
 /// The detection plan of one constraint.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanReport {
     /// Line in the constraint file.
     pub line: usize,
@@ -74,7 +77,7 @@ pub struct PlanReport {
 }
 
 /// Seconds spent in each phase.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Timings {
     /// Reading and encoding the table.
     pub read_s: f64,
@@ -100,10 +103,10 @@ pub fn peak_rss_mib() -> Option<f64> {
 }
 
 /// Exact measures of the conflict graph: NOT differentially private.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NonPrivateReport {
     /// Always [`NON_PRIVATE_LABEL`].
-    pub label: &'static str,
+    pub label: String,
     /// Tuples n.
     pub rows: u64,
     /// I_MI, conflicting pairs.
@@ -128,12 +131,12 @@ pub struct NonPrivateReport {
 }
 
 /// The privacy budget of a job (SPEC §8).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BudgetReport {
     /// ε of each released measure (`--epsilon`).
     pub per_measure: f64,
     /// The measures released.
-    pub measures: Vec<&'static str>,
+    pub measures: Vec<Measure>,
     /// The job's total ε: the sum over the measures (sequential composition).
     pub total: f64,
     /// The dataset's ledger after this job, when one is kept.
@@ -142,7 +145,7 @@ pub struct BudgetReport {
 }
 
 /// The released measures.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct MeasuresReport {
     /// I_MI.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -23,7 +23,9 @@ fn stars(dir: &std::path::Path) -> JobConfig {
     std::fs::write(&data, csv).unwrap();
     let constraints = dir.join("fd.txt");
     std::fs::write(&constraints, "Zip -> City\n").unwrap();
-    JobConfig { non_private: true, ..JobConfig::new(&data, &constraints) }
+    let mut job = JobConfig::new(&data, &constraints);
+    job.test.non_private = true;
+    job
 }
 
 #[tokio::test]

@@ -5,8 +5,8 @@
 //! hands a step less than its sampler can represent, this fails.
 
 use dpincon_engine::validate::{MAX_EPSILON, MIN_EPSILON, MIN_SHARE};
-use dpincon_engine::{JobConfig, NoProgress, run_job};
-use dpincon_release::Strategy;
+use dpincon_engine::{JobConfig, NoProgress, ReleaseOptions, run_job};
+use dpincon_release::{RepairMethod, Strategy};
 
 fn fixture(dir: &std::path::Path) -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
     let data = dir.join("t.csv");
@@ -33,16 +33,19 @@ async fn the_limits_leave_every_sampler_room() {
                 [None, Some([MIN_SHARE, 1.0 - MIN_SHARE]), Some([1.0 - MIN_SHARE, MIN_SHARE])]
             {
                 for max_rows in [None, Some(u64::from(u32::MAX))] {
-                    for (epsilon, ir) in [(MIN_EPSILON, "combined"), (MAX_EPSILON, "lp")] {
-                        let job = JobConfig {
+                    for (epsilon, ir) in
+                        [(MIN_EPSILON, RepairMethod::Combined), (MAX_EPSILON, RepairMethod::Lp)]
+                    {
+                        let mut job = JobConfig::new(&data, constraints);
+                        job.release = ReleaseOptions {
                             epsilon: Some(epsilon),
-                            strategy: Some(strategy.name().into()),
+                            strategy: Some(strategy),
                             epsilon_split: split,
-                            max_rows,
-                            ir_method: Some(ir.into()),
-                            seed: Some(7),
-                            ..JobConfig::new(&data, constraints)
+                            ir_method: Some(ir),
+                            ..ReleaseOptions::default()
                         };
+                        job.data.max_rows = max_rows;
+                        job.test.seed = Some(7);
                         let report = run_job(&job, &NoProgress).await.unwrap_or_else(|e| {
                             panic!("{strategy} {split:?} {max_rows:?} ε={epsilon}: {e}")
                         });

@@ -15,7 +15,7 @@
 //! only.
 
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ReleaseError;
 use crate::interval::{BOUND_MISS, upper_quantile};
@@ -53,7 +53,7 @@ impl ClassFacts {
 /// pair moves by at most 1 in L1 (a row with a NULL B only moves
 /// `null_rows`, any other row only `max_class`), the excess by at most 1:
 /// ε_b + ε_x in all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NoisyClassBound {
     /// The largest class, plus noise (1 and exact under a key).
     pub max_class: i64,
@@ -77,7 +77,7 @@ pub(crate) struct ClassLooks {
 
 /// What the class count's interval rests on, each bound holding with
 /// probability at least 1 − 0.25% (or always, under a key).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClassBounds {
     /// The largest class.
     pub max_class: u64,
@@ -89,7 +89,7 @@ pub struct ClassBounds {
 }
 
 /// A high-confidence bound on the excess over `from`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExcessBound {
     /// The small τ it counts from.
     pub from: u32,

@@ -18,7 +18,7 @@
 //! here reads released or public values: post-processing.
 
 use dpincon_mechanisms::DiscreteLaplace;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ProjectedMeasure;
 use crate::classes::{ClassBounds, class_upper_end};
@@ -32,7 +32,7 @@ pub(crate) const BOUND_MISS: f64 = 0.005;
 
 /// The public bounds an interval's upper end rests on, each holding with
 /// probability at least 1 − 0.5% (or always, when declared).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IntervalBounds {
     /// Rows: the declared n_max, or ñ plus its noise's 99.5% quantile.
     #[serde(skip_serializing_if = "Option::is_none")]

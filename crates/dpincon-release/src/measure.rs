@@ -1,13 +1,13 @@
 use std::fmt;
 
 use dpincon_measures::ProjectedCounts;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Sensitivity of the stable-order greedy cover size (SPEC §5, Proposition 3).
 pub const COVER_SENSITIVITY: u64 = 2;
 
 /// The measures released through graph projection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProjectedMeasure {
     /// I_MI: conflicting pairs.

@@ -2,7 +2,7 @@
 //! projection table and adding the final noise (SPEC §4, §4.1, §8).
 
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng, Selector};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::classes::{ClassFacts, NoisyClassBound};
 use crate::gem;
@@ -66,7 +66,7 @@ pub struct TableFacts {
 }
 
 /// The row bound n_max in use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MaxRows {
     /// n_max.
     pub value: u64,
@@ -77,7 +77,7 @@ pub struct MaxRows {
 /// The noisy degree bound d̃ = Σ_X (maxfreq_X − 1) + DLap(k/ε0): over every
 /// distinct equality set for `ub-hem`, over the minimal ones for `ub-gem`
 /// and `ub-direct`, which then cap θ at d̃ + margin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NoisyDegreeBound {
     /// d̃ (a DP release).
     pub value: i64,
@@ -88,7 +88,7 @@ pub struct NoisyDegreeBound {
 }
 
 /// Where one measure's ε went. The parts never sum to more than `total`.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct BudgetUse {
     /// ε_n for ñ (0 when n_max is declared).
     pub max_rows: f64,
@@ -105,14 +105,14 @@ pub struct BudgetUse {
 }
 
 /// One selection step, as reported (everything here is public).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SelectionStep {
     /// Candidates θ.
     pub candidates: Vec<u32>,
     /// `em` (one step of em/hem/ub-hem), `gem`, `floor-look` (ub-direct's
     /// noisy f(G_θc) raising θ* from its floor) or `class-count` (ub-direct's
     /// I_P by class count, chosen from the noisy class bound).
-    pub mechanism: &'static str,
+    pub mechanism: String,
     /// θmax the quality sensitivity is based on (the largest candidate).
     pub theta_max: u32,
     /// Sensitivity of the quality function (`gem`: 1, in the fixed-point
@@ -125,7 +125,7 @@ pub struct SelectionStep {
 }
 
 /// A released projected measure.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProjectedRelease {
     /// `mi` or `p`.
     pub measure: ProjectedMeasure,
@@ -219,7 +219,7 @@ pub fn release_projected(
                 .unwrap_or(*floor);
             steps.push(SelectionStep {
                 candidates: grid.clone(),
-                mechanism: "floor-look",
+                mechanism: "floor-look".into(),
                 theta_max: *top,
                 sensitivity,
                 epsilon: test.value(),
@@ -231,7 +231,7 @@ pub fn release_projected(
             // Post-processing of the class bound: the step records it.
             steps.push(SelectionStep {
                 candidates: if tau == theta { vec![*tau] } else { vec![*tau, *theta] },
-                mechanism: "class-count",
+                mechanism: "class-count".into(),
                 theta_max: *theta,
                 sensitivity: measure.sensitivity(*tau),
                 epsilon: test.map_or(0.0, |t| t.value()),
@@ -304,7 +304,7 @@ fn generalized(
     let chosen = candidates[index];
     steps.push(SelectionStep {
         candidates: candidates.to_vec(),
-        mechanism: "gem",
+        mechanism: "gem".into(),
         theta_max: *candidates.last().unwrap_or(&chosen),
         sensitivity: gem::SENSITIVITY,
         epsilon: epsilon.value(),
@@ -342,7 +342,7 @@ fn hierarchical(
         chosen = candidates[index];
         steps.push(SelectionStep {
             candidates: candidates.clone(),
-            mechanism: "em",
+            mechanism: "em".into(),
             theta_max,
             sensitivity,
             epsilon: step.value(),

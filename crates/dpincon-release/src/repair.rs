@@ -42,7 +42,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{COVER_SENSITIVITY, ReleaseError};
 
@@ -61,7 +61,7 @@ use crate::interval::COVERAGE;
 
 /// How I_R is released: public, chosen by the job (`--ir-method`), never
 /// by anything private.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RepairMethod {
     /// The stable-order greedy cover only: one pass, O(n) memory.
@@ -131,10 +131,10 @@ impl RepairValues {
 }
 
 /// One released bound of I_R.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepairPart {
     /// `greedy-cover` (c) or `twice-lower-bound` (2·max(LP, FD cover)).
-    pub statistic: &'static str,
+    pub statistic: String,
     /// The statistic plus its noise (not clamped: the bounds use it as is).
     pub value: i64,
     /// ε of this part.
@@ -148,7 +148,7 @@ pub struct RepairPart {
 }
 
 /// The released I_R.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepairRelease {
     /// `greedy`, `lp` or `combined`.
     pub method: RepairMethod,
@@ -224,7 +224,7 @@ fn part(
 ) -> Result<RepairPart, ReleaseError> {
     let noise = DiscreteLaplace::new(sensitivity, budget.value())?;
     Ok(RepairPart {
-        statistic,
+        statistic: statistic.into(),
         value: noise.release(exact as i64, rng),
         epsilon: budget.value(),
         sensitivity,
@@ -274,6 +274,7 @@ mod tests {
     use super::*;
 
     fn fixed(statistic: &'static str, value: i64, halfwidth: u64) -> RepairPart {
+        let statistic = statistic.into();
         RepairPart { statistic, value, epsilon: 1.0, sensitivity: 2, noise_scale: 2.0, halfwidth }
     }
 
@@ -350,6 +351,6 @@ mod tests {
         ));
         let g =
             release_repair(RepairMethod::Greedy, eps, missing, &mut NoiseRng::seeded(1)).unwrap();
-        assert_eq!((g.parts.len(), g.parts[0].statistic), (1, "greedy-cover"));
+        assert_eq!((g.parts.len(), g.parts[0].statistic.as_str()), (1, "greedy-cover"));
     }
 }

@@ -2,12 +2,12 @@ use std::fmt;
 use std::str::FromStr;
 
 use dpincon_mechanisms::Score;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{ProjectedMeasure, ProjectionTable, ReleaseError};
 
 /// How θ* is chosen for a projected measure (SPEC §4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub enum Strategy {
     /// θ* = n_max, the public row bound; the whole budget goes to the release.
     #[serde(rename = "baseline-nmax")]

@@ -52,7 +52,7 @@ fn a_vacuous_bound_floors_imi_and_the_look_raises_it_only_for_big_counts() {
         let prepared = prepare(&spec, &facts(204, 190), &mut rng).unwrap();
         let r = release_projected(&prepared, &table(&graph, &prepared), &mut rng).unwrap();
         let step = &r.selection[0];
-        assert_eq!((step.mechanism, step.sensitivity), ("floor-look", 20));
+        assert_eq!((step.mechanism.as_str(), step.sensitivity), ("floor-look", 20));
         assert_eq!(step.candidates[0], 20);
         assert!(step.candidates.contains(&r.theta));
         // ε_t = 0.15 ε; ε0 = 0.1 ε (nothing on ñ: declared); the rest on the release.

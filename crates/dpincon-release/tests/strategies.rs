@@ -217,7 +217,7 @@ fn ub_direct_floors_imi_without_a_degree_bound() {
     // ε_t = 5 (the selection's tenth: n_max is declared): the look's scale
     // is 12, the count 1,920 absorbs any θ up to n_max.
     assert_eq!(r.selection.len(), 1);
-    assert_eq!((r.selection[0].mechanism, r.selection[0].sensitivity), ("floor-look", 60));
+    assert_eq!((r.selection[0].mechanism.as_str(), r.selection[0].sensitivity), ("floor-look", 60));
     assert_eq!(r.theta, 600);
     assert!((r.budget.selection - 5.0).abs() < 1e-9 && (r.budget.release - 45.0).abs() < 1e-9);
     // At ε = 1/8 the count absorbs little more than the floor: over seeds,
@@ -227,7 +227,10 @@ fn ub_direct_floors_imi_without_a_degree_bound() {
     for seed in 0..50 {
         let f = facts(&graph, 30, true);
         let (_, r) = run(&graph, &low, &f, &mut NoiseRng::seeded(seed)).unwrap();
-        assert_eq!(r.selection.iter().map(|s| s.mechanism).collect::<Vec<_>>(), ["floor-look"]);
+        assert_eq!(
+            r.selection.iter().map(|s| s.mechanism.as_str()).collect::<Vec<_>>(),
+            ["floor-look"]
+        );
         assert!(r.selection[0].candidates.contains(&r.theta) && r.theta >= 60);
         floored += usize::from(r.theta == 60);
     }

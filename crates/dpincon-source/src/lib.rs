@@ -7,7 +7,9 @@
 //! one file read in order, the session's set-up cost more than the read.
 //! [`TableData::schema`] gives the constraint binder its view of the columns,
 //! and [`encode`] turns the compared columns into the order-preserving keys
-//! of a [`dpincon_detect::Relation`]. [`PostgresSource::read`] reads a
+//! of a [`dpincon_detect::Relation`]; [`prepare_detection`] binds, encodes
+//! and compiles a job's constraints for a table in one step, whoever
+//! detects (the job, the coordinator's plan, an executor). [`PostgresSource::read`] reads a
 //! PostgreSQL table or query into the same [`TableData`] (see
 //! [`postgres`] for its row order and NULLs). A path that is an
 //! `s3://bucket/key` URL is read from an S3-compatible store ([`object`]:
@@ -17,11 +19,13 @@ mod csv_file;
 mod encode;
 pub mod object;
 pub mod postgres;
+mod prepare;
 mod read;
 
 pub use encode::encode;
 pub use object::{ObjectUrl, S3Settings};
 pub use postgres::PostgresSource;
+pub use prepare::{Prepared, prepare_detection};
 pub use read::{
     DataFormat, ReadOptions, SchemaOverride, TableData, csv_header, declared_schema,
     parquet_schema, parse_schema_override, read_table,

@@ -8,13 +8,26 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::SourceError;
 
-/// The file format of a table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The file format of a table (`format = "csv" | "parquet"` in job files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum DataFormat {
     /// Comma-separated values with a header row.
     Csv,
     /// Apache Parquet.
     Parquet,
+}
+
+impl std::str::FromStr for DataFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "csv" => Ok(DataFormat::Csv),
+            "parquet" => Ok(DataFormat::Parquet),
+            other => Err(format!("unknown data format '{other}' (use csv or parquet)")),
+        }
+    }
 }
 
 impl DataFormat {

@@ -8,8 +8,10 @@ use datafusion::arrow::compute::{concat_batches, sort_to_indices, take_record_ba
 use datafusion::arrow::datatypes::{SchemaRef, UInt32Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::{DataFusionError, Result};
-use dpincon_detect::{DetectOptions, compile, detect, equality_frequencies};
-use dpincon_source::{TableData, encode};
+use dpincon_detect::{DetectOptions, detect, equality_frequencies};
+use dpincon_source::{Prepared, TableData, prepare_detection};
+
+use crate::BallistaError;
 
 use super::exec::DetectSpec;
 use super::wire::{Summary, batch, summary};
@@ -64,14 +66,13 @@ pub fn detect_rows(
         rows: n,
     };
     let parsed = dpincon_constraints::parse_constraints(&spec.constraints).map_err(failed)?;
-    let bound = dpincon_constraints::bind(&parsed, &data.schema()).map_err(failed)?;
-    let members: Vec<_> = bound.into_iter().filter(|c| spec.members.contains(&c.id)).collect();
+    let member = |c: &dpincon_constraints::BoundConstraint| spec.members.contains(&c.id);
+    let Prepared { bound: members, relation, compiled } =
+        prepare_detection(&parsed, &data, member, BallistaError::Constraint).map_err(failed)?;
+    drop(data);
     if members.len() != spec.members.len() {
         return Err(failed("the constraints do not match the plan"));
     }
-    let relation = encode(&data, &members).map_err(failed)?;
-    drop(data);
-    let compiled = compile(&members, &relation).map_err(failed)?;
     let options = DetectOptions { threads: 1, brute_force: spec.brute_force, memory_limit: None };
     let detection = detect(&relation, &compiled, options).map_err(failed)?;
     let f = equality_frequencies(&relation, &compiled);

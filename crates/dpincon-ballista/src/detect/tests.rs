@@ -99,7 +99,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     let (graph, fingerprint) = (merged.graph, merged.fingerprint);
 
     let mut job = dpincon_engine::JobConfig::new(&data, &dcs);
-    job.schema = Some(SCHEMA.into());
+    job.data.schema = Some(SCHEMA.into());
     let want = dpincon_engine::load(&job, &dpincon_engine::NoProgress).await.unwrap();
     assert_eq!(graph.edges().collect::<Vec<_>>(), want.graph.edges().collect::<Vec<_>>());
     assert_eq!(fingerprint, edge_stream_fingerprint(want.graph.edges()));

@@ -5,16 +5,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use dpincon_ballista::server::{
+    ClusterSecurity, Responder, bind_announced, exit_code, shutdown_signal, spawn_plain_http,
+};
+use dpincon_ballista::{DEFAULT_GRAPH_MEMORY, DEFAULT_PARTITIONS};
 use dpincon_cluster::ClusterError;
 use dpincon_cluster::auth::ClientTokens;
 use dpincon_cluster::coordinator::{
     BallistaOptions, CoordinatorOptions, CoordinatorService, serve,
 };
 use dpincon_cluster::datasets::CoordinatorConfig;
-use dpincon_cluster::server::{
-    ClusterSecurity, Responder, ServerSecurity, bind_announced, exit_code, spawn_plain_http,
-};
-use dpincon_cluster::shutdown_signal;
+use dpincon_cluster::server::ServerSecurity;
 
 /// Accepts dpincon jobs on registered datasets and runs their detection on
 /// a dpincon scheduler's executors.
@@ -51,7 +52,7 @@ struct Args {
     #[arg(long)]
     log_private_values: bool,
     /// Hash partitions per constraint group (and Parquet scan partitions).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = DEFAULT_PARTITIONS)]
     partitions: usize,
     /// Serve the operator's metrics (Prometheus text format, public values
     /// only) in plain HTTP at `GET /metrics` here; keep it off the clients'
@@ -65,7 +66,7 @@ struct Args {
     graph_memory: Option<String>,
 }
 
-/// A quarter of the physical memory (256 MiB when it cannot be read): the
+/// A quarter of the physical memory, at least [`DEFAULT_GRAPH_MEMORY`]: the
 /// coordinator's job processes run one at a time per slot, and a graph
 /// that fits needs no spill (issue 29).
 fn default_graph_memory() -> u64 {
@@ -73,8 +74,10 @@ fn default_graph_memory() -> u64 {
     let (pages, page) =
         unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
     match (u64::try_from(pages), u64::try_from(page)) {
-        (Ok(pages), Ok(page)) if pages > 0 && page > 0 => (pages * page / 4).max(256 << 20),
-        _ => 256 << 20,
+        (Ok(pages), Ok(page)) if pages > 0 && page > 0 => {
+            (pages * page / 4).max(DEFAULT_GRAPH_MEMORY)
+        }
+        _ => DEFAULT_GRAPH_MEMORY,
     }
 }
 

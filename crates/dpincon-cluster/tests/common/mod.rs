@@ -15,7 +15,7 @@ use std::time::Duration;
 use dpincon_client::Client;
 use dpincon_client::ClientTls;
 use dpincon_client::Token;
-use dpincon_engine::{JobConfig, NoProgress};
+use dpincon_engine::{DataFormat, JobConfig, NoProgress};
 use dpincon_graph::edge_stream_fingerprint;
 
 /// Client tokens (`alice` and `bob` in the coordinator's token file).
@@ -100,10 +100,32 @@ impl Drop for Proc {
     }
 }
 
-/// The binaries under test.
+/// The coordinator under test (this crate's binary).
 pub const COORDINATOR: &str = env!("CARGO_BIN_EXE_dpincon-coordinator");
-pub const SCHEDULER: &str = env!("CARGO_BIN_EXE_dpincon-scheduler");
-pub const EXECUTOR: &str = env!("CARGO_BIN_EXE_dpincon-executor");
+
+/// `dpincon-ballista`'s process binary `name`, built beside the
+/// coordinator: `cargo test --workspace` builds it (that crate has
+/// integration tests); `cargo test -p dpincon-cluster` alone does not, so
+/// say how. Cargo gives `CARGO_BIN_EXE_*` for a crate's own binaries only.
+fn ballista_binary(name: &str) -> String {
+    let path = PathBuf::from(COORDINATOR).with_file_name(name);
+    assert!(
+        path.exists(),
+        "{name} is not built: run `cargo build -p dpincon-ballista --bins` first \
+         (`cargo test --workspace` builds it)"
+    );
+    path.to_string_lossy().into_owned()
+}
+
+/// The scheduler binary (`dpincon-ballista`'s).
+pub fn scheduler_binary() -> String {
+    ballista_binary("dpincon-scheduler")
+}
+
+/// The executor binary (`dpincon-ballista`'s).
+pub fn executor_binary() -> String {
+    ballista_binary("dpincon-executor")
+}
 
 /// The CLI binary, built beside the cluster binaries by `cargo test --workspace`.
 pub fn cli_binary() -> Option<PathBuf> {
@@ -153,7 +175,8 @@ impl Ballista {
             "3600",
         ];
         args.extend_from_slice(security);
-        let scheduler = Proc::start(SCHEDULER, &args, dir.join(format!("{tag}-scheduler.log")));
+        let scheduler =
+            Proc::start(&scheduler_binary(), &args, dir.join(format!("{tag}-scheduler.log")));
         let scheme = if security.contains(&"--cluster-ca") { "https" } else { "http" };
         let url = format!("{scheme}://{}", scheduler.addr);
         let executors = (0..executors)
@@ -175,7 +198,7 @@ impl Ballista {
                 args.extend_from_slice(&["--work-dir", leak(work)]);
                 args.extend_from_slice(executor_args);
                 args.extend_from_slice(security);
-                Proc::start(EXECUTOR, &args, dir.join(format!("{tag}-executor{i}.log")))
+                Proc::start(&executor_binary(), &args, dir.join(format!("{tag}-executor{i}.log")))
             })
             .collect();
         Ballista { scheduler, executors, url }
@@ -409,17 +432,12 @@ pub fn job(constraints: &Path, extra: serde_json::Value) -> serde_json::Value {
 /// schema, and the client's release options.
 pub fn embedded_job(data: &Path, constraints: &Path, client: &serde_json::Value) -> JobConfig {
     let mut job = JobConfig::new(data, constraints);
-    job.format = Some("csv".into());
-    job.schema = Some(SCHEMA.into());
-    job.infer_rows = Some(1);
-    job.epsilon = client["epsilon"].as_f64();
-    job.seed = client["seed"].as_u64();
-    job.non_private = client["non-private"].as_bool().unwrap_or(false);
-    job.brute_force = client["brute-force"].as_bool().unwrap_or(false);
-    job.ir_method = client["ir-method"].as_str().map(String::from);
-    if let Some(m) = client["measures"].as_array() {
-        job.measures = m.iter().map(|m| m.as_str().unwrap().to_string()).collect();
-    }
+    job.data.format = Some(DataFormat::Csv);
+    job.data.schema = Some(SCHEMA.into());
+    job.data.infer_rows = Some(1);
+    // The client's keys, read as the coordinator reads them.
+    job.release = serde_json::from_value(client.clone()).expect("release options");
+    job.test = serde_json::from_value(client.clone()).expect("test options");
     job
 }
 

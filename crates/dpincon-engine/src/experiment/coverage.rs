@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::job::{LoadedJob, noise_rng};
 use crate::privacy::plan;
 use crate::repair::{EXACT_COVER_WORK, exact_repair};
-use crate::{EngineError, JobConfig, NON_PRIVATE_LABEL};
+use crate::{EngineError, JobConfig, Measure, NON_PRIVATE_LABEL};
 
 /// Thresholds, as multiples of F, where the truth is above them (a pass
 /// is wrong) and below them (a fail is wrong).
@@ -179,7 +179,7 @@ pub fn coverage(
     let graph = &loaded.graph;
     let threads = loaded.threads;
     // I_R's inputs do not depend on the noise: computed once.
-    let wants_r = config.measures.iter().any(|m| m == "r");
+    let wants_r = config.release.measures().contains(&Measure::R);
     let base = measure_pass(graph, &[], threads);
     let exact = base.exact();
     let repair = wants_r.then(|| {
@@ -190,7 +190,9 @@ pub fn coverage(
     });
     let mut rows = Vec::new();
     for &epsilon in &options.epsilons {
-        let job = JobConfig { epsilon: Some(epsilon), non_private: true, ..config.clone() };
+        let mut job = config.clone();
+        job.release.epsilon = Some(epsilon);
+        job.test.non_private = true;
         let privacy = plan(&job)?
             .ok_or_else(|| EngineError::Config("an experiment needs --epsilon".into()))?;
         let mut tallies: [Tally; 3] = Default::default();

@@ -56,12 +56,13 @@ pub fn sweep(
 ) -> Result<SweepReport, EngineError> {
     let mut rows = Vec::new();
     for &epsilon in &options.epsilons {
-        let job = JobConfig { epsilon: Some(epsilon), ..config.clone() };
+        let mut job = config.clone();
+        job.release.epsilon = Some(epsilon);
         let report = utility(&job, loaded, &options.strategies, options.runs, options.seed)?;
         rows.extend(report.rows.into_iter().map(|row| SweepRow { epsilon, row }));
         tick();
         for measure in [ProjectedMeasure::Mi, ProjectedMeasure::P] {
-            if !config.measures.iter().any(|m| m == measure.name()) {
+            if !config.release.measures().contains(&measure.into()) {
                 continue;
             }
             let (theta, error) = oracle(curve, measure, epsilon);

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::job::{LoadedJob, noise_rng};
 use crate::privacy::{measure_and_release, plan};
 use crate::repair::{EXACT_COVER_WORK, RepairFacts, exact_repair};
-use crate::{EngineError, JobConfig, NON_PRIVATE_LABEL};
+use crate::{EngineError, JobConfig, Measure, NON_PRIVATE_LABEL};
 
 /// One measure under one strategy, over all runs.
 #[derive(Debug, Clone, Serialize)]
@@ -74,16 +74,14 @@ pub fn utility(
     let mut rows = Vec::new();
     // The strategy runs release I_MI and I_P only: I_R does not depend on the
     // strategy, and its LP would otherwise be solved again in every run.
-    let projected: Vec<String> =
-        config.measures.iter().filter(|m| m.as_str() != "r").cloned().collect();
+    let projected: Vec<Measure> =
+        config.release.measures().into_iter().filter(|&m| m != Measure::R).collect();
     let strategies = if projected.is_empty() { &[][..] } else { strategies };
     for &strategy in strategies {
-        let job = JobConfig {
-            strategy: Some(strategy.name().to_string()),
-            non_private: true,
-            measures: projected.clone(),
-            ..config.clone()
-        };
+        let mut job = config.clone();
+        job.release.strategy = Some(strategy);
+        job.release.measures = Some(projected.clone());
+        job.test.non_private = true;
         let privacy = plan(&job)?
             .ok_or_else(|| EngineError::Config("an experiment needs --epsilon".into()))?;
         let mut values: [Vec<i64>; 2] = [vec![], vec![]];
@@ -120,14 +118,14 @@ pub fn utility(
         }
     }
     // I_R does not depend on the strategy: scored once per method.
-    let repair = if config.measures.iter().any(|m| m == "r") {
+    let repair = if config.release.measures().contains(&Measure::R) {
         Some(repair_rows(config, loaded, runs, seed, &mut rows)?)
     } else {
         None
     };
     Ok(UtilityReport {
         label: NON_PRIVATE_LABEL,
-        epsilon: config.epsilon.unwrap_or_default(),
+        epsilon: config.release.epsilon.unwrap_or_default(),
         runs,
         rows,
         repair,

@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use dpincon_ballista::BallistaError;
 use dpincon_ballista::process::{Liveness, scheduler_config, serve_scheduler};
-use dpincon_cluster::ClusterError;
-use dpincon_cluster::server::{
+use dpincon_ballista::server::{
     ClusterSecurity, bind_announced, health_responder, run_ballista_process, spawn_plain_http,
 };
 
@@ -27,12 +27,13 @@ struct Args {
     external_host: Option<String>,
     /// Seconds without a heartbeat after which an executor is lost and its
     /// work (shuffle output included) is run again elsewhere.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = Liveness::default().executor_timeout.as_secs())]
     executor_timeout_secs: u64,
     /// Seconds a finished job's output (its conflict edges) stays on the
     /// executors for the coordinator to fetch before it is deleted; the
     /// rows shuffled between stages are deleted when the job ends.
-    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = Liveness::default().result_retention.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
     result_retention_secs: u64,
     /// Ballista's log level on standard error (error, warn, info, debug).
     #[arg(long, default_value = "warn",
@@ -47,7 +48,7 @@ struct Args {
     health_listen: Option<String>,
 }
 
-async fn run(args: Args) -> Result<(), ClusterError> {
+async fn run(args: Args) -> Result<(), BallistaError> {
     let level = args.log_level.parse().unwrap_or(log::LevelFilter::Warn);
     dpincon_ballista::process::log_to_stderr(level);
     let tls = args.security.load("dpincon-scheduler")?;
@@ -62,9 +63,7 @@ async fn run(args: Args) -> Result<(), ClusterError> {
         ..Liveness::default()
     };
     let config = scheduler_config(addr, &host, liveness, tls.as_ref());
-    serve_scheduler(config, listener, tls.as_ref())
-        .await
-        .map_err(|e| ClusterError::Config(e.to_string()))
+    serve_scheduler(config, listener, tls.as_ref()).await
 }
 
 fn main() -> ExitCode {

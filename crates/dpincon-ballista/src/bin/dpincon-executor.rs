@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use dpincon_ballista::BallistaError;
 use dpincon_ballista::process::{ExecutorOptions, Liveness, executor_config, run_executor};
-use dpincon_cluster::ClusterError;
-use dpincon_cluster::server::{ClusterSecurity, run_ballista_process};
+use dpincon_ballista::server::{ClusterSecurity, run_ballista_process, shutdown_signal};
 
 /// Runs dpincon's detection tasks for a dpincon scheduler.
 #[derive(Debug, Parser)]
@@ -43,7 +43,7 @@ struct Args {
     #[arg(long)]
     work_dir: Option<String>,
     /// Seconds between heartbeats to the scheduler.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = Liveness::default().heartbeat.as_secs())]
     heartbeat_secs: u64,
     /// Seconds to keep trying to reach the scheduler at start (pods start
     /// in any order) before giving up.
@@ -58,12 +58,12 @@ struct Args {
     log_level: String,
 }
 
-fn config_error(what: impl std::fmt::Display) -> ClusterError {
-    ClusterError::Config(what.to_string())
+fn config_error(what: impl std::fmt::Display) -> BallistaError {
+    BallistaError::Process(what.to_string())
 }
 
 /// `host:port` of an `https://host:port` (or `http://`) URL.
-fn scheduler_address(url: &str) -> Result<(String, u16), ClusterError> {
+fn scheduler_address(url: &str) -> Result<(String, u16), BallistaError> {
     let rest = url
         .strip_prefix("https://")
         .or_else(|| url.strip_prefix("http://"))
@@ -78,7 +78,7 @@ fn scheduler_address(url: &str) -> Result<(String, u16), ClusterError> {
 
 /// `listen` with a free port in place of port 0: the port is advertised
 /// to the scheduler, so it must be the real one.
-fn resolve_listen(listen: &str) -> Result<SocketAddr, ClusterError> {
+fn resolve_listen(listen: &str) -> Result<SocketAddr, BallistaError> {
     let mut addr = listen
         .to_socket_addrs()
         .map_err(|e| config_error(format!("--listen '{listen}': {e}")))?
@@ -92,7 +92,7 @@ fn resolve_listen(listen: &str) -> Result<SocketAddr, ClusterError> {
     Ok(addr)
 }
 
-async fn run(args: Args) -> Result<(), ClusterError> {
+async fn run(args: Args) -> Result<(), BallistaError> {
     let level = args.log_level.parse().unwrap_or(log::LevelFilter::Warn);
     dpincon_ballista::process::log_to_stderr(level);
     dpincon_ballista::detect::set_task_delay(Duration::from_millis(args.task_delay_ms));
@@ -149,7 +149,7 @@ async fn run(args: Args) -> Result<(), ClusterError> {
             Ok(r) => r.map_err(config_error),
             Err(e) => Err(config_error(e)),
         },
-        _ = dpincon_cluster::shutdown_signal() => Ok(()),
+        _ = shutdown_signal() => Ok(()),
     }
 }
 
