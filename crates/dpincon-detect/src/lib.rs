@@ -22,7 +22,8 @@ mod plan;
 mod relation;
 
 pub use bound::{
-    ConflictClasses, EXCESS_FROM, EqualityFrequencies, equality_attributes, equality_frequencies, fd_classes,
+    ConflictClasses, EXCESS_FROM, EqualityFrequencies, equality_attributes, equality_frequencies,
+    fd_classes,
 };
 pub use compile::{
     KeyConstraint, KeyOperand, KeyPredicate, OrderedOperator, compile, required_columns,

@@ -124,13 +124,12 @@ pub(crate) fn class_bound(
     let excess = excess_noise.release(facts.excess as i64, rng);
     let largest = max_class.clamp(1, i64::from(u32::MAX)) as u32;
     let from = facts.excess_from.max(1);
-    let tau = if largest > from
-        && excess as f64 * looks.release.value() <= f64::from(largest - from)
-    {
-        from
-    } else {
-        largest
-    };
+    let tau =
+        if largest > from && excess as f64 * looks.release.value() <= f64::from(largest - from) {
+            from
+        } else {
+            largest
+        };
     // Three bounds share the class count's miss (module `interval`).
     let q = |n: &DiscreteLaplace| upper_quantile(n, BOUND_MISS / 3.0) as i64;
     let high = |v: i64, n: &DiscreteLaplace| v.saturating_add(q(n)).max(0) as u64;
@@ -165,7 +164,8 @@ mod tests {
 
     #[test]
     fn a_key_needs_no_budget_and_caps_at_one() {
-        let facts = ClassFacts { key: true, max_class: 1, sizes: vec![(1, 7)], ..Default::default() };
+        let facts =
+            ClassFacts { key: true, max_class: 1, sizes: vec![(1, 7)], ..Default::default() };
         let mut rng = NoiseRng::seeded(1);
         let (bound, tau, bounds) = class_bound(&facts, None, &mut rng).unwrap();
         assert_eq!((tau, bound.max_class, bounds.max_class, bounds.null_rows), (1, 1, 1, 0));

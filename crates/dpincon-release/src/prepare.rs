@@ -399,7 +399,8 @@ pub fn prepare(
                     let held = if selection.is_some() { share * MAX_ROWS_SHARE } else { 0.0 };
                     let looks = CLASS_BOUND_SHARE + CLASS_EXCESS_SHARE;
                     let test = take_from_release(&mut release, looks, held)?;
-                    let parts = test.split(&[CLASS_BOUND_SHARE / looks, CLASS_EXCESS_SHARE / looks])?;
+                    let parts =
+                        test.split(&[CLASS_BOUND_SHARE / looks, CLASS_EXCESS_SHARE / looks])?;
                     budget.class_bound = test.value();
                     let looks = ClassLooks { bound: parts[0], excess: parts[1], release };
                     let (bound, tau, high) = class_bound(c, Some(looks), rng)?;
