@@ -292,12 +292,13 @@ impl BallistaLoader {
                 .map(|(c, _)| c.cover)
                 .max()
                 .unwrap_or(0),
-            // I_P's class count: every constraint a key or an FD of one X,
+            // I_P's class count: every constraint a key or an FD,
             // as the embedded job decides (`dpincon_engine::load`).
-            classes: match groups.as_slice() {
-                [GroupTotals { classes: Some((c, true)), .. }] => Some(to_class_facts(c)),
-                _ => None,
-            },
+            classes: groups
+                .iter()
+                .map(|g| g.classes.as_ref().filter(|(_, all)| *all).map(|(c, _)| c))
+                .collect::<Option<Vec<_>>>()
+                .and_then(to_class_facts),
         };
         let tasks = groups.iter().map(|g| g.partitions).sum();
         let stats = DetectStats { groups: groups.len(), tasks, received, fingerprint, seconds };

@@ -187,25 +187,32 @@ pub async fn load_with(
     })
 }
 
-/// I_P's class facts when every constraint is a key or an FD of one X
+/// I_P's class facts when every constraint is a key or an FD
 /// (`dpincon_release`'s class count), else none.
 fn class_facts(frequencies: &EqualityFrequencies) -> Option<ClassFacts> {
-    match frequencies.fd_classes.as_slice() {
-        [one] if frequencies.all_fd_shaped => Some(to_class_facts(one)),
-        _ => None,
-    }
+    frequencies.all_fd_shaped.then(|| to_class_facts(&frequencies.fd_classes)).flatten()
 }
 
-/// The release's view of one X's classes.
-pub fn to_class_facts(classes: &ConflictClasses) -> ClassFacts {
-    ClassFacts {
-        key: classes.key,
-        max_class: classes.max_class,
-        null_rows: classes.null_rows,
-        sizes: classes.sizes.clone(),
-        excess: classes.excess,
+/// The release's view of the classes of each X (none without an X).
+pub fn to_class_facts<'a>(
+    sets: impl IntoIterator<Item = &'a ConflictClasses>,
+) -> Option<ClassFacts> {
+    let mut sets = sets.into_iter();
+    let first = sets.next()?;
+    let mut facts = ClassFacts {
+        key: first.key,
+        max_class: first.max_class,
+        null_rows: first.null_rows,
+        sizes: first.sizes.clone(),
+        excess: first.excess,
         excess_from: dpincon_detect::EXCESS_FROM as u32,
+        others: vec![],
+    };
+    for other in sets {
+        facts.max_class = facts.max_class.max(other.max_class);
+        facts.others.push(other.sizes.clone());
     }
+    Some(facts)
 }
 
 /// Parses a size such as `1GiB`, `512MiB`, `800M` or `1073741824`.

@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 use crate::ReleaseError;
 use crate::interval::{BOUND_MISS, upper_quantile};
 
-/// The classes of the table's one X (private: exact counts).
+/// The classes of the table's keys and FDs (private: exact counts): of its
+/// one X, or, when the FDs have several X, of each (`others`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClassFacts {
     /// X's constraints include a key: every row is its own class (τ = 1 is
@@ -38,14 +39,41 @@ pub struct ClassFacts {
     pub excess: u64,
     /// The small τ `excess` counts from (`dpincon_detect::EXCESS_FROM`).
     pub excess_from: u32,
+    /// With several X: `sizes` of each X but the first. `max_class` is then
+    /// the largest over every X; `key`, `null_rows` and `excess` are unused.
+    pub others: Vec<Vec<(u64, u64)>>,
 }
 
 impl ClassFacts {
-    /// Σ min(class, τ) over the impure groups' classes: at most I_P.
+    /// Every constraint is a key or an FD of one X.
+    pub fn one_x(&self) -> bool {
+        self.others.is_empty()
+    }
+
+    /// Σ min(class, τ) over one X's impure groups' classes, the largest
+    /// over the X: at most I_P. Each X's sum moves by at most τ + 1 when a
+    /// row is added or removed, so their maximum does too.
     pub fn capped(&self, tau: u32) -> u64 {
         let tau = u64::from(tau);
-        self.sizes.iter().map(|&(size, count)| size.min(tau).saturating_mul(count)).sum()
+        let sum = |sizes: &[(u64, u64)]| -> u64 {
+            sizes.iter().map(|&(size, count)| size.min(tau).saturating_mul(count)).sum()
+        };
+        self.others.iter().map(|s| sum(s)).fold(sum(&self.sizes), u64::max)
     }
+}
+
+/// With several X: the largest class over them, plus DLap(1/`eps`), as τ
+/// (at least 1). One row moves each X's largest class by at most 1, so
+/// their maximum too.
+pub(crate) fn largest_class(
+    facts: &ClassFacts,
+    eps: Budget,
+    rng: &mut NoiseRng,
+) -> Result<(NoisyClassBound, u32), ReleaseError> {
+    let noise = DiscreteLaplace::new(1, eps.value())?;
+    let max_class = noise.release(facts.max_class as i64, rng);
+    let tau = max_class.clamp(1, i64::from(u32::MAX)) as u32;
+    Ok((NoisyClassBound { max_class, null_rows: None, excess: None }, tau))
 }
 
 /// The noisy class bounds (public): the largest class and the NULL rows,
@@ -57,8 +85,10 @@ impl ClassFacts {
 pub struct NoisyClassBound {
     /// The largest class, plus noise (1 and exact under a key).
     pub max_class: i64,
-    /// Rows left out for a NULL B, plus noise (0 and exact under a key).
-    pub null_rows: i64,
+    /// Rows left out for a NULL B, plus noise (0 and exact under a key;
+    /// none with several X).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub null_rows: Option<i64>,
     /// The excess over the small τ, plus noise (none under a key).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub excess: Option<i64>,
@@ -114,7 +144,7 @@ pub(crate) fn class_bound(
     rng: &mut NoiseRng,
 ) -> Result<(NoisyClassBound, u32, ClassBounds), ReleaseError> {
     let Some(looks) = looks.filter(|_| !facts.key) else {
-        let bound = NoisyClassBound { max_class: 1, null_rows: 0, excess: None };
+        let bound = NoisyClassBound { max_class: 1, null_rows: Some(0), excess: None };
         return Ok((bound, 1, ClassBounds { max_class: 1, null_rows: 0, excess: None }));
     };
     let noise = DiscreteLaplace::new(1, looks.bound.value())?;
@@ -138,7 +168,8 @@ pub(crate) fn class_bound(
         null_rows: high(null_rows, &noise),
         excess: Some(ExcessBound { from, high: high(excess, &excess_noise) }),
     };
-    Ok((NoisyClassBound { max_class, null_rows, excess: Some(excess) }, tau, bounds))
+    let bound = NoisyClassBound { max_class, null_rows: Some(null_rows), excess: Some(excess) };
+    Ok((bound, tau, bounds))
 }
 
 /// The largest I_P consistent with a class count at most `f` at `tau`,

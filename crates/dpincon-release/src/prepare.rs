@@ -6,7 +6,7 @@
 use dpincon_measures::DegreeBound;
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 
-use crate::classes::{ClassLooks, NoisyClassBound, class_bound};
+use crate::classes::{ClassFacts, ClassLooks, NoisyClassBound, class_bound, largest_class};
 use crate::interval::{BOUND_MISS, IntervalBounds, upper_quantile};
 use crate::projected::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
 use crate::{ProjectedMeasure, ReleaseError, Strategy, gem};
@@ -38,6 +38,9 @@ const FLOOR_LOOK_SHARE: f64 = 0.15;
 const CLASS_BOUND_SHARE: f64 = 0.2;
 /// Share of ε on the excess over the small τ₀ (module `classes`).
 const CLASS_EXCESS_SHARE: f64 = 0.05;
+/// Share of ε on the largest class when the keys and FDs have several X
+/// (README of this crate, "the seventh round").
+const CLASSES_OF_SEVERAL_X_SHARE: f64 = 0.15;
 
 /// How θ* will be chosen once the pass has run.
 #[derive(Debug, Clone)]
@@ -354,11 +357,11 @@ pub fn prepare(
         .filter(|_| strategy == Strategy::UbDirect && spec.measure == ProjectedMeasure::P);
     let mut class_bound_out = None;
     let mut class_high = None;
-    // `ub-direct`'s I_P without a degree bound, or by class count, needs
-    // only ñ: the class count's τ needs no degree bound.
+    // `ub-direct`'s I_P without a degree bound, or by class count of one
+    // X, needs only ñ: that class count's τ needs no degree bound.
     let rows_only = strategy == Strategy::UbDirect
         && spec.measure == ProjectedMeasure::P
-        && (!minimal_bound || classes.is_some());
+        && (!minimal_bound || classes.is_some_and(ClassFacts::one_x));
     // The baselines spend nothing on selection; the others split ε.
     let (selection, mut release) = match strategy {
         Strategy::BaselineTruemax => (None, spec.epsilon),
@@ -428,6 +431,19 @@ pub fn prepare(
                 // degree): θ* from the floor up, by one noisy look.
                 let test = take_from_release(&mut release, FLOOR_LOOK_SHARE, share)?;
                 Choice::Floored { floor, top, test, grid: floor_grid(floor, top) }
+            } else if let Some(c) = classes {
+                // Keys and FDs of several X: the largest class count over
+                // them at τ, when τ is at most the θ* the bound allows.
+                let test = take_from_release(&mut release, CLASSES_OF_SEVERAL_X_SHARE, share)?;
+                budget.class_bound = test.value();
+                let (bound, tau) = largest_class(c, test, rng)?;
+                class_bound_out = Some(bound);
+                let theta = problematic_cap(spec.measure, top, rows.rows, release);
+                if tau <= theta {
+                    Choice::Classes { tau, theta, test: Some(test) }
+                } else {
+                    Choice::Fixed(theta)
+                }
             } else {
                 Choice::Fixed(problematic_cap(spec.measure, top, rows.rows, release))
             }

@@ -213,3 +213,39 @@ fn the_excess_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
     let loss = empirical_loss(&sample(10), &sample(11));
     assert!(loss > 1.3, "half the noise should show a loss above ε_x, got {loss}");
 }
+
+#[test]
+fn several_x_release_their_largest_class_count_at_tau_with_the_degree_bound() {
+    // Two X: one with classes of 1–3 rows (60 rows), one with stars of 20
+    // (105 rows): the count is the larger sum, τ ≈ 20 + noise < θ* ≈ 60.
+    let classes = ClassFacts {
+        max_class: 20,
+        sizes: vec![(1, 30), (3, 10)],
+        others: vec![vec![(1, 5), (20, 5)]],
+        ..ClassFacts::default()
+    };
+    assert_eq!((classes.capped(3), classes.capped(20)), (60, 105));
+    let (mut counted, mut errors) = (0, Vec::new());
+    for seed in 0..100 {
+        let mut rng = NoiseRng::seeded(seed);
+        let prepared =
+            prepare(&spec(2.0, 2000), &facts(2000, 61, classes.clone()), &mut rng).unwrap();
+        let u = prepared.budget();
+        assert!((u.class_bound - 0.3).abs() < 1e-9, "0.15 ε: {u:?}");
+        assert!(u.degree_bound > 0.0, "several X keep d̃ for θ* and the interval: {u:?}");
+        let r = release_projected(&prepared, &table(&classes, &prepared), &mut rng).unwrap();
+        let bound = r.class_bound.expect("the largest class is drawn");
+        assert!(bound.null_rows.is_none() && bound.excess.is_none());
+        if r.selection.first().is_some_and(|s| s.mechanism == "class-count") {
+            counted += 1;
+            if r.theta >= 20 {
+                errors.push((r.value - 105).unsigned_abs());
+            }
+        }
+        assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1]);
+    }
+    assert!(counted >= 95, "class count chosen {counted} of 100");
+    // At τ ≥ 20 the count is exact: the error is DLap((τ + 1)/ε2) alone.
+    let mean = errors.iter().sum::<u64>() as f64 / errors.len() as f64;
+    assert!(mean < 40.0, "mean error {mean} over {} runs", errors.len());
+}
