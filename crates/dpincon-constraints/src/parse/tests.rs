@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::{Literal, Operator, Predicate, TupleVar};
 
 fn attr(tuple: TupleVar, column: &str) -> Operand {
     Operand::Attr { tuple, column: column.to_string() }
