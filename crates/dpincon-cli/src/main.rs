@@ -4,6 +4,7 @@
 mod audit;
 mod bench;
 mod coverage;
+mod experiment_io;
 mod generate;
 mod output;
 mod progress;
