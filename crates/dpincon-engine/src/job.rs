@@ -1,3 +1,5 @@
+//! A job from options to report: load and detect, charge the ledger, measure and release.
+
 use std::path::Path;
 use std::time::Instant;
 

@@ -1,3 +1,5 @@
+//! Building the graph from the pairs detection finds, shard by shard.
+
 use std::ops::Range;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};

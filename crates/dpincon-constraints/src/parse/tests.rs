@@ -1,3 +1,5 @@
+//! Tests of the three constraint syntaxes and their error columns.
+
 use super::*;
 use crate::model::{Literal, Operator, Predicate, TupleVar};
 

@@ -1,3 +1,5 @@
+//! Tests of frozen rows: every read path, chunks, bytes.
+
 use super::*;
 
 /// Rows of every shape: empty, sparse, an array at the 4,096 limit, a
