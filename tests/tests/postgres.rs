@@ -158,7 +158,10 @@ async fn types_nulls_and_errors() {
     let var = "DPINCON_TEST_PG_PASSWORD";
     // SAFETY: this test is the only code in this binary that touches this
     // variable, and nothing reads the environment concurrently with it.
-    unsafe { std::env::set_var(var, PASSWORD) };
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var(var, PASSWORD)
+    };
     let by_env = PostgresSource {
         password_env: Some(var.into()),
         ..table(&server.url_without_password(), "typed")

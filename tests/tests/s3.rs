@@ -42,6 +42,7 @@ fn rows(all: &RecordBatch, range: std::ops::Range<usize>) -> RecordBatch {
 // engine reads the store with the standard environment) before any other
 // thread of its own runs.
 #[test]
+#[allow(unsafe_code)] // set_var: see SAFETY below
 fn s3_objects_and_prefixes_read_as_the_local_file() {
     let Some(server) = S3Server::start(&["tables"]) else {
         return;

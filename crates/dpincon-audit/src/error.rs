@@ -1,3 +1,5 @@
+//! The audit's one error type.
+
 use std::path::PathBuf;
 
 /// The crate's one error type.

@@ -24,7 +24,7 @@ pub mod verdict;
 pub use error::AuditError;
 pub use reason::{Detail, Failure, Reason};
 pub use run::{
-    AuditOutcome, AuditRun, CheckResult, DatasetPlan, DatasetResult, DatasetStatus, plan,
+    AuditOutcome, AuditRun, CheckResult, DatasetBudget, DatasetResult, DatasetStatus, budgets,
     run_suite, run_suite_remote,
 };
 pub use suite::Suite;

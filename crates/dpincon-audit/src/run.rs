@@ -9,7 +9,7 @@ use crate::verdict::{ExitStatus, Verdict};
 
 /// One dataset's budget before the run (public: ε spent and caps).
 #[derive(Debug, Clone, Serialize)]
-pub struct DatasetPlan {
+pub struct DatasetBudget {
     /// The ledger file.
     pub ledger: String,
     /// The cap in force (the smaller of the ledger's and the suite's).
@@ -75,8 +75,8 @@ pub struct DatasetResult {
     pub data: String,
     /// Ran, refused or error.
     pub status: DatasetStatus,
-    /// The budget plan.
-    pub budget: DatasetPlan,
+    /// The dataset's budget before the run.
+    pub budget: DatasetBudget,
     /// The engine's job id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job_id: Option<String>,
@@ -128,11 +128,11 @@ pub struct AuditOutcome {
 /// Plans every dataset's budget before any work: a dataset whose run would
 /// pass its cap is refused (the engine would refuse it too), with the
 /// ledger's words as the failure's detail.
-pub fn plan(suite: &Suite) -> Vec<(DatasetPlan, Option<Failure>)> {
-    suite.datasets.iter().map(plan_one).collect()
+pub fn budgets(suite: &Suite) -> Vec<(DatasetBudget, Option<Failure>)> {
+    suite.datasets.iter().map(budget_of).collect()
 }
 
-fn plan_one(d: &Dataset) -> (DatasetPlan, Option<Failure>) {
+fn budget_of(d: &Dataset) -> (DatasetBudget, Option<Failure>) {
     let path = d.ledger.clone().unwrap_or_default();
     let per_run = d.epsilon_per_run();
     let (spent, stored, unreadable) = match ledger::spent(&path) {
@@ -154,20 +154,20 @@ fn plan_one(d: &Dataset) -> (DatasetPlan, Option<Failure>) {
     (budget(d, path.display().to_string(), cap, spent, reason), refusal)
 }
 
-/// A plan from a ledger's cap and ε spent before this run.
+/// The budget from a ledger's cap and ε spent before this run.
 fn budget(
     d: &Dataset,
     ledger: String,
     cap: f64,
     spent: f64,
     refused: Option<Reason>,
-) -> DatasetPlan {
+) -> DatasetBudget {
     let per_run = d.epsilon_per_run();
     let after = if refused.is_some() { spent } else { spent + per_run };
     let remaining = (cap - after).max(0.0);
     // Tiny slack so 10 × 0.1 counts as 10 runs, not 9.
     let runs = ((remaining / per_run) * (1.0 + 1e-9)).floor();
-    DatasetPlan {
+    DatasetBudget {
         ledger,
         cap,
         spent,
@@ -213,7 +213,7 @@ where
     let started_unix = now();
     let mut datasets = Vec::new();
     let mut details = Vec::new();
-    for (d, (budget, refusal)) in suite.datasets.iter().zip(plan(suite)) {
+    for (d, (budget, refusal)) in suite.datasets.iter().zip(budgets(suite)) {
         let outcome = match refusal {
             Some(f) => Err((DatasetStatus::Refused, f)),
             None => exec(job_config(d, seed), &d.name).await.map_err(|f| (DatasetStatus::Error, f)),
@@ -288,7 +288,7 @@ fn finish(
 /// in the result and its detail in `details`.
 fn judge(
     d: &Dataset,
-    budget: DatasetPlan,
+    budget: DatasetBudget,
     outcome: Result<Report, (DatasetStatus, Failure)>,
     details: &mut Vec<Detail>,
 ) -> DatasetResult {

@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use dpincon_engine::experiment::{CoverageOptions, CoverageReport, coverage};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plotters::prelude::*;
 
-use crate::{JobArgs, progress};
+use crate::JobArgs;
+use crate::experiment_io::{self, epsilon_bar, write};
 
 #[derive(Debug, clap::Args)]
 pub struct CoverageArgs {
@@ -28,33 +28,11 @@ pub struct CoverageArgs {
 }
 
 pub async fn run_coverage(args: CoverageArgs) -> Result<(), String> {
-    let mut job = args.job.job()?;
-    if !job.test.non_private {
-        return Err("the coverage experiment scores releases against exact values: it is \
-                    NON-PRIVATE and needs --non-private"
-            .into());
-    }
-    if args.runs == 0 {
-        return Err("--runs must be at least 1".into());
-    }
-    for &epsilon in &args.epsilons {
-        dpincon_engine::validate::check_epsilon("--epsilons: every ε", epsilon)
-            .map_err(|e| e.to_string())?;
-    }
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| format!("cannot create '{}': {e}", args.out.display()))?;
-    let seed = job.test.seed.unwrap_or(1);
-    job.test.seed = Some(seed);
-    let loaded =
-        dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
-    let bar = ProgressBar::with_draw_target(
-        Some(args.epsilons.len() as u64),
-        ProgressDrawTarget::stderr(),
-    );
-    bar.set_style(
-        ProgressStyle::with_template("coverage {bar:30} {pos}/{len} [{elapsed_precise}]")
-            .expect("valid template"),
-    );
+    let job = args.job.job()?;
+    let (job, loaded, seed) =
+        experiment_io::load(job, "the coverage experiment", &args.epsilons, args.runs, &args.out)
+            .await?;
+    let bar = epsilon_bar("coverage", args.epsilons.len());
     let options = CoverageOptions { epsilons: args.epsilons, runs: args.runs, seed };
     let report = coverage(&job, &loaded, &options, &|| bar.inc(1)).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
@@ -76,10 +54,6 @@ pub async fn run_coverage(args: CoverageArgs) -> Result<(), String> {
     );
     print!("{}", summary(&report));
     Ok(())
-}
-
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("cannot write '{}': {e}", path.display()))
 }
 
 fn csv(report: &CoverageReport) -> String {
@@ -161,14 +135,8 @@ fn chart(report: &CoverageReport, path: &Path) -> Result<(), String> {
     let (x0, x1) =
         (epsilons.first().copied().unwrap_or(1.0), epsilons.last().copied().unwrap_or(1.0));
     let y0 = report.rows.iter().map(|r| r.coverage).fold(report.stated - 0.05, f64::min).max(0.0);
-    let draw = || -> Result<(), Box<dyn std::error::Error>> {
-        let root = SVGBackend::new(path, (800, 520)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption("How often the 95% interval holds the measure", ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
+    experiment_io::svg(path, |root| {
+        let mut chart = experiment_io::frame(root, "How often the 95% interval holds the measure")
             .build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), y0..1.005)?;
         chart
             .configure_mesh()
@@ -200,20 +168,8 @@ fn chart(report: &CoverageReport, path: &Path) -> Result<(), String> {
                 continue;
             }
             let style = ShapeStyle::from(&Palette99::pick(i).to_rgba()).stroke_width(2);
-            chart
-                .draw_series(LineSeries::new(data.clone(), style))?
-                .label(title)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-            chart.draw_series(data.into_iter().map(|p| Circle::new(p, 4, style.filled())))?;
+            experiment_io::line(&mut chart, title.to_string(), data, style, 4)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()?;
-        root.present()?;
-        Ok(())
-    };
-    draw().map_err(|e| format!("cannot draw '{}': {e}", path.display()))
+        experiment_io::legend(&mut chart, SeriesLabelPosition::LowerRight)
+    })
 }

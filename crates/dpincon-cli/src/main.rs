@@ -4,6 +4,7 @@
 mod audit;
 mod bench;
 mod coverage;
+mod experiment_io;
 mod generate;
 mod output;
 mod progress;
@@ -236,6 +237,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// zeroes 2 MiB: a 10k-row job held ~30 MB more (88 against 59 MiB peak
 /// RSS) and spent ~12% of its time in the kernel clearing pages. Whether
 /// big jobs gain from them (fewer TLB misses) is not yet measured.
+#[allow(unsafe_code)] // prctl: see SAFETY below
 fn disable_transparent_huge_pages() {
     // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and changes
     // nothing but this process's page-fault policy; failure (an old kernel)
@@ -257,6 +259,7 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// still overrides it.
 const PURGE_DELAY_MS: std::ffi::c_long = 100;
 
+#[allow(unsafe_code)] // an allocator option: see SAFETY below
 fn return_freed_memory_sooner() {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: sets one integer option of the allocator, which reads it

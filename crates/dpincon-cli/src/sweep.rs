@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use dpincon_engine::experiment::{ORACLE, SweepOptions, SweepReport, projection_curve, sweep};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plotters::prelude::*;
 
-use crate::{JobArgs, progress};
+use crate::JobArgs;
+use crate::experiment_io::{self, epsilon_bar, write};
 
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
@@ -30,35 +30,12 @@ pub struct SweepArgs {
 }
 
 pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
-    let mut job = args.job.job()?;
-    if !job.test.non_private {
-        return Err("the sweep scores releases against exact values: it is NON-PRIVATE \
-                    and needs --non-private"
-            .into());
-    }
-    if args.runs == 0 {
-        return Err("--runs must be at least 1".into());
-    }
-    for &epsilon in &args.epsilons {
-        dpincon_engine::validate::check_epsilon("--epsilons: every ε", epsilon)
-            .map_err(|e| e.to_string())?;
-    }
+    let job = args.job.job()?;
     let strategies = crate::parse_strategies(args.strategies.as_deref())?;
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| format!("cannot create '{}': {e}", args.out.display()))?;
-    let seed = job.test.seed.unwrap_or(1);
-    job.test.seed = Some(seed);
-    let loaded =
-        dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
+    let (job, loaded, seed) =
+        experiment_io::load(job, "the sweep", &args.epsilons, args.runs, &args.out).await?;
     let curve = projection_curve(&loaded, 2000);
-    let bar = ProgressBar::with_draw_target(
-        Some(args.epsilons.len() as u64),
-        ProgressDrawTarget::stderr(),
-    );
-    bar.set_style(
-        ProgressStyle::with_template("sweep {bar:30} {pos}/{len} [{elapsed_precise}]")
-            .expect("valid template"),
-    );
+    let bar = epsilon_bar("sweep", args.epsilons.len());
     let options = SweepOptions { epsilons: args.epsilons, strategies, runs: args.runs, seed };
     let report =
         sweep(&job, &loaded, &curve, &options, &|| bar.inc(1)).map_err(|e| e.to_string())?;
@@ -83,10 +60,6 @@ pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
     );
     print!("{}", summary(&report));
     Ok(())
-}
-
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("cannot write '{}': {e}", path.display()))
 }
 
 fn csv(report: &SweepReport) -> String {
@@ -161,23 +134,17 @@ fn chart(report: &SweepReport, measure: &str, path: &Path) -> Result<(), String>
         y0 = y0.min(y);
         y1 = y1.max(y);
     }
-    let draw = || -> Result<(), Box<dyn std::error::Error>> {
-        let root = SVGBackend::new(path, (800, 520)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let title = match measure {
-            "mi" => "I_MI (conflicting pairs)",
-            "p" => "I_P (rows in a conflict)",
-            _ => "I_R (rows to delete)",
-        };
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{title}: mean relative error vs ε"), ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
+    let title = match measure {
+        "mi" => "I_MI (conflicting pairs)",
+        "p" => "I_P (rows in a conflict)",
+        _ => "I_R (rows to delete)",
+    };
+    experiment_io::svg(path, |root| {
+        let mut chart = experiment_io::frame(root, &format!("{title}: mean relative error vs ε"))
             .build_cartesian_2d(
-                (x0 * 0.9..x1 * 1.1).log_scale(),
-                (y0 * 0.8..y1 * 1.25).log_scale(),
-            )?;
+            (x0 * 0.9..x1 * 1.1).log_scale(),
+            (y0 * 0.8..y1 * 1.25).log_scale(),
+        )?;
         let swept: Vec<f64> = series.values().flatten().map(|&(x, _)| x).collect();
         let tick = |x: &f64| {
             if swept.iter().any(|e| (e - x).abs() < 1e-9 * e) {
@@ -202,24 +169,13 @@ fn chart(report: &SweepReport, measure: &str, path: &Path) -> Result<(), String>
             } else {
                 ShapeStyle::from(&color).stroke_width(2)
             };
-            chart
-                .draw_series(LineSeries::new(data.clone(), style))?
-                .label(if *strategy == ORACLE || *strategy == "baseline-truemax" {
-                    format!("{strategy} (non-private)")
-                } else {
-                    strategy.to_string()
-                })
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-            chart.draw_series(data.into_iter().map(|p| Circle::new(p, 3, style.filled())))?;
+            let label = if *strategy == ORACLE || *strategy == "baseline-truemax" {
+                format!("{strategy} (non-private)")
+            } else {
+                strategy.to_string()
+            };
+            experiment_io::line(&mut chart, label, data, style, 3)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()?;
-        root.present()?;
-        Ok(())
-    };
-    draw().map_err(|e| format!("cannot draw '{}': {e}", path.display()))
+        experiment_io::legend(&mut chart, SeriesLabelPosition::UpperRight)
+    })
 }

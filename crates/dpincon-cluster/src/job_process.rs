@@ -147,6 +147,7 @@ fn client_report(report: dpincon_engine::Report, dataset: &str) -> Result<String
 /// Caps the process's data segment (heap and private mappings): past it an
 /// allocation fails and the process aborts, which the coordinator reports
 /// as `over quota`.
+#[allow(unsafe_code)] // setrlimit: see SAFETY below
 fn limit_memory(bytes: u64) -> Result<(), String> {
     let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
     // SAFETY: setrlimit reads the struct we pass and touches no memory of ours.
@@ -159,6 +160,7 @@ fn limit_memory(bytes: u64) -> Result<(), String> {
 
 /// `dpincon-coordinator run-job`: reads a [`JobSpec`] from standard input,
 /// runs it and reports on standard output. Returns the exit code.
+#[allow(unsafe_code)] // prctl: see SAFETY below
 pub fn run_job_process() -> u8 {
     // A coordinator that dies (even SIGKILL) takes its job with it: an
     // orphan would go on using the machine the next job's slot counts on.

@@ -20,6 +20,7 @@ use serde_json::json;
 // the coordinator, its job processes and the executors inherit, before
 // any other thread of its own runs.
 #[test]
+#[allow(unsafe_code)] // set_var: see SAFETY below
 fn the_cluster_reads_s3_tables_as_the_embedded_run_reads_the_local_file() {
     let Some(server) = S3Server::start(&["tables"]) else {
         return;

@@ -15,21 +15,21 @@
 //! The crate knows nothing about files: `dpincon-source` builds the relation.
 
 mod algorithms;
-mod bound;
 mod compile;
 mod exec;
+mod frequencies;
 mod plan;
 mod relation;
 
-pub use bound::{
-    ConflictClasses, EXCESS_FROM, EqualityFrequencies, equality_attributes, equality_frequencies,
-    fd_classes,
-};
 pub use compile::{
     KeyConstraint, KeyOperand, KeyPredicate, OrderedOperator, compile, required_columns,
     string_constants,
 };
 pub use exec::{DetectOptions, Detection, brute_force, detect};
+pub use frequencies::{
+    ConflictClasses, EXCESS_FROM, EqualityFrequencies, equality_attributes, equality_frequencies,
+    fd_classes,
+};
 pub use plan::{DetectionPlan, DriverKind, brute_force_plans, describe_plans};
 pub use relation::{KeyColumn, Relation, float_key, int_key};
 

@@ -1,3 +1,5 @@
+//! A job from options to report: load and detect, charge the ledger, measure and release.
+
 use std::path::Path;
 use std::time::Instant;
 
@@ -7,7 +9,7 @@ use dpincon_release::{ClassFacts, NoiseRng, TableFacts};
 use dpincon_source::{Prepared, ReadOptions, parse_schema_override, prepare_detection, read_table};
 
 use crate::detector::{ConflictDetector, LocalDetector};
-use crate::privacy::{PassResult, measure_and_release, plan};
+use crate::privacy::{PassResult, budget_split, measure_and_release};
 use crate::report::{
     BudgetReport, DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
 };
@@ -302,7 +304,7 @@ async fn run(
     loader: &impl JobLoader,
 ) -> Result<Report, EngineError> {
     let total = Instant::now();
-    let privacy = plan(config)?;
+    let privacy = budget_split(config)?;
     let data = &config.data;
     if let (None, Some(path), Some(p)) = (&prepaid, &data.ledger, &privacy) {
         ledger::check(path, &data.path, data.budget_cap, p.total())?;

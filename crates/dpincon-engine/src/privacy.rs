@@ -17,20 +17,21 @@ use crate::{EngineError, JobConfig};
 
 /// The validated DP part of a job.
 #[derive(Debug, Clone)]
-pub(crate) struct PrivacyPlan {
+pub(crate) struct BudgetSplit {
     pub epsilon: Budget,
     pub projected: Vec<ProjectedSpec>,
-    pub cover: bool,
+    /// Whether I_R, the minimum vertex cover's size, is released.
+    pub releases_r: bool,
     /// How I_R is released (public).
     pub repair: RepairMethod,
 }
 
-impl PrivacyPlan {
+impl BudgetSplit {
     /// The measures in release order.
     pub fn measures(&self) -> Vec<Measure> {
         let mut measures: Vec<Measure> =
             self.projected.iter().map(|s| Measure::from(s.measure)).collect();
-        if self.cover {
+        if self.releases_r {
             measures.push(Measure::R);
         }
         measures
@@ -54,12 +55,12 @@ fn invalid(message: impl Into<String>) -> EngineError {
 /// # Errors
 /// [`EngineError::Config`] naming the option at fault.
 pub fn validate(config: &JobConfig) -> Result<(), EngineError> {
-    plan(config).map(drop)
+    budget_split(config).map(drop)
 }
 
 /// Validates the DP options. `None` when the job releases nothing (only
 /// `--non-private`).
-pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineError> {
+pub(crate) fn budget_split(config: &JobConfig) -> Result<Option<BudgetSplit>, EngineError> {
     let release = &config.release;
     let Some(epsilon) = release.epsilon else {
         if config.test.non_private {
@@ -115,7 +116,7 @@ pub(crate) fn plan(config: &JobConfig) -> Result<Option<PrivacyPlan>, EngineErro
             ..ProjectedSpec::new(measure, epsilon)
         })
         .collect();
-    Ok(Some(PrivacyPlan { epsilon, projected, cover: wanted.contains(&Measure::R), repair }))
+    Ok(Some(BudgetSplit { epsilon, projected, releases_r: wanted.contains(&Measure::R), repair }))
 }
 
 /// `--ir-method`, checked against the job's public memory budget: the LP
@@ -149,7 +150,7 @@ pub(crate) struct PassResult {
 /// a plan (exact values only) no noise is drawn.
 pub(crate) fn measure_and_release(
     graph: &ConflictGraph,
-    mut release: Option<(&PrivacyPlan, &mut NoiseRng)>,
+    mut release: Option<(&BudgetSplit, &mut NoiseRng)>,
     facts: &TableFacts,
     threads: usize,
 ) -> Result<PassResult, EngineError> {
@@ -175,7 +176,7 @@ pub(crate) fn measure_and_release(
                     ProjectedMeasure::P => report.p = Some(release),
                 }
             }
-            if plan.cover {
+            if plan.releases_r {
                 let twice_lp =
                     plan.repair.needs_lp().then(|| twice_fractional_cover(graph, &cover, threads));
                 let values = RepairValues::new(cover.size().cover, twice_lp, facts.fd_cover);

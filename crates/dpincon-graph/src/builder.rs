@@ -1,10 +1,12 @@
+//! Building the graph from the pairs detection finds, shard by shard.
+
 use std::ops::Range;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use roaring::RoaringBitmap;
 
-use crate::deferred::{Freezer, Share, freeze_shards};
+use crate::freezer::{Freezer, Share, freeze_shards};
 use crate::spill::{SpillConfig, SpillStore};
 use crate::{AdjacencyShard, ConflictGraph, Edge, Multipartite};
 
@@ -71,7 +73,7 @@ struct Budget {
 /// writer, and absorbed under that shard's lock only. There is one copy of
 /// the adjacency however many threads write. Multipartite groups are kept
 /// and their rows added at [`GraphBuilder::finish`], each row built once
-/// with its pairs (`deferred.rs`), unless the builder has a memory budget.
+/// with its pairs (`freezer.rs`), unless the builder has a memory budget.
 #[derive(Debug)]
 pub struct GraphBuilder {
     nodes: u32,
@@ -81,7 +83,7 @@ pub struct GraphBuilder {
     budget: Option<Budget>,
     pending: Vec<Vec<(u32, u32)>>,
     /// Multipartite shares whose rows are added when the graph is
-    /// finished (`deferred.rs`); under a budget they are added at once,
+    /// finished (`freezer.rs`); under a budget they are added at once,
     /// as holding them would take memory the budget does not count.
     shares: Mutex<Vec<Share>>,
 }

@@ -1,3 +1,5 @@
+//! The conflict graph and its one error type.
+
 use std::borrow::Cow;
 use std::ops::Range;
 

@@ -21,8 +21,8 @@ use roaring::RoaringBitmap;
 
 mod builder;
 mod bytes;
-mod deferred;
 mod fingerprint;
+mod freezer;
 mod frozen;
 mod graph;
 mod multipartite;

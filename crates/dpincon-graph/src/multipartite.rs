@@ -5,7 +5,7 @@
 //! multipartite, one part per value of `A`. A key is the case where every
 //! row is a part of its own. Handing a sink the whole group, rather than
 //! its edges, lets a sink that stores rows build each row's adjacency once,
-//! after every constraint has been detected (`deferred.rs`), instead of
+//! after every constraint has been detected (`freezer.rs`), instead of
 //! merging one bitmap per constraint into it.
 
 use std::ops::Range;

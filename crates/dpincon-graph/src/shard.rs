@@ -1,3 +1,5 @@
+//! The growing adjacency of one node range while detection runs.
+
 use roaring::RoaringBitmap;
 
 /// The adjacency of a contiguous node-id range `first..first + len`.

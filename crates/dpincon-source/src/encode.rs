@@ -1,3 +1,5 @@
+//! Encoding the compared columns as order-preserving keys.
+
 use std::collections::HashMap;
 
 use arrow::array::{ArrayRef, AsArray};

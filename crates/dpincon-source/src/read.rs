@@ -1,3 +1,5 @@
+//! Reading a local table: formats, schema overrides, read options.
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

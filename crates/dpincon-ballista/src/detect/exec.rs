@@ -1,3 +1,5 @@
+//! `DetectExec`: the operator that detects one constraint group's violating pairs in a partition.
+
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,3 +1,5 @@
+//! `TableScanExec`: the operator that reads a table's rows on an executor, row ids first.
+
 use std::fmt;
 use std::sync::Arc;
 

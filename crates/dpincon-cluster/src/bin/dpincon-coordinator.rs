@@ -69,6 +69,7 @@ struct Args {
 /// A quarter of the physical memory, at least [`DEFAULT_GRAPH_MEMORY`]: the
 /// coordinator's job processes run one at a time per slot, and a graph
 /// that fits needs no spill (issue 29).
+#[allow(unsafe_code)] // sysconf: see SAFETY below
 fn default_graph_memory() -> u64 {
     // SAFETY: sysconf only reads system configuration.
     let (pages, page) =

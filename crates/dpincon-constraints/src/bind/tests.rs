@@ -1,3 +1,5 @@
+//! Tests of binding constraints to a schema.
+
 use super::*;
 use crate::parse::parse_line;
 

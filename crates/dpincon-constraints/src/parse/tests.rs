@@ -1,4 +1,7 @@
+//! Tests of the three constraint syntaxes and their error columns.
+
 use super::*;
+use crate::model::{Literal, Operator, Predicate, TupleVar};
 
 fn attr(tuple: TupleVar, column: &str) -> Operand {
     Operand::Attr { tuple, column: column.to_string() }

@@ -18,7 +18,7 @@ use dpincon_release::{
 use serde::Serialize;
 
 use crate::job::{LoadedJob, noise_rng};
-use crate::privacy::plan;
+use crate::privacy::budget_split;
 use crate::repair::{EXACT_COVER_WORK, exact_repair};
 use crate::{EngineError, JobConfig, Measure, NON_PRIVATE_LABEL};
 
@@ -193,7 +193,7 @@ pub fn coverage(
         let mut job = config.clone();
         job.release.epsilon = Some(epsilon);
         job.test.non_private = true;
-        let privacy = plan(&job)?
+        let privacy = budget_split(&job)?
             .ok_or_else(|| EngineError::Config("an experiment needs --epsilon".into()))?;
         let mut tallies: [Tally; 3] = Default::default();
         for run in 0..options.runs {

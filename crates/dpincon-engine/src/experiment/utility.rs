@@ -7,7 +7,7 @@ use dpincon_release::{ProjectedMeasure, RepairMethod, RepairValues, Strategy, re
 use serde::Serialize;
 
 use crate::job::{LoadedJob, noise_rng};
-use crate::privacy::{measure_and_release, plan};
+use crate::privacy::{budget_split, measure_and_release};
 use crate::repair::{EXACT_COVER_WORK, RepairFacts, exact_repair};
 use crate::{EngineError, JobConfig, Measure, NON_PRIVATE_LABEL};
 
@@ -82,7 +82,7 @@ pub fn utility(
         job.release.strategy = Some(strategy);
         job.release.measures = Some(projected.clone());
         job.test.non_private = true;
-        let privacy = plan(&job)?
+        let privacy = budget_split(&job)?
             .ok_or_else(|| EngineError::Config("an experiment needs --epsilon".into()))?;
         let mut values: [Vec<i64>; 2] = [vec![], vec![]];
         let mut thetas: [Vec<u32>; 2] = [vec![], vec![]];
@@ -141,8 +141,8 @@ fn repair_rows(
     seed: u64,
     rows: &mut Vec<UtilityRow>,
 ) -> Result<RepairFacts, EngineError> {
-    let privacy =
-        plan(config)?.ok_or_else(|| EngineError::Config("an experiment needs --epsilon".into()))?;
+    let privacy = budget_split(config)?
+        .ok_or_else(|| EngineError::Config("an experiment needs --epsilon".into()))?;
     let greedy = dpincon_measures::measure_pass(&loaded.graph, &[], 1).cover.size().cover;
     let facts = exact_repair(&loaded.graph, greedy, EXACT_COVER_WORK, loaded.threads);
     let twice_lp = facts.paper_yardstick();

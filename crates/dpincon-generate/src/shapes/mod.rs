@@ -192,7 +192,7 @@ pub struct ShapeStats {
 }
 
 /// A table with its violations placed, ready to write.
-enum Plan {
+enum Drawn {
     Fds(fds::FdTable),
     Cliques(cliques::Cliques),
     Order(order::Order),
@@ -234,23 +234,23 @@ pub fn generate_shape(options: &ShapeOptions) -> Result<ShapeStats, GenerateErro
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     // Each shape places its violations before the writer exists, so an
     // impossible request leaves no file behind.
-    let mut plan = match shape {
+    let mut drawn = match shape {
         Shape::Hubs | Shape::Sparse | Shape::Mixed => {
-            Plan::Fds(fds::FdTable::draw(fds::Layout::of(shape), n, violations, &mut rng)?)
+            Drawn::Fds(fds::FdTable::draw(fds::Layout::of(shape), n, violations, &mut rng)?)
         }
-        Shape::Cliques => Plan::Cliques(cliques::Cliques::draw(n, violations, rng)?),
-        Shape::Order => Plan::Order(order::Order::draw(n, violations, &mut rng)?),
+        Shape::Cliques => Drawn::Cliques(cliques::Cliques::draw(n, violations, rng)?),
+        Shape::Order => Drawn::Order(order::Order::draw(n, violations, &mut rng)?),
     };
-    let outcome = match &plan {
-        Plan::Fds(t) => t.outcome(),
-        Plan::Cliques(t) => t.outcome(),
-        Plan::Order(t) => t.outcome(),
+    let outcome = match &drawn {
+        Drawn::Fds(t) => t.outcome(),
+        Drawn::Cliques(t) => t.outcome(),
+        Drawn::Order(t) => t.outcome(),
     };
     let mut writer = TableWriter::create(&options.out, format, &names, kinds)?;
-    match &mut plan {
-        Plan::Fds(t) => t.write(&mut writer)?,
-        Plan::Cliques(t) => t.write(&mut writer)?,
-        Plan::Order(t) => t.write(&mut writer)?,
+    match &mut drawn {
+        Drawn::Fds(t) => t.write(&mut writer)?,
+        Drawn::Cliques(t) => t.write(&mut writer)?,
+        Drawn::Order(t) => t.write(&mut writer)?,
     }
     let written = writer.finish()?;
     if let Some(path) = &options.constraints_out {

@@ -1,0 +1,250 @@
+//! The coordinator's job layer: the Coordinator gRPC service in front of
+//! the engine, with each job run in a process of its own
+//! ([`crate::job_process`]) that loads its table on Ballista executors.
+//!
+//! The operator registers datasets ([`crate::datasets`]); a client submits
+//! a job naming one, which is checked ([`crate::submission`]) and admitted
+//! against the queue limits, then **charged** in the dataset's ledger,
+//! given a time slot, stored ([`crate::store`]) and queued, in that order,
+//! before any row is read: a cancel, a failure, a timeout or a crash after
+//! acceptance keeps the charge; only a refusal decided from the request and
+//! the public configuration costs nothing. Jobs run one at a time
+//! ([`crate::runner`]). Jobs belong to the client whose token submitted
+//! them: other clients get "not found".
+//!
+//! What a client sees of a private job: `queued` until its release time,
+//! then how it ended (succeeded with its report, failed with a public
+//! reason, or cancelled by that client). On a fixed-time dataset the
+//! release time is its slot's end, fixed at acceptance from the
+//! acceptance time, the slots before it and the dataset's deadline, all
+//! public: the timeline is the same whatever the rows (issue 26). Counts,
+//! phases and phase times are shown only for non-private jobs of test
+//! datasets.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+use dpincon_engine::ledger::{self};
+use dpincon_proto::MAX_MESSAGE_BYTES;
+use dpincon_proto::v1::coordinator_server::CoordinatorServer;
+use dpincon_proto::v1::{ConfigFormat, JobState};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
+
+use crate::ClusterError;
+use crate::auth::{ClientTokens, RequireClient};
+use crate::datasets::CoordinatorConfig;
+use crate::runner::run_queue;
+use crate::store::{Ending, JobStore, StoredJob, now_ms};
+use crate::submission::{self, Rules};
+use crate::tls::ServerTls;
+
+mod rpc;
+mod shared;
+
+pub(crate) use shared::Shared;
+
+/// How the coordinator runs.
+#[derive(Debug, Clone)]
+pub struct CoordinatorOptions {
+    /// The operator's datasets, limits and state directory.
+    pub config: CoordinatorConfig,
+    /// How jobs reach the Ballista cluster.
+    pub ballista: BallistaOptions,
+    /// The clients' tokens.
+    pub clients: ClientTokens,
+    /// Write private jobs' figures and engine messages (edge counts,
+    /// fingerprints, phase times, errors quoting cells) to the log.
+    pub log_private_values: bool,
+    /// The program that runs one job (`PROGRAM run-job`): the
+    /// `dpincon-coordinator` binary.
+    pub job_program: PathBuf,
+}
+
+/// How jobs reach the Ballista cluster.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct BallistaOptions {
+    /// The scheduler, `http://host:port`.
+    pub scheduler: String,
+    /// Hash partitions per constraint group (and Parquet scan partitions):
+    /// more than the executors' slots balances load and makes a lost
+    /// task cheaper to rerun.
+    pub partitions: usize,
+    /// Graph memory before it spills, when the dataset sets no
+    /// `memory-limit` (bytes).
+    pub graph_memory: u64,
+    /// Mutual TLS to the scheduler and executors (`None`: plaintext, tests).
+    pub tls: Option<dpincon_ballista::tls::ClusterTlsFiles>,
+}
+
+impl BallistaOptions {
+    /// Options with the defaults of the `dpincon-coordinator` command.
+    pub fn new(scheduler: impl Into<String>) -> Self {
+        BallistaOptions {
+            scheduler: scheduler.into(),
+            partitions: dpincon_ballista::DEFAULT_PARTITIONS,
+            graph_memory: dpincon_ballista::DEFAULT_GRAPH_MEMORY,
+            tls: None,
+        }
+    }
+}
+
+/// Jobs listed by `ListJobs` at most (the latest).
+const LIST_LIMIT: usize = 1000;
+/// The Coordinator gRPC service.
+#[derive(Debug, Clone)]
+pub struct CoordinatorService {
+    shared: Arc<Shared>,
+}
+
+impl CoordinatorService {
+    /// A coordinator: locks its directories (a second coordinator on the
+    /// same state or ledger directory refuses to start), opens the job
+    /// store, fails the jobs a previous process left running, queues the
+    /// ones it left queued, and starts the job runner.
+    pub async fn start(options: CoordinatorOptions) -> Result<Self, ClusterError> {
+        let config = &options.config;
+        for dir in ["constraints", "work"] {
+            std::fs::create_dir_all(config.state_dir.join(dir))
+                .map_err(|source| ClusterError::Io { path: config.state_dir.clone(), source })?;
+        }
+        let locks = config
+            .owned_dirs()
+            .iter()
+            .map(|d| ledger::lock_dir(d).map_err(|e| ClusterError::Config(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let store = JobStore::open(&config.state_dir)?;
+        let (interrupted, queued) = store.recover()?;
+        for id in &interrupted {
+            eprintln!("job {id}: failed (interrupted: the coordinator stopped while it ran)");
+        }
+        let (queue, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            options,
+            store,
+            active: Mutex::default(),
+            admission: tokio::sync::Mutex::new(0),
+            queue,
+            next_seq: AtomicU64::new(0),
+            overruns: Mutex::default(),
+            _locks: locks,
+        });
+        for job in queued {
+            resume(&shared, job).await;
+        }
+        let runner = shared.clone();
+        std::thread::Builder::new()
+            .name("dpincon-jobs".into())
+            .spawn(move || run_queue(rx, runner))
+            .map_err(|e| ClusterError::Config(format!("cannot start the job runner: {e}")))?;
+        Ok(CoordinatorService { shared })
+    }
+
+    fn rules(&self) -> Rules<'_> {
+        self.shared.rules()
+    }
+}
+
+impl CoordinatorService {
+    /// The operator's metrics, in Prometheus's text format: stored jobs by
+    /// state and public reason, jobs waiting, ε spent, the cap and ε left
+    /// per dataset, deadline overruns per dataset. Public values only (the
+    /// same reasons a client is told), for a port clients do not reach.
+    pub fn metrics(&self) -> String {
+        use std::fmt::Write as _;
+        let shared = &self.shared;
+        let mut out = String::new();
+        out += "# HELP dpincon_jobs Jobs by state and public failure reason, as their \
+                clients see them (a private job is queued until its release).\n";
+        out += "# TYPE dpincon_jobs gauge\n";
+        for (state, reason, count) in shared.store.counts(now_ms()).unwrap_or_default() {
+            let state = dpincon_proto::state_name(state as i32);
+            let reason = dpincon_proto::reason_name(reason as i32).unwrap_or("");
+            let _ = writeln!(out, "dpincon_jobs{{state=\"{state}\",reason=\"{reason}\"}} {count}");
+        }
+        let waiting = {
+            let active = shared.active.lock().expect("active jobs poisoned");
+            active.values().filter(|j| j.is_queued()).count()
+        };
+        out += "# HELP dpincon_queue_length Jobs accepted and waiting for their slot.\n";
+        out += "# TYPE dpincon_queue_length gauge\n";
+        let _ = writeln!(out, "dpincon_queue_length {waiting}");
+        out += "# HELP dpincon_epsilon_spent Budget charged in each dataset's ledger.\n";
+        out += "# TYPE dpincon_epsilon_spent gauge\n";
+        out += "# HELP dpincon_epsilon_cap Each dataset's budget cap.\n";
+        out += "# TYPE dpincon_epsilon_cap gauge\n";
+        out += "# HELP dpincon_epsilon_left Budget each dataset may still spend (cap - spent).\n";
+        out += "# TYPE dpincon_epsilon_left gauge\n";
+        for d in shared.options.config.datasets.values() {
+            let spent = ledger::spent(&d.ledger).map_or(0.0, |(spent, _)| spent);
+            let left = (d.budget_cap - spent).max(0.0);
+            let _ = writeln!(out, "dpincon_epsilon_spent{{dataset=\"{}\"}} {spent}", d.name);
+            let _ = writeln!(out, "dpincon_epsilon_cap{{dataset=\"{}\"}} {}", d.name, d.budget_cap);
+            let _ = writeln!(out, "dpincon_epsilon_left{{dataset=\"{}\"}} {left}", d.name);
+        }
+        out += "# HELP dpincon_deadline_overruns_total Jobs stopped at their slot's end since start.\n";
+        out += "# TYPE dpincon_deadline_overruns_total counter\n";
+        let overruns = shared.overruns.lock().expect("overruns poisoned");
+        for d in shared.options.config.datasets.keys() {
+            let n = overruns.get(d).copied().unwrap_or(0);
+            let _ = writeln!(out, "dpincon_deadline_overruns_total{{dataset=\"{d}\"}} {n}");
+        }
+        out
+    }
+}
+
+/// Queues a job a previous process accepted (and charged) in a new slot,
+/// checked again against the configuration now (a dataset may be gone);
+/// fails it if refused.
+async fn resume(shared: &Arc<Shared>, job: StoredJob) {
+    let outcome = match submission::check(&job.request, ConfigFormat::Json, shared.rules()) {
+        Ok(accepted) => shared.admit(&job.owner.clone(), accepted, Some(job.clone())).await,
+        Err(refusal) => Err(refusal),
+    };
+    match outcome {
+        Ok(id) => eprintln!("job {id}: resumed after a restart"),
+        Err(refusal) => {
+            eprintln!("job {}: not resumed (its charge stays): {}", job.id, refusal.detail);
+            let error = refusal.reason.text();
+            let end = Ending::plain(JobState::Failed, refusal.reason, error);
+            if let Err(e) = shared.store.finish(&job.id, &end) {
+                eprintln!("job {}: {e}", job.id);
+            }
+            shared.forget(&job.id);
+        }
+    }
+}
+
+/// Serves `service` on `listener` until `shutdown` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    service: CoordinatorService,
+    tls: Option<&ServerTls>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ClusterError> {
+    let clients = service.shared.options.clients.clone();
+    // A request is a small job: its constraint text and a few options. A
+    // client cannot make the coordinator decode more (reports, sent back,
+    // may be large).
+    let max_request = service.shared.options.config.limits.max_constraint_bytes + (64 << 10);
+    let service = CoordinatorServer::new(service)
+        .max_decoding_message_size(max_request)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES);
+    let mut server = Server::builder();
+    if let Some(tls) = tls {
+        server = server.tls_config(tls.config())?;
+    }
+    server
+        .add_service(InterceptedService::new(service, RequireClient::new(clients)))
+        .serve_with_incoming_shutdown(
+            TcpIncoming::from(listener).with_nodelay(Some(true)),
+            shutdown,
+        )
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,284 @@
+//! State the RPC handlers and the job runner share: admission, the charge, what a client may see.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use dpincon_engine::ledger::{self, DirLock};
+use dpincon_proto::v1::{FailureReason, JobState, JobStatus};
+use prost::Message;
+use tokio::sync::mpsc;
+use tonic::Status;
+
+use crate::ClusterError;
+use crate::datasets::ReleaseMode;
+use crate::runner::Active;
+use crate::store::{JobStore, Slot, StoredJob, now_ms};
+use crate::submission::{self, Refusal, Rules};
+
+use super::CoordinatorOptions;
+
+/// State shared by the RPC handlers and the job runner.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub options: CoordinatorOptions,
+    pub store: JobStore,
+    /// Queued and running jobs; ended ones are only in the store.
+    pub(super) active: Mutex<HashMap<String, Arc<Active>>>,
+    /// Serialises admission (queue counts, the charge, the slot, the
+    /// insert as one step); holds the end of the last fixed-time slot.
+    pub(super) admission: tokio::sync::Mutex<i64>,
+    pub(super) queue: mpsc::UnboundedSender<Arc<Active>>,
+    pub(super) next_seq: AtomicU64,
+    /// Jobs stopped at their deadline, per dataset (the operator's log).
+    pub overruns: Mutex<HashMap<String, u64>>,
+    pub(super) _locks: Vec<DirLock>,
+}
+
+impl Shared {
+    /// Where jobs' graph spill files go (anonymous files,
+    /// gone with the process).
+    pub fn work_dir(&self) -> PathBuf {
+        self.options.config.state_dir.join("work")
+    }
+
+    /// Where a job's inline constraints are written for its process.
+    pub fn constraint_path(&self, id: &str) -> PathBuf {
+        self.options.config.state_dir.join("constraints").join(format!("{id}.dcs"))
+    }
+
+    /// What submissions are checked against.
+    pub(super) fn rules(&self) -> Rules<'_> {
+        Rules { datasets: &self.options.config.datasets, limits: &self.options.config.limits }
+    }
+
+    /// Drops an ended job from memory (the store has it).
+    pub fn forget(&self, id: &str) {
+        self.active.lock().expect("active jobs poisoned").remove(id);
+    }
+
+    pub(super) fn active(&self, id: &str) -> Option<Arc<Active>> {
+        self.active.lock().expect("active jobs poisoned").get(id).cloned()
+    }
+
+    /// The job's full status: live while it is active, else from the store.
+    pub(super) fn full_status(&self, stored: &StoredJob) -> JobStatus {
+        if let Some(job) = self.active(&stored.id) {
+            let mut status = job.status.borrow().clone();
+            if status.state == JobState::Queued as i32 {
+                let active = self.active.lock().expect("active jobs poisoned");
+                status.queue_position =
+                    active.values().filter(|j| j.seq < job.seq && j.is_queued()).count() as u32;
+            }
+            return status;
+        }
+        if let Some(full) = stored.detail.as_deref().and_then(|d| JobStatus::decode(d).ok()) {
+            return full;
+        }
+        JobStatus {
+            job_id: stored.id.clone(),
+            state: stored.state as i32,
+            reason: stored.reason as i32,
+            error: match stored.state {
+                JobState::Failed => stored.error.clone(),
+                JobState::Cancelled => "cancelled by a client".into(),
+                _ => String::new(),
+            },
+            ..JobStatus::default()
+        }
+    }
+
+    /// The status a client sees: everything for a non-private job of a test
+    /// dataset; for a private job its state and public reason, and
+    /// `queued` until its release time.
+    pub(super) fn status_of(&self, stored: &StoredJob) -> JobStatus {
+        let full = self.full_status(stored);
+        if stored.non_private {
+            return full;
+        }
+        client_view(&full, stored.slot, now_ms())
+    }
+
+    /// The job `id` if `client` owns it.
+    pub(super) fn owned(&self, id: &str, client: &str) -> Result<StoredJob, Status> {
+        match self.store.get(id).map_err(internal)? {
+            Some(job) if job.owner == client => Ok(job),
+            _ => Err(Status::not_found(format!("no job '{id}'"))),
+        }
+    }
+
+    /// Checks the queue limits, charges the dataset's ledger, fixes the
+    /// job's slot, then stores and queues it. A recovered job (accepted by
+    /// a previous process) was charged then: it only gets a new slot.
+    pub(super) async fn admit(
+        &self,
+        client: &str,
+        accepted: submission::Accepted,
+        recovered: Option<StoredJob>,
+    ) -> Result<String, Refusal> {
+        let mut fixed_until = self.admission.lock().await;
+        let dataset = accepted.dataset.clone();
+        let limits = &self.options.config.limits;
+        let busy_until = {
+            let active = self.active.lock().expect("active jobs poisoned");
+            let queued = active.values().filter(|j| j.is_queued());
+            let (all, mine) =
+                queued.fold((0, 0), |(a, m), j| (a + 1, m + usize::from(j.owner == client)));
+            if recovered.is_none() && all >= limits.max_queued {
+                return Err(Refusal::new(
+                    FailureReason::QueueFull,
+                    format!("{all} jobs are waiting; submit again later"),
+                ));
+            }
+            if recovered.is_none() && mine >= limits.max_queued_per_client {
+                return Err(Refusal::new(
+                    FailureReason::QueueFull,
+                    format!(
+                        "{mine} of your jobs are waiting (the limit per client); submit again later"
+                    ),
+                ));
+            }
+            // Jobs whose end shows as soon as it comes hold their whole
+            // slot until they end: their own timing is public by choice.
+            active.values().filter(|j| !j.slot.fixed).map(|j| j.slot.end_ms).max().unwrap_or(0)
+        };
+        let start_ms = now_ms().max(*fixed_until).max(busy_until);
+        let deadline_ms = i64::try_from(dataset.job_deadline.as_millis()).unwrap_or(i64::MAX);
+        let slot = Slot {
+            start_ms,
+            end_ms: start_ms.saturating_add(deadline_ms),
+            fixed: !accepted.non_private && dataset.release == ReleaseMode::FixedTime,
+        };
+        let (id, prepaid) = match &recovered {
+            Some(job) => {
+                self.store.reslot(&job.id, slot).map_err(|e| {
+                    eprintln!("job {}: cannot give it a new slot: {e}", job.id);
+                    Refusal::new(FailureReason::Internal, "the job store refused the job")
+                })?;
+                (job.id.clone(), job.prepaid.clone())
+            }
+            None => {
+                let id = dpincon_engine::new_job_id().map_err(|e| {
+                    eprintln!("cannot make a job id: {e}");
+                    Refusal::new(FailureReason::Internal, "no job id")
+                })?;
+                // The charge comes first: from here on every outcome is paid.
+                let prepaid = self.charge(&id, &accepted)?;
+                let stored = StoredJob {
+                    id: id.clone(),
+                    owner: client.to_string(),
+                    dataset: dataset.name.clone(),
+                    request: accepted.request.clone(),
+                    non_private: accepted.non_private,
+                    state: JobState::Queued,
+                    reason: FailureReason::Unspecified,
+                    error: String::new(),
+                    report: None,
+                    detail: None,
+                    slot,
+                    prepaid: prepaid.clone(),
+                };
+                self.store.insert(&stored).map_err(|e| {
+                    eprintln!("job {id}: charged but cannot be stored: {e}");
+                    Refusal::new(FailureReason::Internal, "the job store refused the job")
+                })?;
+                (id, prepaid)
+            }
+        };
+        if slot.fixed {
+            *fixed_until = slot.end_ms;
+        }
+        let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
+        let job =
+            Arc::new(Active::new(id.clone(), client.to_string(), seq, accepted, slot, prepaid));
+        self.active.lock().expect("active jobs poisoned").insert(id.clone(), job.clone());
+        if self.queue.send(job).is_err() {
+            return Err(Refusal::new(FailureReason::Internal, "the job runner has stopped"));
+        }
+        eprintln!("job {id}: queued for {client} on dataset {}", dataset.name);
+        Ok(id)
+    }
+
+    /// Records the job's ε in its dataset's ledger (fsynced) or refuses it
+    /// (over the cap: nothing is recorded).
+    pub(super) fn charge(
+        &self,
+        id: &str,
+        accepted: &submission::Accepted,
+    ) -> Result<dpincon_engine::Prepaid, Refusal> {
+        let dataset = &accepted.dataset;
+        let charges = accepted.charges();
+        if charges.is_empty() {
+            return Ok(dpincon_engine::Prepaid { job_id: id.to_string(), ledger: None });
+        }
+        let cap = Some(dataset.budget_cap);
+        match ledger::charge(&dataset.ledger, &dataset.data, cap, id, &charges) {
+            Ok(state) => {
+                Ok(dpincon_engine::Prepaid { job_id: id.to_string(), ledger: Some(state) })
+            }
+            Err(e) => {
+                eprintln!(
+                    "dataset {}: refusing a job of ε = {}: {e}",
+                    dataset.name, accepted.total_epsilon
+                );
+                Err(if e.to_string().contains("cap exceeded") {
+                    Refusal::new(
+                        FailureReason::BudgetExhausted,
+                        format!(
+                            "dataset '{}' cannot fund ε = {} more within its cap {} (see the \
+                             operator)",
+                            dataset.name, accepted.total_epsilon, dataset.budget_cap
+                        ),
+                    )
+                } else {
+                    Refusal::new(FailureReason::Internal, "the dataset's ledger cannot be read")
+                })
+            }
+        }
+    }
+}
+
+/// A private job's status as its client sees it at `now_ms`: how it ended
+/// once that is released (a cancel at once: the client's own act), else
+/// `queued`; never `running`, counts or phases.
+fn client_view(full: &JobStatus, slot: Slot, now_ms: i64) -> JobStatus {
+    let ended = match JobState::try_from(full.state) {
+        Ok(JobState::Cancelled) => true,
+        Ok(JobState::Succeeded | JobState::Failed) => slot.released(now_ms),
+        _ => false,
+    };
+    let release_at_unix_ms = if slot.fixed { slot.end_ms.max(0) as u64 } else { 0 };
+    if !ended {
+        return JobStatus {
+            job_id: full.job_id.clone(),
+            state: JobState::Queued as i32,
+            release_at_unix_ms,
+            ..JobStatus::default()
+        };
+    }
+    JobStatus { release_at_unix_ms, ..private_view(full) }
+}
+
+/// Only what a private job's client may see: id, state, public reason.
+fn private_view(full: &JobStatus) -> JobStatus {
+    JobStatus {
+        job_id: full.job_id.clone(),
+        state: full.state,
+        reason: full.reason,
+        error: full.error.clone(),
+        ..JobStatus::default()
+    }
+}
+
+pub(super) fn internal(e: ClusterError) -> Status {
+    eprintln!("error: {e}");
+    Status::internal(FailureReason::Internal.text())
+}
+
+pub(super) fn is_terminal(state: i32) -> bool {
+    matches!(
+        JobState::try_from(state),
+        Ok(JobState::Succeeded | JobState::Failed | JobState::Cancelled)
+    )
+}

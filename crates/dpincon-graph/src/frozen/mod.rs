@@ -1,0 +1,278 @@
+//! The graph's rows once built: immutable, in a few flat vectors.
+//!
+//! While detection runs, a row is a roaring bitmap that grows
+//! ([`AdjacencyShard`](crate::AdjacencyShard)). Once built it never
+//! changes, and a bitmap costs a vector of containers plus an allocation
+//! per container, with slack: at 330M edges over 8.8M containers that
+//! overhead was as large as the values themselves (1.4 GB for 0.66 GB of
+//! values). A [`FrozenShard`] keeps roaring's containers (the high 16 bits
+//! of a value as a key; the low halves as a sorted array up to 4,096 of
+//! them, else as a 65,536-bit bitmap) in three vectors per shard: 2 bytes a
+//! value and 8 bytes a container, read front to back by every walk.
+
+use std::ops::ControlFlow;
+
+use roaring::RoaringBitmap;
+
+use crate::bytes::Reader;
+use crate::row_chunks;
+
+mod row;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use row::Position;
+pub use row::{Block, Row, RowIter};
+
+/// More values than this in one container: a bitmap (roaring's threshold,
+/// where the array would outgrow the 8 KiB bitmap).
+const ARRAY_MAX: usize = 4096;
+/// `u16` words of a bitmap container.
+const BITMAP_WORDS: usize = 65_536 / 16;
+
+/// One container of a row: values `key << 16 | low` for the `card` lows
+/// stored at `offset` (in `u16` units, from the row's first) as an array,
+/// or as a bitmap when `card` exceeds [`ARRAY_MAX`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Container {
+    key: u16,
+    /// The number of values minus one (a container is never empty).
+    card_minus_1: u16,
+    offset: u32,
+}
+
+impl Container {
+    fn card(self) -> usize {
+        usize::from(self.card_minus_1) + 1
+    }
+
+    fn is_bitmap(self) -> bool {
+        self.card() > ARRAY_MAX
+    }
+
+    fn units(self) -> usize {
+        if self.is_bitmap() { BITMAP_WORDS } else { self.card() }
+    }
+}
+
+/// The finished rows of a contiguous node range `first..first + len`; row
+/// `k` holds the neighbours `v > first + k` of node `first + k`, ascending.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FrozenShard {
+    first: u32,
+    /// Row `k`'s containers are `containers[row_containers[k]..row_containers[k + 1]]`.
+    row_containers: Vec<u64>,
+    /// Row `k`'s values start at `values[row_values[k]]`.
+    row_values: Vec<u64>,
+    containers: Vec<Container>,
+    values: Vec<u16>,
+    edges: u64,
+}
+
+impl FrozenShard {
+    /// A shard starting at node `first`, with no row yet.
+    pub fn new(first: u32) -> Self {
+        FrozenShard { first, row_containers: vec![0], row_values: vec![0], ..Self::default() }
+    }
+
+    /// [`FrozenShard::new`], with room for `rows`, `containers` and
+    /// `values` (`u16` units) before any vector grows.
+    pub(crate) fn with_capacity(first: u32, rows: u32, containers: usize, values: usize) -> Self {
+        let mut shard = Self::new(first);
+        shard.row_containers.reserve_exact(rows as usize);
+        shard.row_values.reserve_exact(rows as usize);
+        shard.containers.reserve_exact(containers);
+        shard.values.reserve_exact(values);
+        shard
+    }
+
+    /// `len` empty rows from `first` (a placeholder for a spilled shard).
+    pub fn empty(first: u32, len: u32) -> Self {
+        let mut shard = Self::new(first);
+        shard.push_empty(len);
+        shard
+    }
+
+    /// The first node id of the range.
+    pub fn first(&self) -> u32 {
+        self.first
+    }
+
+    /// How many rows (node ids) the shard covers.
+    pub fn len(&self) -> u32 {
+        (self.row_containers.len() - 1) as u32
+    }
+
+    /// True if the shard covers no node.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// One past the last node id of the range.
+    pub fn end(&self) -> u64 {
+        u64::from(self.first) + u64::from(self.len())
+    }
+
+    /// Number of edges stored.
+    pub fn edge_count(&self) -> u64 {
+        self.edges
+    }
+
+    /// Appends `count` rows with no neighbour above them.
+    pub fn push_empty(&mut self, count: u32) {
+        let (c, v) = (self.containers.len() as u64, self.values.len() as u64);
+        self.row_containers.extend(std::iter::repeat_n(c, count as usize));
+        self.row_values.extend(std::iter::repeat_n(v, count as usize));
+    }
+
+    /// Appends the next row, its neighbours `values` strictly ascending
+    /// and above the row's own node.
+    pub fn push_sorted(&mut self, values: &[u32]) {
+        debug_assert!(values.windows(2).all(|w| w[0] < w[1]), "a row ascends");
+        debug_assert!(values.first().is_none_or(|&v| u64::from(v) > self.end()));
+        let base = self.values.len();
+        let mut rest = values;
+        while let Some(&head) = rest.first() {
+            let key = head >> 16;
+            let card = rest.partition_point(|&v| v >> 16 == key);
+            let (run, tail) = rest.split_at(card);
+            let offset = u32::try_from(self.values.len() - base).expect("a row fits u32 units");
+            if card > ARRAY_MAX {
+                let start = self.values.len();
+                self.values.resize(start + BITMAP_WORDS, 0);
+                let words = &mut self.values[start..];
+                for &v in run {
+                    let low = v as u16;
+                    words[usize::from(low / 16)] |= 1 << (low % 16);
+                }
+            } else {
+                self.values.extend(run.iter().map(|&v| v as u16));
+            }
+            let (key, card_minus_1) = (key as u16, (card - 1) as u16);
+            self.containers.push(Container { key, card_minus_1, offset });
+            rest = tail;
+        }
+        self.row_containers.push(self.containers.len() as u64);
+        self.row_values.push(self.values.len() as u64);
+        self.edges += values.len() as u64;
+    }
+
+    /// Appends the next row from a bitmap (`scratch` holds its values on
+    /// the way).
+    pub(crate) fn push_bitmap(&mut self, row: &RoaringBitmap, scratch: &mut Vec<u32>) {
+        scratch.clear();
+        let _ = row_chunks(row, |chunk| {
+            scratch.extend_from_slice(chunk);
+            ControlFlow::<()>::Continue(())
+        });
+        self.push_sorted(scratch);
+    }
+
+    /// Row `k` of the shard (node `first + k`).
+    pub fn row(&self, k: u32) -> Row<'_> {
+        let k = k as usize;
+        let containers = self.row_containers[k] as usize..self.row_containers[k + 1] as usize;
+        let values = self.row_values[k] as usize..self.row_values[k + 1] as usize;
+        Row { containers: &self.containers[containers], values: &self.values[values] }
+    }
+
+    /// Every row, in node order.
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = Row<'_>> {
+        (0..self.len()).map(|k| self.row(k))
+    }
+
+    /// Containers and values (`u16` units) stored.
+    pub(crate) fn sizes(&self) -> (usize, usize) {
+        (self.containers.len(), self.values.len())
+    }
+
+    /// Releases the vectors' spare capacity.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.row_containers.shrink_to_fit();
+        self.row_values.shrink_to_fit();
+        self.containers.shrink_to_fit();
+        self.values.shrink_to_fit();
+    }
+
+    /// The shard as bytes (for the spill file), little-endian.
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let indexes = 2 * self.row_containers.len();
+        let size = 8 * (4 + indexes + self.containers.len()) + 2 * self.values.len();
+        let mut out = Vec::with_capacity(size);
+        for x in [u64::from(self.first), u64::from(self.len()), self.containers.len() as u64] {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.values.len() as u64).to_le_bytes());
+        for x in self.row_containers.iter().chain(&self.row_values) {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        for c in &self.containers {
+            out.extend_from_slice(&c.key.to_le_bytes());
+            out.extend_from_slice(&c.card_minus_1.to_le_bytes());
+            out.extend_from_slice(&c.offset.to_le_bytes());
+        }
+        for v in &self.values {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        debug_assert_eq!(out.len(), size);
+        out
+    }
+
+    /// A shard from [`FrozenShard::to_bytes`]; `None` if they are not one.
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        let mut r = Reader::new(bytes);
+        let first = u32::try_from(r.u64().ok()?).ok()?;
+        let rows = usize::try_from(r.u64().ok()?).ok()?;
+        let containers = usize::try_from(r.u64().ok()?).ok()?;
+        let values = usize::try_from(r.u64().ok()?).ok()?;
+        let mut u64s = |count: usize| -> Option<Vec<u64>> {
+            let raw = r.take(count.checked_mul(8)?).ok()?;
+            Some(raw.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect())
+        };
+        let row_containers = u64s(rows.checked_add(1)?)?;
+        let row_values = u64s(rows + 1)?;
+        let raw = r.take(containers.checked_mul(8)?).ok()?;
+        let containers: Vec<Container> = raw
+            .chunks_exact(8)
+            .map(|b| Container {
+                key: u16::from_le_bytes([b[0], b[1]]),
+                card_minus_1: u16::from_le_bytes([b[2], b[3]]),
+                offset: u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+            })
+            .collect();
+        let raw = r.take(values.checked_mul(2)?).ok()?;
+        let values: Vec<u16> =
+            raw.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
+        if !r.is_done() {
+            return None;
+        }
+        let mut shard =
+            FrozenShard { first, row_containers, row_values, containers, values, edges: 0 };
+        if !shard.is_valid() {
+            return None;
+        }
+        shard.edges = shard.rows().map(|r| r.len()).sum();
+        Some(shard)
+    }
+
+    /// Whether the indexes agree with the vectors (for decoded bytes).
+    fn is_valid(&self) -> bool {
+        let ascending = |v: &[u64], end: usize| {
+            v.first() == Some(&0)
+                && v.windows(2).all(|w| w[0] <= w[1])
+                && v.last() == Some(&(end as u64))
+        };
+        ascending(&self.row_containers, self.containers.len())
+            && ascending(&self.row_values, self.values.len())
+            && (0..self.len()).all(|k| {
+                let row = self.row(k);
+                let mut at = 0usize;
+                row.containers.iter().all(|c| {
+                    let ok = c.offset as usize == at;
+                    at += c.units();
+                    ok
+                }) && at == row.values.len()
+                    && row.containers.windows(2).all(|w| w[0].key < w[1].key)
+            })
+    }
+}
