@@ -433,17 +433,15 @@ pub fn prepare(
                 Choice::Floored { floor, top, test, grid: floor_grid(floor, top) }
             } else if let Some(c) = classes {
                 // Keys and FDs of several X: the largest class count over
-                // them at τ, when τ is at most the θ* the bound allows.
+                // them, at τ or θ* if smaller. Both it and f(G_θ) are lower
+                // bounds on I_P with sensitivity θ + 1, so their maximum
+                // is never further from I_P than f(G_θ) alone.
                 let test = take_from_release(&mut release, CLASSES_OF_SEVERAL_X_SHARE, share)?;
                 budget.class_bound = test.value();
                 let (bound, tau) = largest_class(c, test, rng)?;
                 class_bound_out = Some(bound);
                 let theta = problematic_cap(spec.measure, top, rows.rows, release);
-                if tau <= theta {
-                    Choice::Classes { tau, theta, test: Some(test) }
-                } else {
-                    Choice::Fixed(theta)
-                }
+                Choice::Classes { tau: tau.min(theta), theta, test: Some(test) }
             } else {
                 Choice::Fixed(problematic_cap(spec.measure, top, rows.rows, release))
             }

@@ -217,7 +217,7 @@ fn the_excess_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
 #[test]
 fn several_x_release_their_largest_class_count_at_tau_with_the_degree_bound() {
     // Two X: one with classes of 1–3 rows (60 rows), one with stars of 20
-    // (105 rows): the count is the larger sum, τ ≈ 20 + noise < θ* ≈ 60.
+    // (105 rows): the count is the larger sum at τ ≈ 20 + noise < θ* ≈ 60.
     let classes = ClassFacts {
         max_class: 20,
         sizes: vec![(1, 30), (3, 10)],
@@ -236,15 +236,16 @@ fn several_x_release_their_largest_class_count_at_tau_with_the_degree_bound() {
         let r = release_projected(&prepared, &table(&classes, &prepared), &mut rng).unwrap();
         let bound = r.class_bound.expect("the largest class is drawn");
         assert!(bound.null_rows.is_none() && bound.excess.is_none());
-        if r.selection.first().is_some_and(|s| s.mechanism == "class-count") {
-            counted += 1;
-            if r.theta >= 20 {
-                errors.push((r.value - 105).unsigned_abs());
-            }
+        assert_eq!(r.selection[0].mechanism, "class-count");
+        // τ at most θ*: never the projection alone.
+        assert!(r.theta <= r.selection[0].theta_max, "{:?}", r.selection);
+        counted += usize::from(r.theta < r.selection[0].theta_max);
+        if r.theta >= 20 {
+            errors.push((r.value - 105).unsigned_abs());
         }
         assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1]);
     }
-    assert!(counted >= 95, "class count chosen {counted} of 100");
+    assert!(counted >= 95, "τ below θ* in {counted} of 100");
     // At τ ≥ 20 the count is exact: the error is DLap((τ + 1)/ε2) alone.
     let mean = errors.iter().sum::<u64>() as f64 / errors.len() as f64;
     assert!(mean < 40.0, "mean error {mean} over {} runs", errors.len());
