@@ -1,3 +1,5 @@
+//! Node degrees and the edge count in one pass over the edge stream.
+
 use std::ops::ControlFlow;
 
 use dpincon_graph::{Edge, Row};

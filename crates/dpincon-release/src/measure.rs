@@ -1,3 +1,6 @@
+//! The projected measures I_MI and I_P: their value on f(G_θ) and their
+//! sensitivity at θ (SPEC §4).
+
 use std::fmt;
 
 use dpincon_measures::ProjectedCounts;

@@ -1,3 +1,6 @@
+//! The θ-selection strategies (SPEC §4) and the quality scores their
+//! selection steps rank candidates by.
+
 use std::fmt;
 use std::str::FromStr;
 

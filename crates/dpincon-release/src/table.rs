@@ -1,3 +1,5 @@
+//! The private table of f(G_θ) (and the class counts) a release reads.
+
 use std::collections::BTreeMap;
 
 use dpincon_measures::{DegreeBound, ExactCounts, ProjectedCounts};

@@ -1,3 +1,5 @@
+//! Both-direction adjacency (CSR) for the matching and branching of the exact cover.
+
 use std::ops::ControlFlow;
 
 use dpincon_graph::{ConflictGraph, Edge};

@@ -1,3 +1,5 @@
+//! The stable-order greedy vertex cover (SPEC §5), a one-pass visitor.
+
 use std::ops::ControlFlow;
 
 use dpincon_graph::{Edge, Row};

@@ -1,3 +1,5 @@
+//! The edge-addition projection G_θ (SPEC §4): f(G_θ) for many θ in one pass.
+
 use dpincon_graph::Edge;
 
 use crate::EdgeVisitor;
