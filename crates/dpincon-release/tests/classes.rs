@@ -111,6 +111,21 @@ fn fds_of_one_x_take_the_small_tau_when_the_excess_is_small_and_never_draw_a_deg
     assert!(r.theta < 20 && r.theta == r.selection[0].theta_max, "{:?}", r.selection);
 }
 
+/// The mutant every test here must catch: the privacy loss of DLap(1/`eps`)
+/// (half the noise of sensitivity 2/`eps`, or of 1/(`eps`/2)) between two
+/// values.
+fn half_noise_loss(eps: f64, values: [i64; 2], samples: u32, rng: &mut NoiseRng) -> f64 {
+    let half = dpincon_mechanisms::DiscreteLaplace::new(1, eps).unwrap();
+    let mut sample = |v: i64| {
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            *counts.entry(half.release(v, rng)).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    empirical_loss(&sample(values[0]), &sample(values[1]))
+}
+
 /// Release distribution of a key's count on a table and its neighbour: one
 /// added row joins a singleton key group, so two more rows conflict.
 #[test]
@@ -133,15 +148,7 @@ fn the_class_count_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     let loss = empirical_loss(&on_d, &on_neighbour);
     assert!(loss < 1.0 + 0.1, "privacy loss {loss} exceeds ε = 1");
     assert!(loss > 0.5, "the test must see the loss it bounds, got {loss}");
-    let half = dpincon_mechanisms::DiscreteLaplace::new(1, 1.0).unwrap();
-    let mut sample = |count: i64| {
-        let mut counts = HashMap::new();
-        for _ in 0..samples {
-            *counts.entry(half.release(count, &mut rng)).or_insert(0u32) += 1;
-        }
-        counts
-    };
-    let loss = empirical_loss(&sample(100), &sample(102));
+    let loss = half_noise_loss(1.0, [100, 102], samples, &mut rng);
     assert!(loss > 1.3, "half the noise should show a loss above ε, got {loss}");
 }
 
@@ -168,15 +175,7 @@ fn the_class_bound_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
     let loss = empirical_loss(&taus(5), &taus(6));
     assert!(loss < 1.0 + 0.1, "privacy loss {loss} exceeds ε_c = 1");
     assert!(loss > 0.5, "the test must see the loss it bounds, got {loss}");
-    let half = dpincon_mechanisms::DiscreteLaplace::new(1, 2.0).unwrap();
-    let mut sample = |v: i64| {
-        let mut counts = HashMap::new();
-        for _ in 0..samples {
-            *counts.entry(half.release(v, &mut rng)).or_insert(0u32) += 1;
-        }
-        counts
-    };
-    let loss = empirical_loss(&sample(5), &sample(6));
+    let loss = half_noise_loss(2.0, [5, 6], samples, &mut rng);
     assert!(loss > 1.3, "half the noise should show a loss above ε_c, got {loss}");
 }
 
@@ -202,15 +201,7 @@ fn the_excess_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
     let loss = empirical_loss(&draws(10), &draws(11));
     assert!(loss < 1.0 + 0.1, "privacy loss {loss} exceeds ε_x = 1");
     assert!(loss > 0.5, "the test must see the loss it bounds, got {loss}");
-    let half = dpincon_mechanisms::DiscreteLaplace::new(1, 2.0).unwrap();
-    let mut sample = |v: i64| {
-        let mut counts = HashMap::new();
-        for _ in 0..samples {
-            *counts.entry(half.release(v, &mut rng)).or_insert(0u32) += 1;
-        }
-        counts
-    };
-    let loss = empirical_loss(&sample(10), &sample(11));
+    let loss = half_noise_loss(2.0, [10, 11], samples, &mut rng);
     assert!(loss > 1.3, "half the noise should show a loss above ε_x, got {loss}");
 }
 
