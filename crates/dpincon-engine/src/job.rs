@@ -210,10 +210,7 @@ pub fn to_class_facts<'a>(
         excess_from: dpincon_detect::EXCESS_FROM as u32,
         others: vec![],
     };
-    for other in sets {
-        facts.max_class = facts.max_class.max(other.max_class);
-        facts.others.push(other.sizes.clone());
-    }
+    facts.others = sets.map(|other| other.sizes.clone()).collect();
     Some(facts)
 }
 

@@ -39,8 +39,9 @@ pub struct ClassFacts {
     pub excess: u64,
     /// The small τ `excess` counts from (`dpincon_detect::EXCESS_FROM`).
     pub excess_from: u32,
-    /// With several X: `sizes` of each X but the first. `max_class` is then
-    /// the largest over every X; `key`, `null_rows` and `excess` are unused.
+    /// With several X: `sizes` of each X but the first (only the count at
+    /// θ* reads them; `key`, `max_class`, `null_rows` and `excess` are the
+    /// first X's and unused).
     pub others: Vec<Vec<(u64, u64)>>,
 }
 
@@ -62,20 +63,6 @@ impl ClassFacts {
     }
 }
 
-/// With several X: the largest class over them, plus DLap(1/`eps`), as τ
-/// (at least 1). One row moves each X's largest class by at most 1, so
-/// their maximum too.
-pub(crate) fn largest_class(
-    facts: &ClassFacts,
-    eps: Budget,
-    rng: &mut NoiseRng,
-) -> Result<(NoisyClassBound, u32), ReleaseError> {
-    let noise = DiscreteLaplace::new(1, eps.value())?;
-    let max_class = noise.release(facts.max_class as i64, rng);
-    let tau = max_class.clamp(1, i64::from(u32::MAX)) as u32;
-    Ok((NoisyClassBound { max_class, null_rows: None, excess: None }, tau))
-}
-
 /// The noisy class bounds (public): the largest class and the NULL rows,
 /// one draw each at scale 1/ε_b, and the excess at scale 1/ε_x. The first
 /// pair moves by at most 1 in L1 (a row with a NULL B only moves
@@ -85,10 +72,8 @@ pub(crate) fn largest_class(
 pub struct NoisyClassBound {
     /// The largest class, plus noise (1 and exact under a key).
     pub max_class: i64,
-    /// Rows left out for a NULL B, plus noise (0 and exact under a key;
-    /// none with several X).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub null_rows: Option<i64>,
+    /// Rows left out for a NULL B, plus noise (0 and exact under a key).
+    pub null_rows: i64,
     /// The excess over the small τ, plus noise (none under a key).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub excess: Option<i64>,
@@ -144,7 +129,7 @@ pub(crate) fn class_bound(
     rng: &mut NoiseRng,
 ) -> Result<(NoisyClassBound, u32, ClassBounds), ReleaseError> {
     let Some(looks) = looks.filter(|_| !facts.key) else {
-        let bound = NoisyClassBound { max_class: 1, null_rows: Some(0), excess: None };
+        let bound = NoisyClassBound { max_class: 1, null_rows: 0, excess: None };
         return Ok((bound, 1, ClassBounds { max_class: 1, null_rows: 0, excess: None }));
     };
     let noise = DiscreteLaplace::new(1, looks.bound.value())?;
@@ -168,7 +153,7 @@ pub(crate) fn class_bound(
         null_rows: high(null_rows, &noise),
         excess: Some(ExcessBound { from, high: high(excess, &excess_noise) }),
     };
-    let bound = NoisyClassBound { max_class, null_rows: Some(null_rows), excess: Some(excess) };
+    let bound = NoisyClassBound { max_class, null_rows, excess: Some(excess) };
     Ok((bound, tau, bounds))
 }
 

@@ -6,7 +6,7 @@
 use dpincon_measures::DegreeBound;
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 
-use crate::classes::{ClassFacts, ClassLooks, NoisyClassBound, class_bound, largest_class};
+use crate::classes::{ClassFacts, ClassLooks, NoisyClassBound, class_bound};
 use crate::interval::{BOUND_MISS, IntervalBounds, upper_quantile};
 use crate::projected::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
 use crate::{ProjectedMeasure, ReleaseError, Strategy, gem};
@@ -38,9 +38,6 @@ const FLOOR_LOOK_SHARE: f64 = 0.15;
 const CLASS_BOUND_SHARE: f64 = 0.2;
 /// Share of ε on the excess over the small τ₀ (module `classes`).
 const CLASS_EXCESS_SHARE: f64 = 0.05;
-/// Share of ε on the largest class when the keys and FDs have several X
-/// (README of this crate, "the seventh round").
-const CLASSES_OF_SEVERAL_X_SHARE: f64 = 0.15;
 
 /// How θ* will be chosen once the pass has run.
 #[derive(Debug, Clone)]
@@ -431,17 +428,13 @@ pub fn prepare(
                 // degree): θ* from the floor up, by one noisy look.
                 let test = take_from_release(&mut release, FLOOR_LOOK_SHARE, share)?;
                 Choice::Floored { floor, top, test, grid: floor_grid(floor, top) }
-            } else if let Some(c) = classes {
-                // Keys and FDs of several X: the largest class count over
-                // them, at τ or θ* if smaller. Both it and f(G_θ) are lower
-                // bounds on I_P with sensitivity θ + 1, so their maximum
-                // is never further from I_P than f(G_θ) alone.
-                let test = take_from_release(&mut release, CLASSES_OF_SEVERAL_X_SHARE, share)?;
-                budget.class_bound = test.value();
-                let (bound, tau) = largest_class(c, test, rng)?;
-                class_bound_out = Some(bound);
+            } else if classes.is_some() {
+                // Keys and FDs of several X: at θ* the largest class count
+                // over them is, like f(G_θ*), a lower bound on I_P with
+                // sensitivity θ* + 1, so their maximum is never further from
+                // I_P than f(G_θ*) alone, at no cost in ε.
                 let theta = problematic_cap(spec.measure, top, rows.rows, release);
-                Choice::Classes { tau: tau.min(theta), theta, test: Some(test) }
+                Choice::Classes { tau: theta, theta, test: None }
             } else {
                 Choice::Fixed(problematic_cap(spec.measure, top, rows.rows, release))
             }
