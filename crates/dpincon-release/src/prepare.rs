@@ -176,15 +176,15 @@ fn split2(b: Budget, first: f64) -> Result<(Budget, Budget), ReleaseError> {
     Ok((parts[0], parts[1]))
 }
 
-/// Takes `of_epsilon` of ε out of `release`, which holds the 1 − `share`
+/// Takes `of_epsilon` of ε out of `release`, which holds the 1 − `spent`
 /// left after selection (at most half of it, whatever split a job asks
 /// for), and returns it.
 fn take_from_release(
     release: &mut Budget,
     of_epsilon: f64,
-    share: f64,
+    spent: f64,
 ) -> Result<Budget, ReleaseError> {
-    let (taken, rest) = split2(*release, (of_epsilon / (1.0 - share)).min(0.5))?;
+    let (taken, rest) = split2(*release, (of_epsilon / (1.0 - spent)).min(0.5))?;
     *release = rest;
     Ok(taken)
 }
@@ -360,21 +360,25 @@ pub fn prepare(
         && spec.measure == ProjectedMeasure::P
         && (!minimal_bound || classes.is_some_and(ClassFacts::one_x));
     // The baselines spend nothing on selection; the others split ε.
-    let (selection, mut release) = match strategy {
-        Strategy::BaselineTruemax => (None, spec.epsilon),
+    // `spent`: the share of ε the selection took, so the release holds the
+    // rest (what `take_from_release` reads).
+    let (selection, mut release, spent) = match strategy {
+        Strategy::BaselineTruemax => (None, spec.epsilon, 0.0),
         Strategy::BaselineNmax => {
             let (bound, release) = row_bound_share(spec, facts, spec.epsilon, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
-            (None, release)
+            let spent = if spec.max_rows.is_some() { 0.0 } else { MAX_ROWS_SHARE };
+            (None, release, spent)
         }
-        _ if rows_only && spec.max_rows.is_some() => (None, spec.epsilon),
+        _ if rows_only && spec.max_rows.is_some() => (None, spec.epsilon, 0.0),
         _ if rows_only => {
-            let (s, r) = split2(spec.epsilon, share * MAX_ROWS_SHARE)?;
-            (Some(s), r)
+            let spent = share * MAX_ROWS_SHARE;
+            let (s, r) = split2(spec.epsilon, spent)?;
+            (Some(s), r, spent)
         }
         _ => {
             let (s, r) = split2(spec.epsilon, share)?;
-            (Some(s), r)
+            (Some(s), r, share)
         }
     };
     let choice = match (strategy, selection) {
@@ -388,6 +392,7 @@ pub fn prepare(
             let source = selection.unwrap_or(release);
             let (bound_rows, _) = row_bound(spec, facts, source, 1.0, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(bound_rows.bound), Some(bound_rows.high));
+            let top = clamp_theta(bound_rows.bound.value);
             match classes {
                 Some(c) if c.key => {
                     let (bound, tau, high) = class_bound(c, None, rng)?;
@@ -395,24 +400,18 @@ pub fn prepare(
                     Choice::Classes { tau, theta: tau, test: None }
                 }
                 Some(c) => {
-                    // What the release holds of ε: the rest of ñ's look.
-                    let held = if selection.is_some() { share * MAX_ROWS_SHARE } else { 0.0 };
                     let looks = CLASS_BOUND_SHARE + CLASS_EXCESS_SHARE;
-                    let test = take_from_release(&mut release, looks, held)?;
+                    let test = take_from_release(&mut release, looks, spent)?;
                     let parts =
                         test.split(&[CLASS_BOUND_SHARE / looks, CLASS_EXCESS_SHARE / looks])?;
                     budget.class_bound = test.value();
                     let looks = ClassLooks { bound: parts[0], excess: parts[1], release };
                     let (bound, tau, high) = class_bound(c, Some(looks), rng)?;
                     (class_bound_out, class_high) = (Some(bound), Some(high));
-                    let top = clamp_theta(bound_rows.bound.value);
                     let theta = problematic_cap(spec.measure, top, bound_rows.rows, release);
                     Choice::Classes { tau: tau.min(theta), theta, test: Some(test) }
                 }
-                None => {
-                    let top = clamp_theta(bound_rows.bound.value);
-                    Choice::Fixed(problematic_cap(spec.measure, top, bound_rows.rows, release))
-                }
+                None => Choice::Fixed(problematic_cap(spec.measure, top, bound_rows.rows, release)),
             }
         }
         (Strategy::UbDirect, Some(selection)) if minimal_bound => {
@@ -426,7 +425,7 @@ pub fn prepare(
             if spec.measure == ProjectedMeasure::Mi && top > floor {
                 // A vacuous bound (hubs: group sizes far above any real
                 // degree): θ* from the floor up, by one noisy look.
-                let test = take_from_release(&mut release, FLOOR_LOOK_SHARE, share)?;
+                let test = take_from_release(&mut release, FLOOR_LOOK_SHARE, spent)?;
                 Choice::Floored { floor, top, test, grid: floor_grid(floor, top) }
             } else if classes.is_some() {
                 // Keys and FDs of several X: at θ* the largest class count

@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use common::empirical_loss;
 use dpincon_measures::{ExactCounts, ProjectedCounts};
 use dpincon_release::{
-    Budget, ClassFacts, NoiseRng, Prepared, ProjectedMeasure, ProjectedSpec, ProjectionTable,
-    TableFacts, prepare, release_projected,
+    Budget, ClassFacts, NoiseRng, Prepared, ProjectedMeasure, ProjectedRelease, ProjectedSpec,
+    ProjectionTable, TableFacts, prepare, release_projected,
 };
 
 /// One X of `group` rows at most, with `classes`.
@@ -111,6 +111,25 @@ fn fds_of_one_x_take_the_small_tau_when_the_excess_is_small_and_never_draw_a_deg
     assert!(r.theta < 20 && r.theta == r.selection[0].theta_max, "{:?}", r.selection);
 }
 
+/// How often each `outcome` of a fresh prepare and release occurs over
+/// `samples` runs on a 5,000-row table of `classes` at `epsilon`.
+fn outcomes(
+    classes: &ClassFacts,
+    epsilon: f64,
+    samples: u32,
+    rng: &mut NoiseRng,
+    outcome: impl Fn(&ProjectedRelease) -> i64,
+) -> HashMap<i64, u32> {
+    let mut counts = HashMap::new();
+    for _ in 0..samples {
+        let prepared =
+            prepare(&spec(epsilon, 5000), &facts(5000, 400, classes.clone()), rng).unwrap();
+        let r = release_projected(&prepared, &table(classes, &prepared), rng).unwrap();
+        *counts.entry(outcome(&r)).or_insert(0u32) += 1;
+    }
+    counts
+}
+
 /// The mutant every test here must catch: the privacy loss of DLap(1/`eps`)
 /// (half the noise of sensitivity 2/`eps`, or of 1/(`eps`/2)) between two
 /// values.
@@ -161,16 +180,10 @@ fn the_class_bound_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
     let samples = 60_000u32;
     let mut rng = NoiseRng::seeded(31);
     let mut taus = |max_class: u64| {
-        let classes = fd(vec![(1, 9)], max_class, 4000);
-        let mut counts = HashMap::new();
-        for _ in 0..samples {
-            let prepared =
-                prepare(&spec(5.0, 5000), &facts(5000, 400, classes.clone()), &mut rng).unwrap();
-            assert!((prepared.budget().class_bound - 1.25).abs() < 1e-9);
-            let r = release_projected(&prepared, &table(&classes, &prepared), &mut rng).unwrap();
-            *counts.entry(i64::from(r.theta)).or_insert(0u32) += 1;
-        }
-        counts
+        outcomes(&fd(vec![(1, 9)], max_class, 4000), 5.0, samples, &mut rng, |r| {
+            assert!((r.budget.class_bound - 1.25).abs() < 1e-9);
+            i64::from(r.theta)
+        })
     };
     let loss = empirical_loss(&taus(5), &taus(6));
     assert!(loss < 1.0 + 0.1, "privacy loss {loss} exceeds ε_c = 1");
@@ -187,16 +200,9 @@ fn the_excess_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
     let samples = 60_000u32;
     let mut rng = NoiseRng::seeded(37);
     let mut draws = |excess: u64| {
-        let classes = fd(vec![(1, 9), (3, 3)], 12, excess);
-        let mut counts = HashMap::new();
-        for _ in 0..samples {
-            let prepared =
-                prepare(&spec(20.0, 5000), &facts(5000, 400, classes.clone()), &mut rng).unwrap();
-            let r = release_projected(&prepared, &table(&classes, &prepared), &mut rng).unwrap();
-            let drawn = r.class_bound.and_then(|b| b.excess).expect("FDs draw the excess");
-            *counts.entry(drawn).or_insert(0u32) += 1;
-        }
-        counts
+        outcomes(&fd(vec![(1, 9), (3, 3)], 12, excess), 20.0, samples, &mut rng, |r| {
+            r.class_bound.and_then(|b| b.excess).expect("FDs draw the excess")
+        })
     };
     let loss = empirical_loss(&draws(10), &draws(11));
     assert!(loss < 1.0 + 0.1, "privacy loss {loss} exceeds ε_x = 1");
