@@ -1,16 +1,18 @@
 //! dpincon's conflict detection on Apache DataFusion Ballista: our
 //! DataFusion physical operators, their codec, the plan of a job, and the
-//! coordinator's side (submitting the plan, merging the edge stream).
+//! coordinator's side (submitting the plan, assembling the graph).
 //!
 //! - [`scan`]: `TableScanExec`, the table read by the executors with row
 //!   ids = row positions (SPEC §1) from the Parquet footer's row counts.
 //! - [`detect`]: `DetectExec`, the embedded detector run per hash
 //!   partition of a constraint group's equality attributes (Ballista's
-//!   shuffle does the partitioning), emitting a summary and sorted `(u, v)` edges.
+//!   shuffle does the partitioning), emitting a summary and its adjacency
+//!   as row records in global row ids.
 //! - [`codec`]: `DpinconCodec`, wrapping Ballista's codec; the scheduler,
 //!   the executors and the client all need it.
 //! - [`plan`]: the physical plan of a job, from constraints and schema.
-//! - [`merge`]: every partition at once → one deduplicated stream Λ → spilling graph.
+//! - [`assemble`]: every partition at once → their row records filed by
+//!   shard on every core → the frozen (spilling) graph, walked as Λ.
 //! - [`job`]: Ballista's job API as the coordinator needs it: submit,
 //!   stream the result, clean or cancel by the job's id.
 //! - [`loader`]: `BallistaLoader`, the engine's `JobLoader` seam: the
@@ -28,11 +30,11 @@
 
 #![warn(missing_docs)]
 
+pub mod assemble;
 pub mod codec;
 pub mod detect;
 pub mod job;
 pub mod loader;
-pub mod merge;
 pub mod plan;
 pub mod process;
 pub mod scan;
@@ -64,9 +66,9 @@ pub enum BallistaError {
     /// DataFusion or Ballista failed (building, submitting or running).
     #[error("distributed engine: {0}")]
     Engine(#[from] datafusion::error::DataFusionError),
-    /// The result could not be merged (disk, or a malformed result).
-    #[error("merging the edge stream: {0}")]
-    Merge(String),
+    /// The result could not be assembled (disk, or a malformed result).
+    #[error("assembling the graph: {0}")]
+    Assemble(String),
     /// A process could not start (a bad flag, an address, credentials).
     #[error("{0}")]
     Process(String),

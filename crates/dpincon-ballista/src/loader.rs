@@ -1,6 +1,7 @@
 //! The coordinator's side of a job: the engine's `JobLoader` seam run on
 //! Ballista. Plan from the constraints and the schema (no row read),
-//! submit, merge the executors' sorted partitions into Λ, assemble the facts.
+//! submit, assemble the executors' adjacency pieces into the graph, and
+//! the facts from their summaries.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -12,15 +13,14 @@ use dpincon_engine::{
     EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, parse_bytes, plan_reports,
     read_options, to_class_facts,
 };
-use dpincon_graph::{EdgeFingerprint, SpillConfig};
+use dpincon_graph::{EdgeFingerprint, SpillConfig, edge_stream_fingerprint};
 use dpincon_release::TableFacts;
 use dpincon_source::object::{ObjectTable, block_on};
 use dpincon_source::{DataFormat, ObjectUrl, S3Settings};
-use futures::StreamExt;
 
 use crate::BallistaError;
+use crate::assemble::{Assembled, assemble, prefetch};
 use crate::job::{BallistaJobId, Scheduler};
-use crate::merge::{Merged, PREFETCH_BATCHES, PartitionEdges, merge};
 use crate::plan::{JobPlan, PlanRequest, build_plan};
 use crate::scan::ScanFormat;
 use crate::tls::ClusterTls;
@@ -32,13 +32,16 @@ pub struct DetectStats {
     pub groups: usize,
     /// Detection tasks (groups × their partitions).
     pub tasks: usize,
-    /// Edges received from the executors, repeats included.
+    /// Bytes of row records received from the executors, repeats included.
     pub received: u64,
-    /// The graph's stream Λ: edge count and order-sensitive hash.
-    pub fingerprint: EdgeFingerprint,
+    /// Conflict edges.
+    pub edges: u64,
+    /// The graph's stream Λ: edge count and order-sensitive hash (walked
+    /// for non-private jobs only, as the embedded job does).
+    pub fingerprint: Option<EdgeFingerprint>,
     /// Seconds until the Ballista job ended (scan, shuffle, detection),
-    /// until every result partition's summary arrived, and merging the
-    /// partitions' edges into the graph as they are fetched.
+    /// until every result partition's summary arrived, and assembling the
+    /// partitions' pieces into the graph as they are fetched.
     pub seconds: DetectSeconds,
 }
 
@@ -49,8 +52,8 @@ pub struct DetectSeconds {
     pub job: f64,
     /// Opening every result partition and reading its summary.
     pub fetch: f64,
-    /// Fetching and merging the partitions' edges into Λ and the graph.
-    pub merge: f64,
+    /// Fetching the partitions' pieces, filing them and freezing the graph.
+    pub assemble: f64,
 }
 
 /// Hash partitions per constraint group by default (the coordinator's
@@ -227,10 +230,13 @@ impl JobLoader for BallistaLoader {
             Some(limit) => parse_bytes(limit)?,
             None => self.graph_memory,
         };
-        let (facts, graph, stats) = self.detect(&plan, memory).await?;
+        let (facts, graph, mut stats) = self.detect(&plan, memory).await?;
+        if config.test.non_private {
+            stats.fingerprint = Some(edge_stream_fingerprint(graph.edges()));
+        }
         let detect_s = detect_start.elapsed().as_secs_f64();
         progress.finish(Phase::Detect, detect_s);
-        let fingerprint = Some(stats.fingerprint);
+        let fingerprint = stats.fingerprint;
         *self.stats.lock().expect("stats lock") = Some(stats);
         Ok(LoadedJob {
             graph,
@@ -268,8 +274,8 @@ impl BallistaLoader {
         if let Err(e) = ended {
             log::warn!("Ballista job {job}: cannot delete its files now: {e}");
         }
-        let (merged, groups, spilled) = received?;
-        // The graph's spill file is checked once the merge is done.
+        let (assembled, groups, spilled) = received?;
+        // The graph's spill file is checked once the graph is frozen.
         if let Some(limit) = self.max_spill_bytes
             && spilled > limit
         {
@@ -277,7 +283,7 @@ impl BallistaLoader {
                 "the job's graph spill took more than {limit} bytes on disk"
             )));
         }
-        let (graph, fingerprint, received) = (merged.graph, merged.fingerprint, merged.received);
+        let Assembled { graph, received } = assembled;
         let rows = groups[0].rows;
         let maxima = groups.iter().take(plan.sets.len()).map(|g| g.max_frequency).collect();
         let f = plan.frequencies(maxima);
@@ -301,14 +307,22 @@ impl BallistaLoader {
                 .and_then(to_class_facts),
         };
         let tasks = groups.iter().map(|g| g.partitions).sum();
-        let stats = DetectStats { groups: groups.len(), tasks, received, fingerprint, seconds };
+        let edges = graph.edge_count();
+        let stats = DetectStats {
+            groups: groups.len(),
+            tasks,
+            received,
+            edges,
+            fingerprint: None,
+            seconds,
+        };
         Ok((facts, graph, stats))
     }
 
     /// Reads the result of `job`: every partition at once, each fetched by
     /// its own task a few batches ahead; first their summaries (the
-    /// per-group totals, the row count), then their edges merged into the
-    /// graph off the runtime's workers (module `merge`).
+    /// per-group totals, the row count), then their pieces assembled into
+    /// the graph off the runtime's workers (module `assemble`).
     async fn receive(
         &self,
         scheduler: &mut Scheduler,
@@ -316,24 +330,12 @@ impl BallistaLoader {
         plan: &JobPlan,
         memory: u64,
         seconds: &mut DetectSeconds,
-    ) -> Result<(Merged, Vec<GroupTotals>, u64), EngineError> {
+    ) -> Result<(Assembled, Vec<GroupTotals>, u64), EngineError> {
         let waiting = Instant::now();
         let streams = scheduler.partitions(job).await.map_err(remote)?;
         seconds.job = waiting.elapsed().as_secs_f64();
         let fetching = Instant::now();
-        let mut partitions = Vec::with_capacity(streams.len());
-        for mut stream in streams {
-            let (tx, rx) = tokio::sync::mpsc::channel(PREFETCH_BATCHES);
-            tokio::spawn(async move {
-                while let Some(batch) = stream.next().await {
-                    let failed = batch.is_err();
-                    if tx.send(batch).await.is_err() || failed {
-                        break;
-                    }
-                }
-            });
-            partitions.push(PartitionEdges::new(rx));
-        }
+        let mut partitions: Vec<_> = streams.into_iter().map(prefetch).collect();
         let mut groups = vec![GroupTotals::default(); plan.groups()];
         for p in &mut partitions {
             let s = p.summary().await.map_err(remote)?;
@@ -360,13 +362,15 @@ impl BallistaLoader {
         }
         let nodes = u32::try_from(rows).map_err(|_| remote("more than 2^32 rows"))?;
         let spill = SpillConfig { dir: self.work_dir.clone(), memory_limit: memory };
-        let merging = Instant::now();
-        let merged = tokio::task::spawn_blocking(move || merge(partitions, nodes, &spill))
-            .await
-            .map_err(remote)?
-            .map_err(remote)?;
-        seconds.merge = merging.elapsed().as_secs_f64();
-        let spilled = merged.graph.spilled_bytes();
-        Ok((merged, groups, spilled))
+        let assembling = Instant::now();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let assembled =
+            tokio::task::spawn_blocking(move || assemble(partitions, nodes, &spill, threads))
+                .await
+                .map_err(remote)?
+                .map_err(remote)?;
+        seconds.assemble = assembling.elapsed().as_secs_f64();
+        let spilled = assembled.graph.spilled_bytes();
+        Ok((assembled, groups, spilled))
     }
 }

@@ -56,7 +56,7 @@ pub struct LoadStats {
     pub edges: u64,
     /// The edge stream's fingerprint.
     pub fingerprint: String,
-    /// Seconds in the Ballista job, fetching its result, merging it.
+    /// Seconds in the Ballista job, fetching its result, assembling the graph.
     #[serde(default)]
     pub seconds: [f64; 3],
 }
@@ -224,9 +224,9 @@ async fn run(spec: &JobSpec) -> ChildMessage {
     let outcome = run_prepaid_job(&spec.config, spec.prepaid.clone(), &progress, &loader).await;
     let stats = loader.stats().map(|s| LoadStats {
         tasks: s.tasks as u32,
-        edges: s.fingerprint.edges,
-        fingerprint: s.fingerprint.to_string(),
-        seconds: [s.seconds.job, s.seconds.fetch, s.seconds.merge],
+        edges: s.edges,
+        fingerprint: s.fingerprint.map(|f| f.to_string()).unwrap_or_default(),
+        seconds: [s.seconds.job, s.seconds.fetch, s.seconds.assemble],
     });
     let failed = |reason: FailureReason, detail: String, stats| ChildMessage::Failed {
         reason: reason.as_str_name().into(),

@@ -9,7 +9,7 @@
 //!   ([`store`]) and run one at a time ([`runner`]), each in a process of
 //!   its own ([`job_process`]: `dpincon_engine::run_prepaid_job` with a
 //!   `BallistaLoader`, which submits the detection plan to the scheduler,
-//!   merges the returned partitions into the stream Λ and runs the measures
+//!   assembles the returned partitions into the graph and runs the measures
 //!   and releases). The coordinator never reads the table. Private jobs'
 //!   clients see `queued`, then the end at its release time, and public
 //!   failure reasons only.

@@ -151,9 +151,9 @@ async fn run_one(job: &Active, shared: &Shared) {
         // Where detection's time went: it grows with the data, so only
         // where the operator may see such figures.
         if reveal {
-            let [ballista, fetch, merge] = s.seconds;
+            let [ballista, fetch, assemble] = s.seconds;
             eprintln!(
-                "job {}: detection: Ballista job {ballista:.1}s, fetch {fetch:.1}s, merge {merge:.1}s",
+                "job {}: detection: Ballista job {ballista:.1}s, fetch {fetch:.1}s, assemble {assemble:.1}s",
                 job.id
             );
         }

@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use roaring::RoaringBitmap;
 
-use crate::freezer::{Freezer, Share, freeze_shards};
+use crate::encoded::EncodedRow;
+use crate::freezer::{Share, freeze_shards};
 use crate::spill::{SpillConfig, SpillStore};
-use crate::{AdjacencyShard, ConflictGraph, Edge, Multipartite};
+use crate::{AdjacencyShard, ConflictGraph, Edge, GraphError, Multipartite};
 
 /// Where detection puts the conflicting pairs it finds.
 ///
@@ -54,7 +55,9 @@ pub const DEFAULT_SHARD_NODES: u32 = 1 << 16;
 #[derive(Debug)]
 struct Slot {
     shard: AdjacencyShard,
-    /// Estimated bytes of the shard's bitmaps in memory.
+    /// Row records received whole (`encoded.rs`), checked.
+    records: Vec<u8>,
+    /// Estimated bytes of the shard's bitmaps and records in memory.
     bytes: i64,
 }
 
@@ -102,7 +105,7 @@ impl GraphBuilder {
             .map(|k| {
                 let first = k * shard_nodes;
                 let shard = AdjacencyShard::new(first, shard_nodes.min(nodes - first));
-                Mutex::new(Slot { shard, bytes: 0 })
+                Mutex::new(Slot { shard, records: Vec::new(), bytes: 0 })
             })
             .collect();
         GraphBuilder {
@@ -166,7 +169,7 @@ impl GraphBuilder {
         let first = k as u32 * self.shard_nodes;
         sort_pairs(pairs, first, self.shard_nodes);
         pairs.dedup();
-        self.update(k, |shard, account| shard.absorb_sorted(pairs, account));
+        self.update(k, |slot, account| slot.shard.absorb_sorted(pairs, account));
         pairs.clear();
     }
 
@@ -174,23 +177,54 @@ impl GraphBuilder {
     fn absorb_upper(&self, u: u32, upper: &RoaringBitmap) {
         debug_assert!(upper.max().is_none_or(|v| v < self.nodes));
         if !upper.is_empty() {
-            self.update(self.shard_of(u), |shard, account| shard.absorb_upper(u, upper, account));
+            let k = self.shard_of(u);
+            self.update(k, |slot, account| slot.shard.absorb_upper(u, upper, account));
         }
     }
 
+    /// Adds row records encoded by [`encode_row`](crate::encode_row) (a
+    /// cluster executor's adjacency pieces), each checked against the
+    /// graph's nodes first. A node's records may come any number of times,
+    /// in any order, from any thread; the graph keeps their union.
+    pub fn add_rows(&self, mut bytes: &[u8]) -> Result<(), GraphError> {
+        while !bytes.is_empty() {
+            // A run of records of one shard goes in under one lock.
+            let (mut run, mut rest) = (None, bytes);
+            while !rest.is_empty() {
+                let (row, tail) = EncodedRow::split(rest).map_err(GraphError::BadRows)?;
+                row.check(self.nodes).map_err(GraphError::BadRows)?;
+                match &mut run {
+                    None => run = Some((self.shard_of(row.node), row.byte_len())),
+                    Some((k, len)) if *k == self.shard_of(row.node) => *len += row.byte_len(),
+                    Some(_) => break,
+                }
+                rest = tail;
+            }
+            let (k, len) = run.expect("bytes are left");
+            let (records, tail) = bytes.split_at(len);
+            self.update(k, |slot, _| {
+                slot.records.extend_from_slice(records);
+                records.len() as i64
+            });
+            bytes = tail;
+        }
+        Ok(())
+    }
+
     /// Applies `change` to shard `k` under its lock; `change` returns how
-    /// many bytes the shard grew by (counted only under a budget, the
-    /// `bool`), and the shard is spilled when the budget runs out.
-    fn update(&self, k: usize, change: impl FnOnce(&mut AdjacencyShard, bool) -> i64) {
+    /// many bytes the shard grew by (bitmaps counted only under a budget,
+    /// the `bool`), and the shard is spilled when the budget runs out.
+    fn update(&self, k: usize, change: impl FnOnce(&mut Slot, bool) -> i64) {
         let mut slot = self.slots[k].lock().expect("shard lock");
-        let grown = change(&mut slot.shard, self.budget.is_some());
+        let grown = change(&mut slot, self.budget.is_some());
         slot.bytes += grown;
         let Some(budget) = &self.budget else { return };
         let total = budget.total.fetch_add(grown, Ordering::Relaxed) + grown;
         if total > budget.limit * 3 / 4 && slot.bytes > 0 {
             // Spill the shard in hand: every shard is flushed often, so the
             // big ones are spilled soon enough, and no second lock is taken.
-            budget.store.lock().expect("spill lock").spill(k, &mut slot.shard);
+            let Slot { shard, records, .. } = &mut *slot;
+            budget.store.lock().expect("spill lock").spill(k, shard, records);
             budget.total.fetch_sub(slot.bytes, Ordering::Relaxed);
             slot.bytes = 0;
         }
@@ -209,21 +243,36 @@ impl GraphBuilder {
         for (k, pairs) in pending.iter_mut().enumerate() {
             self.absorb(k, pairs);
         }
-        let shards: Vec<AdjacencyShard> =
-            self.slots.into_iter().map(|s| s.into_inner().expect("shard lock").shard).collect();
+        let shards: Vec<_> = self
+            .slots
+            .into_iter()
+            .map(|s| {
+                let slot = s.into_inner().expect("shard lock");
+                (slot.shard, slot.records)
+            })
+            .collect();
         let shares = self.shares.into_inner().expect("shares lock");
-        match self.budget {
+        let store = self.budget.map(|b| b.store.into_inner().expect("spill lock"));
+        let (nodes, shard_nodes) = (self.nodes, self.shard_nodes);
+        let frozen = freeze_shards(shards, shard_nodes, nodes, &shares, store.as_ref(), threads);
+        match store {
             None => {
-                let frozen = freeze_shards(shards, self.shard_nodes, self.nodes, &shares, threads);
-                ConflictGraph::from_shards(self.nodes, frozen)
+                let shards = frozen.into_iter().map(|(shard, _)| shard).collect();
+                ConflictGraph::from_shards(nodes, shards)
                     .expect("the builder's shards tile the node range")
             }
-            Some(budget) => {
-                debug_assert!(shares.is_empty(), "under a budget groups are added at once");
-                let mut store = budget.store.into_inner().expect("spill lock");
-                let mut freezer = Freezer::new(self.nodes);
-                let (frozen, edges) = store.compact(shards, |s| freezer.freeze(s, &[], &[]));
-                ConflictGraph::spilled(self.nodes, frozen, store, edges)
+            Some(mut store) => {
+                let mut edges = 0;
+                let mut shards = Vec::with_capacity(frozen.len());
+                for (k, (shard, spilled)) in frozen.into_iter().enumerate() {
+                    edges += shard.edge_count();
+                    if let Some((segment, spilled_edges)) = spilled {
+                        edges += spilled_edges;
+                        store.set_frozen(k, segment);
+                    }
+                    shards.push(shard);
+                }
+                ConflictGraph::spilled(nodes, shards, store, edges)
             }
         }
     }

@@ -1,18 +1,23 @@
-//! Finishing the graph: each row built once, frozen.
+//! Finishing the graph: each row built once, frozen, a shard per thread.
 //!
 //! A row of a 10^6-row Tax table conflicts under several FDs: merging one
 //! bitmap per constraint into it reallocated its containers at every
 //! merge, most of detection's time. So multipartite groups are held back
-//! until the graph is finished; then a row's neighbours from all its
-//! groups and its pairwise edges are marked in a dense bit array, read back
-//! ascending and written once into the shard's [`FrozenShard`]. Rows
-//! without groups are copied from their bitmaps.
+//! until the graph is finished, and a cluster's executors send rows whole
+//! (`encoded.rs`); then a row's neighbours from all its groups, records
+//! and pairwise edges are marked in a dense bit array, read back ascending
+//! and written once into the shard's [`FrozenShard`]. A row with one
+//! source is copied from it. A shard spilled while it was built is merged
+//! with its segments and written back frozen.
 
 use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::builder::bucket_by_row;
+use crate::encoded::{EncodedRow, records};
+use crate::frozen::BITMAP_WORDS;
+use crate::spill::{Segment, SpillStore};
 use crate::{AdjacencyShard, FrozenShard, Multipartite, row_chunks};
 
 /// The rows `share` (positions in the group's (class, id) order) of a
@@ -22,15 +27,27 @@ pub(crate) type Share = (Arc<Multipartite>, Range<usize>);
 /// One row's part in one group: the row, the index of its share, its class.
 type Entry = (u32, u32, u32);
 
-/// Freezes `shards` (node ranges of `shard_nodes` ids each) with the upper
-/// rows of every share added, spread over `threads` threads by shard.
+/// What a shard holds when the graph is finished: its bitmaps and the
+/// row records it received.
+pub(crate) type ShardParts = (AdjacencyShard, Vec<u8>);
+
+/// A shard frozen: in memory, or (spilled while built) a placeholder with
+/// where it was written back and its edge count.
+pub(crate) type Frozen = (FrozenShard, Option<(Segment, u64)>);
+
+/// Freezes every shard (node ranges of `shard_nodes` ids each) with the
+/// upper rows of every share added, spread over `threads` threads by
+/// shard. A shard `store` holds segments of is merged with them and
+/// written back there frozen (an empty placeholder is returned with its
+/// segment and edge count).
 pub(crate) fn freeze_shards(
-    shards: Vec<AdjacencyShard>,
+    shards: Vec<ShardParts>,
     shard_nodes: u32,
     nodes: u32,
     shares: &[Share],
+    store: Option<&SpillStore>,
     threads: usize,
-) -> Vec<FrozenShard> {
+) -> Vec<Frozen> {
     let mut entries: Vec<Vec<Entry>> = vec![Vec::new(); shards.len()];
     for (g, (group, share)) in shares.iter().enumerate() {
         for i in share.clone() {
@@ -38,10 +55,26 @@ pub(crate) fn freeze_shards(
             entries[(row / shard_nodes) as usize].push((row, g as u32, class));
         }
     }
+    // Shard k with its spilled segments, frozen; written back if spilled.
+    let freeze_one = |freezer: &mut Freezer, k: usize, parts: ShardParts, entries: &[Entry]| {
+        let (shard, received) = parts;
+        let spilled = store.filter(|s| s.spilled(k)).map(|s| s.segments_of(k));
+        let mut sources = vec![received.as_slice()];
+        sources.extend(spilled.iter().flatten().map(Vec::as_slice));
+        let shard = freezer.freeze(shard, &sources, entries, shares);
+        match store {
+            Some(store) if spilled.is_some() => {
+                let segment = store.append(&shard.to_bytes());
+                let placeholder = FrozenShard::empty(shard.first(), shard.len());
+                (placeholder, Some((segment, shard.edge_count())))
+            }
+            _ => (shard, None),
+        }
+    };
     let work: Vec<_> =
         shards.into_iter().zip(entries).map(|w| std::sync::Mutex::new(Some(w))).collect();
     let next = AtomicUsize::new(0);
-    let mut frozen: Vec<(usize, FrozenShard)> = std::thread::scope(|scope| {
+    let mut frozen: Vec<(usize, Frozen)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads.min(work.len()).max(1))
             .map(|_| {
                 scope.spawn(|| {
@@ -51,8 +84,8 @@ pub(crate) fn freeze_shards(
                         let k = next.fetch_add(1, Ordering::Relaxed);
                         let Some(slot) = work.get(k) else { break done };
                         let taken = slot.lock().expect("shard lock").take();
-                        let (shard, entries) = taken.expect("each shard is taken once");
-                        done.push((k, freezer.freeze(shard, &entries, shares)));
+                        let (parts, entries) = taken.expect("each shard is taken once");
+                        done.push((k, freeze_one(&mut freezer, k, parts, &entries)));
                     }
                 })
             })
@@ -78,38 +111,55 @@ impl Freezer {
         Freezer { scratch: DenseScratch::new(nodes), values: Vec::new(), last: (0, 0) }
     }
 
-    /// `shard`'s rows, with the upper rows of the `shares` its `entries`
-    /// name added, frozen.
+    /// `shard`'s rows, with the row records of `sources` and the upper
+    /// rows of the `shares` its `entries` name added, frozen.
     pub(crate) fn freeze(
         &mut self,
         shard: AdjacencyShard,
+        sources: &[&[u8]],
         entries: &[Entry],
         shares: &[Share],
     ) -> FrozenShard {
         let Freezer { scratch, values, last } = self;
         let first = shard.first();
-        // By row; a row's groups in any order (the union does not care).
+        // By row; a row's groups and records in any order (the union does
+        // not care). Records were checked when they came in, or written
+        // here (the spill file).
         let (sorted, starts) = bucket_by_row(entries, first, shard.len(), |e| e.0);
+        let rows: Vec<EncodedRow<'_>> = sources
+            .iter()
+            .flat_map(|bytes| records(bytes))
+            .map(|r| r.unwrap_or_else(|e| panic!("graph: a kept row record does not parse: {e}")))
+            .collect();
+        let keyed: Vec<(u32, u32)> =
+            rows.iter().enumerate().map(|(i, r)| (r.node, i as u32)).collect();
+        let (by_row, row_starts) = bucket_by_row(&keyed, first, shard.len(), |r| r.0);
         let room = |n: usize| n + n / 8;
         let mut out = FrozenShard::with_capacity(first, shard.len(), room(last.0), room(last.1));
         for (k, pairs) in shard.into_bitmaps().into_iter().enumerate() {
             let u = first + k as u32;
-            match (&sorted[starts[k] as usize..starts[k + 1] as usize], pairs.is_empty()) {
-                ([], true) => out.push_empty(1),
-                ([], false) => out.push_bitmap(&pairs, values),
-                ([(_, g, class)], true) => {
+            let groups = &sorted[starts[k] as usize..starts[k + 1] as usize];
+            let records = &by_row[row_starts[k] as usize..row_starts[k + 1] as usize];
+            match (groups, records, pairs.is_empty()) {
+                ([], [], true) => out.push_empty(1),
+                ([], [], false) => out.push_bitmap(&pairs, values),
+                ([], [(_, r)], true) => out.push_record(&rows[*r as usize]),
+                ([(_, g, class)], [], true) => {
                     // One group and no pair: its upper row comes out ascending.
                     values.clear();
                     shares[*g as usize].0.for_each_upper(u, *class, |v| values.push(v));
                     out.push_sorted(values);
                 }
-                (mine, _) => {
+                _ => {
                     let _ = row_chunks(&pairs, |pairs| {
                         pairs.iter().for_each(|&v| scratch.set(v));
                         ControlFlow::<()>::Continue(())
                     });
-                    for &(_, g, class) in mine {
+                    for &(_, g, class) in groups {
                         shares[g as usize].0.for_each_upper(u, class, |v| scratch.set(v));
+                    }
+                    for &(_, r) in records {
+                        scratch.set_record(&rows[r as usize]);
                     }
                     values.clear();
                     scratch.drain_sorted(values);
@@ -146,6 +196,30 @@ impl DenseScratch {
         self.summary[w / 64] |= 1 << (w % 64);
         self.lo = self.lo.min(w / 64);
         self.hi = self.hi.max(w / 64 + 1);
+    }
+
+    /// Sets every value of a row record: an array's one by one, a
+    /// bitmap's a 64-bit word at a time.
+    fn set_record(&mut self, row: &EncodedRow<'_>) {
+        for c in row.containers() {
+            let base = u32::from(c.key) << 16;
+            let at = c.offset as usize;
+            if !c.is_bitmap() {
+                (at..at + c.card()).for_each(|i| self.set(base | u32::from(row.unit(i))));
+                continue;
+            }
+            for j in 0..BITMAP_WORDS / 4 {
+                let word =
+                    (0..4).fold(0u64, |w, q| w | u64::from(row.unit(at + 4 * j + q)) << (16 * q));
+                if word != 0 {
+                    let w = (base / 64) as usize + j;
+                    self.words[w] |= word;
+                    self.summary[w / 64] |= 1 << (w % 64);
+                    self.lo = self.lo.min(w / 64);
+                    self.hi = self.hi.max(w / 64 + 1);
+                }
+            }
+        }
     }
 
     /// Appends the set bits to `out` ascending and clears them: a sweep
@@ -237,6 +311,91 @@ mod tests {
                 assert_eq!(got, want, "spill {spill}, {writers} writers");
             }
         }
+    }
+
+    /// Rows sent whole as records (a cluster's executors), split over
+    /// several senders with overlaps, and mixed with pairs and groups, give
+    /// the graph of the union: in memory or spilled, one thread or two.
+    #[test]
+    fn row_records_pairs_and_groups_give_the_union_of_their_edges() {
+        let n = 140_000;
+        let pairs = pseudo_random_pairs(n, 30_000, 4);
+        // Rows with a dense block (a bitmap container) and far neighbours.
+        let mut rows: Vec<(u32, Vec<u32>)> = (0..400u32)
+            .map(|i| {
+                let u = i * 331;
+                let mut vs: Vec<u32> =
+                    (1..60).map(|j| (u + j * j * 37) % n).filter(|&v| v > u).collect();
+                if i % 50 == 0 {
+                    vs.extend(u + 1..(u + 5_000).min(n));
+                }
+                vs.sort_unstable();
+                vs.dedup();
+                (u, vs)
+            })
+            .collect();
+        rows.retain(|(_, vs)| !vs.is_empty());
+        let groups: Vec<Arc<Multipartite>> = groups(n).into_iter().map(Arc::new).collect();
+        let mut want: Vec<Edge> = pairs.iter().map(|&(a, b)| Edge::new(a, b)).collect();
+        want.extend(rows.iter().flat_map(|(u, vs)| vs.iter().map(|&v| Edge::new(*u, v))));
+        for group in &groups {
+            group.emit_rows(0..group.len(), &mut want);
+        }
+        want.sort_unstable();
+        want.dedup();
+        // Three senders: each row's values split in two overlapping halves,
+        // every third row sent twice.
+        let mut pieces = vec![Vec::new(); 3];
+        for (i, (u, vs)) in rows.iter().enumerate() {
+            let cut = vs.len() / 2;
+            crate::encode_row(&mut pieces[i % 3], *u, &vs[..=cut.min(vs.len() - 1)]);
+            crate::encode_row(&mut pieces[(i + 1) % 3], *u, &vs[cut..]);
+            if i % 3 == 0 {
+                crate::encode_row(&mut pieces[2], *u, vs);
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let config = SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 16 << 10 };
+        for spill in [false, true] {
+            for threads in [1usize, 2] {
+                let builder = if spill {
+                    GraphBuilder::with_spill(n, &config).unwrap()
+                } else {
+                    GraphBuilder::new(n)
+                };
+                std::thread::scope(|scope| {
+                    for piece in &pieces {
+                        let builder = &builder;
+                        scope.spawn(move || builder.add_rows(piece).unwrap());
+                    }
+                    let mut writer = builder.writer();
+                    pairs.iter().for_each(|&(a, b)| writer.add(a, b));
+                    for group in &groups {
+                        writer.add_multipartite(group, 0..group.len());
+                    }
+                });
+                if spill {
+                    assert!(builder.spilled_bytes() > 0, "the tiny budget must force spills");
+                }
+                let graph = builder.finish_on(threads);
+                assert_eq!(graph.edge_count(), want.len() as u64);
+                let got: Vec<Edge> = graph.edges().collect();
+                assert_eq!(got, want, "spill {spill}, {threads} threads");
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_row_records_are_an_error_and_add_nothing() {
+        let builder = GraphBuilder::new(100);
+        let mut bytes = Vec::new();
+        crate::encode_row(&mut bytes, 3, &[4, 99]);
+        crate::encode_row(&mut bytes, 5, &[6, 100]);
+        let err = builder.add_rows(&bytes).unwrap_err();
+        assert!(err.to_string().contains("neighbour 100 outside"), "{err}");
+        let err = builder.add_rows(&bytes[..7]).unwrap_err();
+        assert!(err.to_string().contains("cut short"), "{err}");
+        assert_eq!(builder.finish().edge_count(), 0);
     }
 
     #[test]

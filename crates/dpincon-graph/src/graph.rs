@@ -20,6 +20,10 @@ pub enum GraphError {
         /// Where it starts instead (or the end of the shards).
         found: u64,
     },
+    /// Row records from another process (a cluster's executors) that are
+    /// not well formed for this graph.
+    #[error("malformed row records: {0}")]
+    BadRows(String),
     /// A stored neighbour is not a node of the graph.
     #[error("node {node} has neighbour {neighbour} outside the graph's {nodes} nodes")]
     NeighbourOutOfRange {

@@ -21,6 +21,7 @@ use roaring::RoaringBitmap;
 
 mod builder;
 mod bytes;
+mod encoded;
 mod fingerprint;
 mod freezer;
 mod frozen;
@@ -32,6 +33,7 @@ mod spill;
 mod test_pairs;
 
 pub use builder::{EdgeSink, GraphBuilder, ShardWriter};
+pub use encoded::encode_row;
 pub use fingerprint::{EdgeFingerprint, edge_stream_fingerprint};
 pub use frozen::{Block, FrozenShard, Row, RowIter};
 pub use graph::{ConflictGraph, EdgeStream, GraphError};

@@ -1,21 +1,21 @@
 //! Spilling adjacency shards to disk when the graph outgrows its memory
 //! budget (`--memory-limit`).
 //!
-//! While the graph is built, a spilled shard is written as segments of
-//! roaring rows to one anonymous temporary file (deleted by the OS when the
-//! graph is dropped). The same edge may be spilled twice (added before and
-//! after a spill), so [`SpillStore::compact`] merges each shard's segments,
-//! a shard at a time, and writes it back frozen ([`FrozenShard`]); walks
+//! While the graph is built, a spilled shard is written to one anonymous
+//! temporary file (deleted by the OS when the graph is dropped) as a
+//! segment of row records (`encoded.rs`): its bitmaps and the records it
+//! had received. The same edge may be spilled twice (added before and
+//! after a spill), so finishing the graph merges each shard's segments, a
+//! shard per thread, and writes it back frozen ([`FrozenShard`]); walks
 //! then read spilled shards back one at a time. Memory stays bounded by
-//! the budget plus one shard.
+//! the budget plus a shard per thread.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use roaring::RoaringBitmap;
-
+use crate::encoded::encode_row;
 use crate::{AdjacencyShard, FrozenShard};
 
 /// Where and when to spill.
@@ -29,7 +29,7 @@ pub struct SpillConfig {
 
 /// A byte range of the spill file holding part of one shard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Segment {
+pub(crate) struct Segment {
     offset: u64,
     len: u64,
 }
@@ -37,14 +37,14 @@ struct Segment {
 /// The spill file and which segments belong to which shard.
 #[derive(Debug)]
 pub(crate) struct SpillStore {
-    file: Mutex<File>,
-    end: u64,
-    /// Roaring segments of each shard while the graph is built.
+    file: File,
+    /// The end of the file: appends reserve their range here, so threads
+    /// write side by side.
+    end: AtomicU64,
+    /// Record segments of each shard while the graph is built.
     segments: Vec<Vec<Segment>>,
     /// Each compacted shard, frozen.
     frozen: Vec<Option<Segment>>,
-    /// Bytes written, for reports.
-    written: u64,
 }
 
 fn io_panic(e: std::io::Error) -> ! {
@@ -57,17 +57,16 @@ impl SpillStore {
     pub(crate) fn new(config: &SpillConfig, shards: usize) -> std::io::Result<Self> {
         let file = tempfile::tempfile_in(&config.dir)?;
         Ok(SpillStore {
-            file: Mutex::new(file),
-            end: 0,
+            file,
+            end: AtomicU64::new(0),
             segments: vec![Vec::new(); shards],
             frozen: vec![None; shards],
-            written: 0,
         })
     }
 
     /// Total bytes ever written to the spill file.
     pub(crate) fn bytes_written(&self) -> u64 {
-        self.written
+        self.end.load(Ordering::Relaxed)
     }
 
     /// Bytes of compacted shard `k` on disk.
@@ -80,40 +79,39 @@ impl SpillStore {
         self.frozen[k].is_some()
     }
 
-    /// Appends `bytes` to the file.
-    fn append(&mut self, bytes: &[u8]) -> Segment {
-        let file = self.file.get_mut().expect("spill file lock");
-        file.seek(SeekFrom::Start(self.end))
-            .and_then(|_| file.write_all(bytes))
-            .unwrap_or_else(|e| io_panic(e));
-        let segment = Segment { offset: self.end, len: bytes.len() as u64 };
-        self.end += segment.len;
-        self.written += segment.len;
-        segment
+    /// Whether shard `k` was spilled while the graph was built.
+    pub(crate) fn spilled(&self, k: usize) -> bool {
+        !self.segments[k].is_empty()
+    }
+
+    /// Appends `bytes` to the file (from any thread).
+    pub(crate) fn append(&self, bytes: &[u8]) -> Segment {
+        let len = bytes.len() as u64;
+        let offset = self.end.fetch_add(len, Ordering::Relaxed);
+        self.file.write_all_at(bytes, offset).unwrap_or_else(|e| io_panic(e));
+        Segment { offset, len }
     }
 
     fn read(&self, segment: Segment) -> Vec<u8> {
         let mut bytes = vec![0u8; segment.len as usize];
-        let mut file = self.file.lock().expect("spill file lock");
-        file.seek(SeekFrom::Start(segment.offset))
-            .and_then(|_| file.read_exact(&mut bytes))
-            .unwrap_or_else(|e| io_panic(e));
+        self.file.read_exact_at(&mut bytes, segment.offset).unwrap_or_else(|e| io_panic(e));
         bytes
     }
 
-    /// Appends the non-empty bitmaps of `shard` as a segment of shard `k`
-    /// and empties them in memory.
-    pub(crate) fn spill(&mut self, k: usize, shard: &mut AdjacencyShard) {
-        let mut bytes = Vec::new();
+    /// Appends the non-empty bitmaps of `shard` and the `records` it had
+    /// received as a segment of shard `k`, and empties both in memory.
+    pub(crate) fn spill(&mut self, k: usize, shard: &mut AdjacencyShard, records: &mut Vec<u8>) {
+        let mut bytes = std::mem::take(records);
+        let first = shard.first();
+        let mut values = Vec::new();
         for (i, bits) in shard.bitmaps_mut().iter_mut().enumerate() {
             if bits.is_empty() {
                 continue;
             }
-            bits.optimize();
-            bytes.extend_from_slice(&(i as u32).to_le_bytes());
-            bytes.extend_from_slice(&(bits.serialized_size() as u32).to_le_bytes());
-            bits.serialize_into(&mut bytes).unwrap_or_else(|e| io_panic(e));
-            *bits = RoaringBitmap::new();
+            values.clear();
+            values.extend(bits.iter());
+            encode_row(&mut bytes, first + i as u32, &values);
+            *bits = roaring::RoaringBitmap::new();
         }
         if !bytes.is_empty() {
             let segment = self.append(&bytes);
@@ -121,20 +119,15 @@ impl SpillStore {
         }
     }
 
-    /// Unions shard `k`'s segments into `shard` (in place).
-    fn load_into(&self, k: usize, shard: &mut AdjacencyShard) {
-        for &segment in &self.segments[k] {
-            let bytes = self.read(segment);
-            let mut rest = &bytes[..];
-            while rest.len() >= 8 {
-                let node = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes")) as usize;
-                let len = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes")) as usize;
-                let bits = RoaringBitmap::deserialize_from(&rest[8..8 + len])
-                    .unwrap_or_else(|e| io_panic(e));
-                shard.bitmaps_mut()[node] |= bits;
-                rest = &rest[8 + len..];
-            }
-        }
+    /// Shard `k`'s segments, read back: its spilled records.
+    pub(crate) fn segments_of(&self, k: usize) -> Vec<Vec<u8>> {
+        self.segments[k].iter().map(|&s| self.read(s)).collect()
+    }
+
+    /// Records where compacted shard `k` lies, its segments done with.
+    pub(crate) fn set_frozen(&mut self, k: usize, segment: Segment) {
+        self.segments[k].clear();
+        self.frozen[k] = Some(segment);
     }
 
     /// Compacted shard `k`, read back.
@@ -142,33 +135,5 @@ impl SpillStore {
         let segment = self.frozen[k].expect("shard k was compacted to disk");
         FrozenShard::from_bytes(&self.read(segment))
             .unwrap_or_else(|| panic!("graph spill file: shard {k} does not read back"))
-    }
-
-    /// Freezes every shard with `freeze`, a shard in memory at a time:
-    /// a spilled one is merged with its segments and written back frozen
-    /// (an empty placeholder is returned for it), the others are returned.
-    /// Also returns the edge count.
-    pub(crate) fn compact(
-        &mut self,
-        shards: Vec<AdjacencyShard>,
-        mut freeze: impl FnMut(AdjacencyShard) -> FrozenShard,
-    ) -> (Vec<FrozenShard>, u64) {
-        let mut edges = 0;
-        let mut out = Vec::with_capacity(shards.len());
-        for (k, mut shard) in shards.into_iter().enumerate() {
-            let spilled = !self.segments[k].is_empty();
-            self.load_into(k, &mut shard);
-            let (first, len) = (shard.first(), shard.len());
-            let frozen = freeze(shard);
-            edges += frozen.edge_count();
-            if spilled {
-                self.segments[k].clear();
-                self.frozen[k] = Some(self.append(&frozen.to_bytes()));
-                out.push(FrozenShard::empty(first, len));
-            } else {
-                out.push(frozen);
-            }
-        }
-        (out, edges)
     }
 }

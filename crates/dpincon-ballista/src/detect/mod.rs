@@ -9,11 +9,12 @@
 //! (`dpincon_detect::detect`). Constraints without such a set form the
 //! unbounded group, detected over the whole table in one partition.
 //!
-//! Each partition emits its edges as sorted, deduplicated `(u, v)` batches
-//! of global row ids (one run of the coordinator's merge), then its
-//! summary ([`wire`]): its row count and the maximum frequency of X among
-//! its rows (an X value lives in one partition, so the maximum over
-//! partitions is maxfreq_X(D), SPEC §4's `ub-hem` fact).
+//! Each partition emits its summary ([`wire`]): its row count, the
+//! maximum frequency of X among its rows (an X value lives in one
+//! partition, so the maximum over partitions is maxfreq_X(D), SPEC §4's
+//! `ub-hem` fact) and the classes of X's keys and FDs; then its graph as
+//! row records in global row ids, rows ascending (the coordinator files
+//! them by shard, `crate::assemble`).
 
 mod exec;
 mod stream;

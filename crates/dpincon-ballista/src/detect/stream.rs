@@ -1,5 +1,5 @@
-//! One partition's detection: rows in, sorted edge batches and the
-//! partition's summary out (the format of [`super::wire`]).
+//! One partition's detection: rows in, the partition's summary and its
+//! adjacency as row records out (the format of [`super::wire`]).
 
 use std::path::PathBuf;
 
@@ -9,24 +9,23 @@ use datafusion::arrow::datatypes::{SchemaRef, UInt32Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::{DataFusionError, Result};
 use dpincon_detect::{DetectOptions, detect, equality_frequencies};
+use dpincon_graph::encode_row;
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::BallistaError;
 
 use super::exec::DetectSpec;
-use super::wire::{Summary, batch, summary};
-
-/// Edges per output batch.
-const BATCH_EDGES: usize = 1 << 16;
+use super::wire::{ROWS_BYTES, Summary, rows as rows_batch, summary};
 
 fn failed(what: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::Execution(format!("detection: {what}"))
 }
 
 /// Detects `spec`'s constraints among the rows of `batches` (a row-id
-/// column first, then some of `table`'s columns) and hands the edges to
-/// `emit`: the summary, then sorted `(u, v)` batches of row ids; stops
-/// early when `emit` returns false (the consumer is gone).
+/// column first, then some of `table`'s columns) and hands the result to
+/// `emit`: the summary, then the rows of the partition's graph in global
+/// row ids, ascending; stops early when `emit` returns false (the
+/// consumer is gone).
 pub fn detect_rows(
     spec: &DetectSpec,
     table: &SchemaRef,
@@ -96,19 +95,35 @@ pub fn detect_rows(
     if !emit(summary(&Summary { group: spec.group, rows: n, max_frequency, classes })?) {
         return Ok(());
     }
-    let (mut us, mut vs) = (Vec::with_capacity(BATCH_EDGES), Vec::with_capacity(BATCH_EDGES));
-    for e in detection.graph.edges() {
-        us.push(ids[e.u as usize]);
-        vs.push(ids[e.v as usize]);
-        if us.len() == BATCH_EDGES {
-            let full = (std::mem::take(&mut us), std::mem::take(&mut vs));
-            if !emit(batch(full.0, full.1)?) {
-                return Ok(());
-            }
+    // Local ids ascend with global ids, so each row maps to an ascending
+    // row of global ids, and the rows come out in global order: the
+    // coordinator takes them a shard's run at a time.
+    let graph = detection.graph;
+    let (mut records, mut values, mut open) = (Vec::new(), Vec::new(), true);
+    let mut failed = None;
+    graph.for_each_row(0..graph.shard_count(), |u, row| {
+        if !open || row.is_empty() {
+            return;
         }
+        values.clear();
+        let _ = row.chunks(|chunk| {
+            values.extend(chunk.iter().map(|&v| ids[v as usize]));
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        encode_row(&mut records, ids[u as usize], &values);
+        if records.len() >= ROWS_BYTES {
+            match rows_batch(&records) {
+                Ok(batch) => open = emit(batch),
+                Err(e) => (open, failed) = (false, Some(e)),
+            }
+            records.clear();
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
     }
-    if !us.is_empty() && !emit(batch(us, vs)?) {
-        return Ok(());
+    if open && !records.is_empty() {
+        emit(rows_batch(&records)?);
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use datafusion::physical_plan::collect_partitioned;
 use datafusion::prelude::SessionContext;
 use dpincon_graph::{SpillConfig, edge_stream_fingerprint};
 
-use crate::merge::{PartitionEdges, merge};
+use crate::assemble::{PartitionPieces, assemble};
 use crate::plan::{PlanRequest, build_plan};
 use crate::scan::ScanFormat;
 
@@ -73,7 +73,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     assert_eq!(partitions.len(), 3 * 3 + 1);
 
     // Each partition through its own channel, as the coordinator reads
-    // them: summaries first, then one merge of every partition's edges.
+    // them: summaries first, then every partition's pieces assembled.
     let mut rows = vec![0u64; plan.groups()];
     let mut maxima = vec![0u64; plan.sets.len()];
     let mut sources = Vec::new();
@@ -82,7 +82,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
         for batch in partition {
             tx.try_send(Ok(batch.clone())).unwrap();
         }
-        let mut source = PartitionEdges::new(rx);
+        let mut source = PartitionPieces::new(rx);
         let s = source.summary().await.unwrap();
         let g = s.group as usize;
         rows[g] += u64::from(s.rows);
@@ -94,15 +94,18 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     }
     assert_eq!(rows, vec![7; 4], "every group sees every row once");
     let spill = SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 1 << 20 };
-    let merged =
-        tokio::task::spawn_blocking(move || merge(sources, 7, &spill)).await.unwrap().unwrap();
-    let (graph, fingerprint) = (merged.graph, merged.fingerprint);
+    let assembled = tokio::task::spawn_blocking(move || assemble(sources, 7, &spill, 2))
+        .await
+        .unwrap()
+        .unwrap();
+    let graph = assembled.graph;
+    assert!(assembled.received > 0);
 
     let mut job = dpincon_engine::JobConfig::new(&data, &dcs);
     job.data.schema = Some(SCHEMA.into());
     let want = dpincon_engine::load(&job, &dpincon_engine::NoProgress).await.unwrap();
     assert_eq!(graph.edges().collect::<Vec<_>>(), want.graph.edges().collect::<Vec<_>>());
-    assert_eq!(fingerprint, edge_stream_fingerprint(want.graph.edges()));
+    assert_eq!(edge_stream_fingerprint(graph.edges()), edge_stream_fingerprint(want.graph.edges()));
     let f = plan.frequencies(maxima);
     assert_eq!(f.max_frequencies, want.facts.max_frequencies);
     assert_eq!(f.minimal_max_frequencies, want.facts.minimal_max_frequencies);

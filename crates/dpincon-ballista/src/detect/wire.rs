@@ -1,40 +1,49 @@
-//! What a detection partition sends: its summary, then `(u, v)` rows of
-//! UInt32, 8 bytes an edge, in (u, v) order. The summary: `(MARK, group)`, `(rows, max)`, `(k, 0)` with
-//! k ∈ {0, 1} and, when k = 1, the classes of the group's keys and FDs
-//! (`dpincon_detect::fd_classes`; a group is one X): `(cover, max_class)`,
-//! `(null_rows, flags)` (bit 0 a key, bit 1 every member is a key or an
-//! FD), `(m, excess)` and m rows `(class size, classes of that size)`.
+//! What a detection partition sends: its summary, then its adjacency as
+//! row records (`dpincon_graph::encode_row`: each row's neighbours above
+//! it in global row ids, the frozen graph's own container layout), about
+//! [`ROWS_BYTES`] a batch.
 //!
-//! No edge has `u = MARK` (`u32::MAX`): row ids are below n ≤ 2^32 − 1.
-//! `max` is `MARK` when the group has no equality set (no frequency): a
-//! real maximum frequency is at most n − 1 < `MARK`. Each partition is
-//! its own stream, so a summary's rows are adjacent; a stream that breaks
-//! this shape is an error, never a wrong graph.
+//! Rows `(kind, data)`: `kind` [`SUMMARY`] once, first, then [`ROWS`].
+//! A summary's `data` is little-endian u64s: `group`, `rows`, the maximum
+//! frequency of X (`u64::MAX`: the group has no equality set), then 0, or
+//! 1 and the classes of the group's keys and FDs
+//! (`dpincon_detect::fd_classes`; a group is one X): `cover`,
+//! `max_class`, `null_rows`, flags (bit 0 a key, bit 1 every member is a
+//! key or an FD), `excess`, `m` and m pairs `(class size, classes of that
+//! size)`. A stream that breaks this shape is an error, never a wrong graph.
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt32Type};
+use datafusion::arrow::array::{Array, AsArray, BinaryArray, RecordBatch, UInt8Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt8Type};
 use datafusion::error::{DataFusionError, Result};
 use dpincon_detect::ConflictClasses;
 
-/// The marker in `u` opening a summary.
-pub const MARK: u32 = u32::MAX;
+/// `kind` of a summary row.
+pub const SUMMARY: u8 = 0;
+/// `kind` of a row of row records.
+pub const ROWS: u8 = 1;
+/// Bytes of row records a partition sends per batch.
+pub const ROWS_BYTES: usize = 1 << 20;
 
-/// The output schema: `u`, `v`, both UInt32, never NULL.
+/// The output schema: `kind` UInt8 and `data` Binary, never NULL.
 pub fn output_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
-        Field::new("u", DataType::UInt32, false),
-        Field::new("v", DataType::UInt32, false),
+        Field::new("kind", DataType::UInt8, false),
+        Field::new("data", DataType::Binary, false),
     ]))
 }
 
-/// A batch of edges (or summary rows).
-pub fn batch(us: Vec<u32>, vs: Vec<u32>) -> Result<RecordBatch> {
+fn one(kind: u8, data: &[u8]) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(
         output_schema(),
-        vec![Arc::new(UInt32Array::from(us)), Arc::new(UInt32Array::from(vs))],
+        vec![Arc::new(UInt8Array::from(vec![kind])), Arc::new(BinaryArray::from(vec![data]))],
     )?)
+}
+
+/// A batch of row records (whole records, as `encode_row` writes them).
+pub fn rows(records: &[u8]) -> Result<RecordBatch> {
+    one(ROWS, records)
 }
 
 /// One partition's summary.
@@ -51,128 +60,94 @@ pub struct Summary {
     pub classes: Option<(ConflictClasses, bool)>,
 }
 
-const KEY: u32 = 1;
-const ALL_FD_SHAPED: u32 = 2;
+const KEY: u64 = 1;
+const ALL_FD_SHAPED: u64 = 2;
 
-fn small(v: u64) -> Result<u32> {
-    u32::try_from(v).map_err(|_| DataFusionError::Execution("a count beyond u32".into()))
-}
-
-/// A partition's summary as rows of the output.
+/// A partition's summary as a batch.
 pub fn summary(s: &Summary) -> Result<RecordBatch> {
-    let mut us = vec![MARK, s.rows, u32::from(s.classes.is_some())];
-    let mut vs = vec![s.group, s.max_frequency.unwrap_or(MARK), 0];
-    if let Some((c, all)) = &s.classes {
-        let flags = if c.key { KEY } else { 0 } | if *all { ALL_FD_SHAPED } else { 0 };
-        us.extend([small(c.cover)?, small(c.null_rows)?, small(c.sizes.len() as u64)?]);
-        vs.extend([small(c.max_class)?, flags, small(c.excess)?]);
-        for &(size, count) in &c.sizes {
-            us.push(small(size)?);
-            vs.push(small(count)?);
+    let max = s.max_frequency.map_or(u64::MAX, u64::from);
+    let mut words = vec![u64::from(s.group), u64::from(s.rows), max];
+    match &s.classes {
+        None => words.push(0),
+        Some((c, all)) => {
+            let flags = if c.key { KEY } else { 0 } | if *all { ALL_FD_SHAPED } else { 0 };
+            words.extend([1, c.cover, c.max_class, c.null_rows, flags, c.excess]);
+            words.push(c.sizes.len() as u64);
+            words.extend(c.sizes.iter().flat_map(|&(size, count)| [size, count]));
         }
     }
-    batch(us, vs)
+    let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    one(SUMMARY, &data)
 }
 
-/// Where the reader is inside a summary.
-#[derive(Debug, Default)]
-enum State {
-    #[default]
-    Edges,
-    Rows(u32),
-    Count(Summary),
-    Cover(Summary),
-    Flags(Summary),
-    Sizes(Summary),
-    Size(Summary, usize),
+fn bad(what: impl std::fmt::Display) -> DataFusionError {
+    DataFusionError::Execution(format!("malformed result: {what}"))
 }
 
-/// Reads a stream of output batches: edges to `edge`, summaries to
-/// `summary`; state carries a summary split across batches.
-#[derive(Debug, Default)]
-pub struct Reader {
-    state: State,
-}
-
-impl Reader {
-    /// Reads one batch.
-    pub fn read(
-        &mut self,
-        batch: &RecordBatch,
-        mut edge: impl FnMut(u32, u32) -> Result<()>,
-        mut summary: impl FnMut(Summary) -> Result<()>,
-    ) -> Result<()> {
-        let bad = |what: &str| DataFusionError::Execution(format!("malformed result: {what}"));
-        if batch.num_columns() != 2
-            || batch.column(0).null_count() + batch.column(1).null_count() > 0
-        {
-            return Err(bad("not two non-null columns"));
-        }
-        let u = batch.column(0).as_primitive::<UInt32Type>().values();
-        let v = batch.column(1).as_primitive::<UInt32Type>().values();
-        for (&u, &v) in u.iter().zip(v.iter()) {
-            self.state = match std::mem::take(&mut self.state) {
-                State::Edges if u == MARK => State::Rows(v),
-                State::Edges if u < v => {
-                    edge(u, v)?;
-                    State::Edges
-                }
-                State::Edges => return Err(bad(&format!("edge ({u}, {v})"))),
-                State::Rows(group) => {
-                    let max_frequency = (v != MARK).then_some(v);
-                    State::Count(Summary { group, rows: u, max_frequency, classes: None })
-                }
-                State::Count(s) if u == 0 => {
-                    summary(s)?;
-                    State::Edges
-                }
-                State::Count(s) if u == 1 => State::Cover(s),
-                State::Count(_) => return Err(bad("more than one X in a group")),
-                State::Cover(mut s) => {
-                    let c = ConflictClasses {
-                        cover: u.into(),
-                        max_class: v.into(),
-                        ..ConflictClasses::default()
-                    };
-                    s.classes = Some((c, false));
-                    State::Flags(s)
-                }
-                State::Flags(mut s) => {
-                    let (c, all) = s.classes.as_mut().expect("read before");
-                    (c.null_rows, c.key, *all) = (u.into(), v & KEY != 0, v & ALL_FD_SHAPED != 0);
-                    State::Sizes(s)
-                }
-                State::Sizes(mut s) => {
-                    s.classes.as_mut().expect("read before").0.excess = v.into();
-                    if u == 0 {
-                        summary(s)?;
-                        State::Edges
-                    } else {
-                        State::Size(s, u as usize)
-                    }
-                }
-                State::Size(mut s, m) => {
-                    let (c, _) = s.classes.as_mut().expect("read before");
-                    c.sizes.push((u.into(), v.into()));
-                    if c.sizes.len() == m {
-                        summary(s)?;
-                        State::Edges
-                    } else {
-                        State::Size(s, m)
-                    }
-                }
-            };
-        }
-        Ok(())
+fn read_summary(data: &[u8]) -> Result<Summary> {
+    if !data.len().is_multiple_of(8) {
+        return Err(bad("a summary of stray bytes"));
     }
-
-    /// Checks the stream did not end inside a summary.
-    pub fn finish(&self) -> Result<()> {
-        match self.state {
-            State::Edges => Ok(()),
-            _ => Err(DataFusionError::Execution("malformed result: cut summary".into())),
+    let mut words = data.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8")));
+    let mut next = || words.next().ok_or_else(|| bad("a summary cut short"));
+    let small = |v: u64| u32::try_from(v).map_err(|_| bad("a summary count beyond u32"));
+    let group = small(next()?)?;
+    let rows = small(next()?)?;
+    let max_frequency = match next()? {
+        u64::MAX => None,
+        max => Some(small(max)?),
+    };
+    let classes = match next()? {
+        0 => None,
+        1 => {
+            let (cover, max_class, null_rows, flags, excess) =
+                (next()?, next()?, next()?, next()?, next()?);
+            let m = next()?;
+            let sizes = (0..m).map(|_| Ok((next()?, next()?))).collect::<Result<Vec<_>>>()?;
+            let key = flags & KEY != 0;
+            let c = ConflictClasses { key, cover, max_class, null_rows, sizes, excess };
+            Some((c, flags & ALL_FD_SHAPED != 0))
         }
+        _ => return Err(bad("a summary with more than one X")),
+    };
+    if next().is_ok() {
+        return Err(bad("a summary too long"));
     }
+    Ok(Summary { group, rows, max_frequency, classes })
+}
+
+/// One row of a partition's output.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Part<'a> {
+    /// The partition's summary.
+    Summary(Summary),
+    /// Row records, to be checked by the graph builder that keeps them.
+    Rows(&'a [u8]),
+}
+
+/// The rows of one output batch, in order.
+pub fn parts(batch: &RecordBatch) -> Result<Vec<Part<'_>>> {
+    let columns = batch.columns();
+    let (Some(kind), Some(data), 2) = (columns.first(), columns.get(1), columns.len()) else {
+        return Err(bad("not two columns"));
+    };
+    let (Some(kind), Some(data)) =
+        (kind.as_primitive_opt::<UInt8Type>(), data.as_binary_opt::<i32>())
+    else {
+        return Err(bad("not (UInt8, Binary) columns"));
+    };
+    if kind.null_count() + data.null_count() > 0 {
+        return Err(bad("NULLs"));
+    }
+    kind.values()
+        .iter()
+        .zip(data.iter().flatten())
+        .map(|(&kind, data)| match kind {
+            SUMMARY => read_summary(data).map(Part::Summary),
+            ROWS => Ok(Part::Rows(data)),
+            other => Err(bad(format!("a row of kind {other}"))),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -180,8 +155,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn summaries_survive_any_batch_split_and_bad_rows_are_refused() {
-        let mut rows = vec![(0, 1), (2, 7)];
+    fn summaries_and_rows_read_back_and_bad_batches_are_refused() {
         let classes = ConflictClasses {
             key: false,
             cover: 2,
@@ -190,42 +164,31 @@ mod tests {
             sizes: vec![(1, 2), (3, 1)],
             excess: 1,
         };
-        let first =
+        let with =
             Summary { group: 3, rows: 9, max_frequency: Some(4), classes: Some((classes, true)) };
-        let second = Summary { group: 4, rows: 12, max_frequency: None, classes: None };
-        let s = summary(&first).unwrap();
-        let u = s.column(0).as_primitive::<UInt32Type>().values().to_vec();
-        let v = s.column(1).as_primitive::<UInt32Type>().values().to_vec();
-        rows.extend(u.into_iter().zip(v));
-        rows.push((1, 5));
-        rows.extend([(MARK, 4), (12, MARK), (0, 0)]);
-        for cut in 0..=rows.len() {
-            let (a, b) = rows.split_at(cut);
-            let mut reader = Reader::default();
-            let (mut edges, mut summaries) = (Vec::new(), Vec::new());
-            for part in [a, b] {
-                let part =
-                    batch(part.iter().map(|r| r.0).collect(), part.iter().map(|r| r.1).collect())
-                        .unwrap();
-                let edge = |u, v| {
-                    edges.push((u, v));
-                    Ok(())
-                };
-                let add = |s| {
-                    summaries.push(s);
-                    Ok(())
-                };
-                reader.read(&part, edge, add).unwrap();
-            }
-            reader.finish().unwrap();
-            assert_eq!(edges, [(0, 1), (2, 7), (1, 5)]);
-            assert_eq!(summaries, [first.clone(), second.clone()]);
+        let without = Summary { group: 4, rows: 12, max_frequency: None, classes: None };
+        for s in [&with, &without] {
+            let batch = summary(s).unwrap();
+            assert_eq!(parts(&batch).unwrap(), [Part::Summary(s.clone())]);
         }
-        let mut reader = Reader::default();
-        let reversed = batch(vec![5], vec![2]).unwrap();
-        assert!(reader.read(&reversed, |_, _| Ok(()), |_| Ok(())).is_err());
-        let cut = batch(vec![MARK], vec![0]).unwrap();
-        reader.read(&cut, |_, _| Ok(()), |_| Ok(())).unwrap();
-        assert!(reader.finish().is_err());
+        let records = [1u8, 2, 3];
+        assert_eq!(parts(&rows(&records).unwrap()).unwrap(), [Part::Rows(&records[..])]);
+
+        let raw = |kind: u8, data: &[u8]| {
+            let columns: Vec<Arc<dyn Array>> = vec![
+                Arc::new(UInt8Array::from(vec![kind])),
+                Arc::new(BinaryArray::from(vec![data])),
+            ];
+            RecordBatch::try_new(output_schema(), columns).unwrap()
+        };
+        assert!(parts(&raw(7, &[])).unwrap_err().to_string().contains("kind 7"));
+        let good = summary(&with).unwrap();
+        let data = good.column(1).as_binary::<i32>().value(0);
+        for cut in [8, data.len() - 8, data.len() - 3] {
+            assert!(parts(&raw(SUMMARY, &data[..cut])).is_err(), "cut at {cut}");
+        }
+        let mut long = data.to_vec();
+        long.extend(0u64.to_le_bytes());
+        assert!(parts(&raw(SUMMARY, &long)).unwrap_err().to_string().contains("too long"));
     }
 }

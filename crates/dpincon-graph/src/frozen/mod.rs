@@ -15,6 +15,7 @@ use std::ops::ControlFlow;
 use roaring::RoaringBitmap;
 
 use crate::bytes::Reader;
+use crate::encoded::EncodedRow;
 use crate::row_chunks;
 
 mod row;
@@ -26,31 +27,31 @@ pub use row::{Block, Row, RowIter};
 
 /// More values than this in one container: a bitmap (roaring's threshold,
 /// where the array would outgrow the 8 KiB bitmap).
-const ARRAY_MAX: usize = 4096;
+pub(crate) const ARRAY_MAX: usize = 4096;
 /// `u16` words of a bitmap container.
-const BITMAP_WORDS: usize = 65_536 / 16;
+pub(crate) const BITMAP_WORDS: usize = 65_536 / 16;
 
 /// One container of a row: values `key << 16 | low` for the `card` lows
 /// stored at `offset` (in `u16` units, from the row's first) as an array,
 /// or as a bitmap when `card` exceeds [`ARRAY_MAX`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Container {
-    key: u16,
+pub(crate) struct Container {
+    pub(crate) key: u16,
     /// The number of values minus one (a container is never empty).
-    card_minus_1: u16,
-    offset: u32,
+    pub(crate) card_minus_1: u16,
+    pub(crate) offset: u32,
 }
 
 impl Container {
-    fn card(self) -> usize {
+    pub(crate) fn card(self) -> usize {
         usize::from(self.card_minus_1) + 1
     }
 
-    fn is_bitmap(self) -> bool {
+    pub(crate) fn is_bitmap(self) -> bool {
         self.card() > ARRAY_MAX
     }
 
-    fn units(self) -> usize {
+    pub(crate) fn units(self) -> usize {
         if self.is_bitmap() { BITMAP_WORDS } else { self.card() }
     }
 }
@@ -155,6 +156,17 @@ impl FrozenShard {
         self.row_containers.push(self.containers.len() as u64);
         self.row_values.push(self.values.len() as u64);
         self.edges += values.len() as u64;
+    }
+
+    /// Appends the next row from its one record (`encoded.rs`), copying
+    /// its containers.
+    pub(crate) fn push_record(&mut self, row: &EncodedRow<'_>) {
+        // Offsets count from the row's first unit, in a record as here.
+        self.containers.extend(row.containers());
+        self.values.extend(row.units());
+        self.row_containers.push(self.containers.len() as u64);
+        self.row_values.push(self.values.len() as u64);
+        self.edges += row.len();
     }
 
     /// Appends the next row from a bitmap (`scratch` holds its values on

@@ -1,0 +1,232 @@
+//! The coordinator's side of the result: every partition's adjacency
+//! pieces (row records, `detect::wire`) assembled into one graph, its
+//! shards frozen on every core; walking it is the stable order Λ (SPEC §2).
+//!
+//! Each result partition is one executor's detection output: its summary,
+//! then its rows in global row ids. A row conflicting under constraints of
+//! several groups arrives in several partitions (an edge of two groups
+//! twice); the builder keeps each row's union (`dpincon_graph`). Every
+//! partition is fetched by its own task a few batches ahead, its summary
+//! first ([`PartitionPieces::summary`]): the graph's node count is the
+//! partitions' row count. Then a worker per core checks the pieces and
+//! files them by shard as they arrive ([`assemble`]): no sort and no merge
+//! of edges on the coordinator, and the fetches overlap the filing
+//! (issue 29). Memory: the pieces (about 2 bytes an edge) within the
+//! builder's budget, spilled past it.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use datafusion::arrow::array::RecordBatch;
+use dpincon_graph::{ConflictGraph, GraphBuilder, SpillConfig};
+use tokio::sync::mpsc::{Receiver, Sender};
+
+use crate::BallistaError;
+use crate::detect::wire::{Part, Summary, parts};
+
+/// Batches (about 1 MiB each) fetched ahead per partition.
+pub const PREFETCH_BATCHES: usize = 4;
+
+fn malformed(why: impl std::fmt::Display) -> BallistaError {
+    BallistaError::Assemble(format!("malformed result: {why}"))
+}
+
+fn assemble_error(e: impl std::fmt::Display) -> BallistaError {
+    BallistaError::Assemble(e.to_string())
+}
+
+type Batch = datafusion::error::Result<RecordBatch>;
+
+/// One result partition, as its fetch task sends its batches.
+#[derive(Debug)]
+pub struct PartitionPieces {
+    batches: Receiver<Batch>,
+    /// The batch the summary came in, when rows followed it there (the
+    /// shuffle may join a partition's small batches).
+    first: Option<RecordBatch>,
+}
+
+impl PartitionPieces {
+    /// The partition whose batches arrive on `batches`.
+    pub fn new(batches: Receiver<Batch>) -> Self {
+        PartitionPieces { batches, first: None }
+    }
+
+    /// Reads the partition's summary, its first row.
+    pub async fn summary(&mut self) -> Result<Summary, BallistaError> {
+        let Some(batch) = self.batches.recv().await else {
+            return Err(malformed("a partition without its summary"));
+        };
+        let batch = batch.map_err(assemble_error)?;
+        let summary = match parts(&batch).map_err(assemble_error)?.first() {
+            Some(Part::Summary(s)) => s.clone(),
+            _ => return Err(malformed("a partition that does not open with its summary")),
+        };
+        self.first = (batch.num_rows() > 1).then(|| batch.slice(1, batch.num_rows() - 1));
+        Ok(summary)
+    }
+
+    /// Files the partition's row records into `builder` (blocking), and
+    /// returns their bytes.
+    fn file_into(&mut self, builder: &GraphBuilder) -> Result<u64, BallistaError> {
+        let mut received = 0;
+        let mut file = |batch: Batch| -> Result<(), BallistaError> {
+            let batch = batch.map_err(assemble_error)?;
+            for part in parts(&batch).map_err(assemble_error)? {
+                let Part::Rows(records) = part else {
+                    return Err(malformed("a second summary in one partition"));
+                };
+                builder.add_rows(records).map_err(assemble_error)?;
+                received += records.len() as u64;
+            }
+            Ok(())
+        };
+        if let Some(batch) = self.first.take() {
+            file(Ok(batch))?;
+        }
+        while let Some(batch) = self.batches.blocking_recv() {
+            file(batch)?;
+        }
+        Ok(received)
+    }
+}
+
+/// What the assembly made.
+#[derive(Debug)]
+pub struct Assembled {
+    /// The graph on `nodes` nodes.
+    pub graph: ConflictGraph,
+    /// Bytes of row records received, repeats across partitions included.
+    pub received: u64,
+}
+
+/// Assembles `partitions` (their summaries read) into the graph on `nodes`
+/// nodes, keeping about `spill.memory_limit` bytes of adjacency in memory,
+/// with `threads` workers filing pieces and freezing shards. Blocking: run
+/// it off the runtime's workers, which fetch the batches.
+pub fn assemble(
+    partitions: Vec<PartitionPieces>,
+    nodes: u32,
+    spill: &SpillConfig,
+    threads: usize,
+) -> Result<Assembled, BallistaError> {
+    let builder = GraphBuilder::with_spill(nodes, spill).map_err(assemble_error)?;
+    // Each worker takes the next partition not yet taken and files it
+    // whole: the result is complete on the executors, so a partition
+    // streams as fast as it is read, and all are fetched ahead meanwhile.
+    let queue: Vec<Mutex<PartitionPieces>> = partitions.into_iter().map(Mutex::new).collect();
+    let received = AtomicU64::new(0);
+    let next = AtomicUsize::new(0);
+    let work = |builder: &GraphBuilder| -> Result<(), BallistaError> {
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(partition) = queue.get(k) else { return Ok(()) };
+            let bytes = partition.lock().expect("partition lock").file_into(builder)?;
+            received.fetch_add(bytes, Ordering::Relaxed);
+        }
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.max(1)).map(|_| scope.spawn(|| work(&builder))).collect();
+        workers.into_iter().try_for_each(|w| w.join().expect("assembly worker panicked"))
+    })?;
+    let graph = builder.finish_on(threads.max(1));
+    Ok(Assembled { graph, received: received.into_inner() })
+}
+
+/// Forwards a result partition's stream into a channel a few batches
+/// ahead, stopping at its first error or when the reader is gone.
+pub fn prefetch(
+    mut stream: impl futures::Stream<Item = Batch> + Send + Unpin + 'static,
+) -> PartitionPieces {
+    use futures::StreamExt;
+    let (tx, rx): (Sender<Batch>, _) = tokio::sync::mpsc::channel(PREFETCH_BATCHES);
+    tokio::spawn(async move {
+        while let Some(batch) = stream.next().await {
+            let failed = batch.is_err();
+            if tx.send(batch).await.is_err() || failed {
+                break;
+            }
+        }
+    });
+    PartitionPieces::new(rx)
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::compute::concat_batches;
+    use dpincon_graph::{Edge, encode_row};
+
+    use super::*;
+    use crate::detect::wire::{output_schema, rows, summary};
+
+    fn summary_of(group: u32) -> RecordBatch {
+        summary(&Summary { group, rows: 0, max_frequency: None, classes: None }).unwrap()
+    }
+
+    /// A partition sending `batches` as they are.
+    fn partition(batches: Vec<RecordBatch>) -> PartitionPieces {
+        let (tx, rx) = tokio::sync::mpsc::channel(batches.len().max(1));
+        batches.into_iter().for_each(|b| tx.try_send(Ok(b)).unwrap());
+        PartitionPieces::new(rx)
+    }
+
+    fn records(rows: &[(u32, &[u32])]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        rows.iter().for_each(|(u, vs)| encode_row(&mut bytes, *u, vs));
+        bytes
+    }
+
+    fn spill() -> (tempfile::TempDir, SpillConfig) {
+        let dir = tempfile::tempdir().unwrap();
+        let config = SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 1 << 14 };
+        (dir, config)
+    }
+
+    async fn run(parts: Vec<PartitionPieces>, nodes: u32) -> Result<Assembled, BallistaError> {
+        let mut opened = Vec::new();
+        for mut p in parts {
+            p.summary().await?;
+            opened.push(p);
+        }
+        let (_dir, config) = spill();
+        tokio::task::spawn_blocking(move || assemble(opened, nodes, &config, 2)).await.unwrap()
+    }
+
+    /// Rows of one node from several partitions are unioned; a summary
+    /// sharing its batch with rows (the shuffle joins small batches) is
+    /// read as well as one alone.
+    #[tokio::test]
+    async fn partitions_assemble_into_the_union_of_their_rows() {
+        let a = records(&[(0, &[3]), (1, &[2]), (2, &[5])]);
+        let b = records(&[(0, &[3, 4]), (2, &[5]), (3, &[4])]);
+        let joined = concat_batches(&output_schema(), &[summary_of(1), rows(&b).unwrap()]).unwrap();
+        let parts = vec![
+            partition(vec![summary_of(0), rows(&a[..14]).unwrap(), rows(&a[14..]).unwrap()]),
+            partition(vec![joined]),
+            partition(vec![summary_of(1)]),
+        ];
+        let assembled = run(parts, 6).await.unwrap();
+        let want = [(0, 3), (0, 4), (1, 2), (2, 5), (3, 4)];
+        let got: Vec<Edge> = assembled.graph.edges().collect();
+        assert_eq!(got, want.map(|(u, v)| Edge { u, v }));
+        assert_eq!(assembled.received, (a.len() + b.len()) as u64);
+    }
+
+    #[tokio::test]
+    async fn a_missing_or_second_summary_or_a_bad_record_is_an_error() {
+        let good = records(&[(0, &[1])]);
+        let err = run(vec![partition(vec![rows(&good).unwrap()])], 4).await.unwrap_err();
+        assert!(err.to_string().contains("open with its summary"), "{err}");
+        let err = run(vec![partition(vec![])], 4).await.unwrap_err();
+        assert!(err.to_string().contains("without its summary"), "{err}");
+        let twice = vec![summary_of(0), rows(&good).unwrap(), summary_of(0)];
+        let err = run(vec![partition(twice)], 4).await.unwrap_err();
+        assert!(err.to_string().contains("a second summary"), "{err}");
+        let past = records(&[(0, &[9])]);
+        let err = run(vec![partition(vec![summary_of(0), rows(&past).unwrap()])], 4).await;
+        assert!(err.unwrap_err().to_string().contains("outside"));
+        let cut = vec![summary_of(0), rows(&good[..good.len() - 1]).unwrap()];
+        let err = run(vec![partition(cut)], 4).await.unwrap_err();
+        assert!(err.to_string().contains("cut short"), "{err}");
+    }
+}

@@ -1,0 +1,281 @@
+//! Rows of the adjacency as bytes: what a cluster's executors send the
+//! coordinator (adjacency pieces, by row), and what the spill file holds
+//! while the graph is built.
+//!
+//! A record is one node's neighbours above it, all or some of them, in the
+//! frozen row's own layout (`frozen/`), little-endian:
+//!
+//! ```text
+//! node: u32   n: u32 (≥ 1)   n × (key: u16, card − 1: u16)   units: u16 …
+//! ```
+//!
+//! A container's units are its lows ascending (up to 4,096 of them) or,
+//! above that, a 65,536-bit bitmap as 4,096 words. A node may have any
+//! number of records, overlapping or not, in any order: the builder unions
+//! them when it freezes the shard (`freezer.rs`), and a node with a single
+//! record has it copied. Records from another process are checked
+//! ([`EncodedRow::check`]) before they are kept: a malformed piece is an
+//! error, never a wrong graph.
+
+use crate::frozen::{ARRAY_MAX, BITMAP_WORDS, Container};
+
+/// Appends the record of `node` with neighbours `values` (strictly
+/// ascending, all above `node`) to `out`; nothing when `values` is empty.
+pub fn encode_row(out: &mut Vec<u8>, node: u32, values: &[u32]) {
+    debug_assert!(values.windows(2).all(|w| w[0] < w[1]), "a row ascends");
+    debug_assert!(values.first().is_none_or(|&v| v > node), "neighbours lie above the node");
+    if values.is_empty() {
+        return;
+    }
+    let runs = || {
+        let mut rest = values;
+        std::iter::from_fn(move || {
+            let &head = rest.first()?;
+            let card = rest.partition_point(|&v| v >> 16 == head >> 16);
+            let (run, tail) = rest.split_at(card);
+            rest = tail;
+            Some(run)
+        })
+    };
+    out.extend_from_slice(&node.to_le_bytes());
+    out.extend_from_slice(&(runs().count() as u32).to_le_bytes());
+    for run in runs() {
+        out.extend_from_slice(&((run[0] >> 16) as u16).to_le_bytes());
+        out.extend_from_slice(&((run.len() - 1) as u16).to_le_bytes());
+    }
+    for run in runs() {
+        if run.len() > ARRAY_MAX {
+            let mut words = [0u16; BITMAP_WORDS];
+            for &v in run {
+                let low = v as u16;
+                words[usize::from(low / 16)] |= 1 << (low % 16);
+            }
+            words.iter().for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+        } else {
+            run.iter().for_each(|&v| out.extend_from_slice(&(v as u16).to_le_bytes()));
+        }
+    }
+}
+
+/// One record: a node and some of its neighbours above it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EncodedRow<'a> {
+    pub(crate) node: u32,
+    /// `n` container headers, 4 bytes each.
+    headers: &'a [u8],
+    /// The containers' units, 2 bytes each.
+    units: &'a [u8],
+}
+
+fn u16_at(bytes: &[u8], i: usize) -> u16 {
+    u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]])
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().expect("4 bytes")))
+}
+
+impl<'a> EncodedRow<'a> {
+    /// The first record of `bytes` and what follows it, checking only
+    /// that the record's lengths fit (see [`EncodedRow::check`]).
+    pub(crate) fn split(bytes: &'a [u8]) -> Result<(Self, &'a [u8]), String> {
+        let short = || format!("a row record cut short ({} bytes left)", bytes.len());
+        let node = u32_at(bytes, 0).ok_or_else(short)?;
+        let n = u32_at(bytes, 4).ok_or_else(short)? as usize;
+        if n == 0 {
+            return Err(format!("a row record of node {node} with no container"));
+        }
+        let headers = bytes.get(8..8 + 4 * n).ok_or_else(short)?;
+        let units: usize = (0..n)
+            .map(|c| {
+                let card = usize::from(u16_at(headers, 2 * c + 1)) + 1;
+                if card > ARRAY_MAX { BITMAP_WORDS } else { card }
+            })
+            .sum();
+        let end = 8 + 4 * n + 2 * units;
+        let units = bytes.get(8 + 4 * n..end).ok_or_else(short)?;
+        Ok((EncodedRow { node, headers, units }, &bytes[end..]))
+    }
+
+    /// The containers, with their offsets (in units) from the first.
+    pub(crate) fn containers(&self) -> impl Iterator<Item = Container> + 'a {
+        let headers = self.headers;
+        let mut offset = 0u32;
+        (0..headers.len() / 4).map(move |c| {
+            let container = Container {
+                key: u16_at(headers, 2 * c),
+                card_minus_1: u16_at(headers, 2 * c + 1),
+                offset,
+            };
+            offset += container.units() as u32;
+            container
+        })
+    }
+
+    /// The units, decoded.
+    pub(crate) fn units(&self) -> impl ExactSizeIterator<Item = u16> + 'a {
+        self.units.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]))
+    }
+
+    /// Unit `i`.
+    pub(crate) fn unit(&self, i: usize) -> u16 {
+        u16_at(self.units, i)
+    }
+
+    /// The record's size in bytes.
+    pub(crate) fn byte_len(&self) -> usize {
+        8 + self.headers.len() + self.units.len()
+    }
+
+    /// Number of neighbours.
+    pub(crate) fn len(&self) -> u64 {
+        self.containers().map(|c| c.card() as u64).sum()
+    }
+
+    /// Checks what [`EncodedRow::split`] does not: the node lies in
+    /// `0..nodes`, keys ascend, an array's lows ascend, a bitmap holds as
+    /// many bits as it says, and every neighbour lies in `node + 1..nodes`.
+    pub(crate) fn check(&self, nodes: u32) -> Result<(), String> {
+        let node = self.node;
+        let bad = |why: &str| Err(format!("the row record of node {node}: {why}"));
+        if node >= nodes {
+            return bad(&format!("no such node in a graph of {nodes} nodes"));
+        }
+        let (mut last_key, mut first, mut last) = (None, None, 0u32);
+        for c in self.containers() {
+            if last_key.is_some_and(|k| k >= c.key) {
+                return bad("container keys do not ascend");
+            }
+            last_key = Some(c.key);
+            let base = u32::from(c.key) << 16;
+            let at = c.offset as usize;
+            let (low, high) = if c.is_bitmap() {
+                let words = (at..at + BITMAP_WORDS).map(|i| self.unit(i));
+                let bits: usize = words.clone().map(|w| w.count_ones() as usize).sum();
+                if bits != c.card() {
+                    return bad("a bitmap container's count is wrong");
+                }
+                let mut set = words.enumerate().filter(|(_, w)| *w != 0);
+                let lowest = set.next().map(|(i, w)| i as u32 * 16 + w.trailing_zeros());
+                let highest = (at..at + BITMAP_WORDS)
+                    .rev()
+                    .find(|&i| self.unit(i) != 0)
+                    .map(|i| (i - at) as u32 * 16 + 15 - self.unit(i).leading_zeros());
+                (lowest.unwrap_or(0), highest.unwrap_or(0))
+            } else {
+                let lows = (at..at + c.card()).map(|i| self.unit(i));
+                if lows.clone().zip(lows.clone().skip(1)).any(|(a, b)| a >= b) {
+                    return bad("an array container's values do not ascend");
+                }
+                (u32::from(self.unit(at)), u32::from(self.unit(at + c.card() - 1)))
+            };
+            first.get_or_insert(base | low);
+            last = base | high;
+        }
+        if first.is_some_and(|v| v <= node) {
+            return bad("a neighbour below the node");
+        }
+        if last >= nodes {
+            return bad(&format!("neighbour {last} outside the graph's {nodes} nodes"));
+        }
+        Ok(())
+    }
+}
+
+/// The records of `bytes`, in order; an error for bytes that are not
+/// whole records.
+pub(crate) fn records(mut bytes: &[u8]) -> impl Iterator<Item = Result<EncodedRow<'_>, String>> {
+    std::iter::from_fn(move || {
+        if bytes.is_empty() {
+            return None;
+        }
+        match EncodedRow::split(bytes) {
+            Ok((row, rest)) => {
+                bytes = rest;
+                Some(Ok(row))
+            }
+            Err(e) => {
+                bytes = &[];
+                Some(Err(e))
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FrozenShard;
+
+    fn decoded(row: &EncodedRow<'_>) -> Vec<u32> {
+        let mut shard = FrozenShard::new(row.node);
+        shard.push_record(row);
+        shard.row(0).iter().collect()
+    }
+
+    #[test]
+    fn records_decode_to_their_rows_and_check_clean() {
+        let rows: Vec<(u32, Vec<u32>)> = vec![
+            (0, vec![1]),
+            (3, (4..5000).chain([70_000, 1 << 20]).collect()),
+            (9, (0..5000u32).map(|i| 10 + i * 2).collect()),
+            (1 << 20, vec![(1 << 20) + 1, u32::MAX - 1]),
+        ];
+        let mut bytes = Vec::new();
+        for (node, values) in &rows {
+            encode_row(&mut bytes, *node, values);
+        }
+        encode_row(&mut bytes, 5, &[]);
+        let got: Vec<EncodedRow<'_>> = records(&bytes).collect::<Result<_, _>>().unwrap();
+        assert_eq!(got.len(), rows.len());
+        for (row, (node, values)) in got.iter().zip(&rows) {
+            assert_eq!(row.node, *node);
+            assert_eq!(row.len(), values.len() as u64);
+            assert_eq!(decoded(row), *values);
+            row.check(u32::MAX).unwrap();
+        }
+        assert_eq!(got.iter().map(EncodedRow::byte_len).sum::<usize>(), bytes.len());
+    }
+
+    #[test]
+    fn malformed_records_are_refused() {
+        let one = |node: u32, values: &[u32]| {
+            let mut bytes = Vec::new();
+            encode_row(&mut bytes, node, values);
+            bytes
+        };
+        let check = |bytes: &[u8], nodes: u32| -> Result<(), String> {
+            for row in records(bytes) {
+                row?.check(nodes)?;
+            }
+            Ok(())
+        };
+        let good = one(2, &[3, 9, 70_000]);
+        assert!(check(&good, 70_001).is_ok());
+        assert!(check(&good, 70_000).unwrap_err().contains("outside"));
+        assert!(check(&good, 2).unwrap_err().contains("no such node"));
+        assert!(check(&good[..good.len() - 1], 80_000).unwrap_err().contains("cut short"));
+        // The node above its first neighbour.
+        let mut below = good.clone();
+        below[..4].copy_from_slice(&5u32.to_le_bytes());
+        assert!(check(&below, 80_000).unwrap_err().contains("below"));
+        // Lows out of order: swap 3 and 9 (the first container's units).
+        let mut swapped = good.clone();
+        let units = 8 + 4 * 2;
+        swapped[units..units + 4].copy_from_slice(&[9, 0, 3, 0]);
+        assert!(check(&swapped, 80_000).unwrap_err().contains("ascend"));
+        // Keys out of order.
+        let mut keys = good.clone();
+        keys[12..14].copy_from_slice(&0u16.to_le_bytes());
+        assert!(check(&keys, 80_000).unwrap_err().contains("keys"));
+        // A bitmap whose count lies.
+        let dense: Vec<u32> = (10..5000).collect();
+        let mut bitmap = one(1, &dense);
+        bitmap[10..12].copy_from_slice(&5000u16.to_le_bytes());
+        assert!(check(&bitmap, 80_000).unwrap_err().contains("count"));
+        // No container.
+        let mut empty = 4u32.to_le_bytes().to_vec();
+        empty.extend(0u32.to_le_bytes());
+        assert!(check(&empty, 80_000).unwrap_err().contains("no container"));
+    }
+}
