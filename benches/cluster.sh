@@ -7,6 +7,13 @@
 # started here on a free port; the executors read it themselves).
 # MEMORY=none: no memory-limit on either side (the coordinator's default
 # graph memory, a quarter of the machine's; the embedded default run).
+# JOB_MEMORY=6GiB: the dataset's max-job-memory (the job process's cap;
+# its graph spills past a quarter of it).
+# REPEAT=3: runs of each mode (the summary shows every run and the median).
+# Each cluster run reports its phases (Ballista job, fetch, assembly), the
+# bytes of row records the coordinator received, and every byte that
+# crossed loopback (shuffle, results, control; TLS included), beside the
+# embedded run's phases.
 # Usage: benches/cluster.sh [ROWS] [WORK_DIR]
 # Needs release binaries:
 #   cargo build --release -p dpincon-cli -p dpincon-cluster -p dpincon-ballista
@@ -56,6 +63,7 @@ ledger = "$WORK/ledgers/tax.jsonl"
 budget-cap = 1000.0
 max-job-epsilon = 100.0
 $( [ "${MEMORY:-256MiB}" = none ] || echo "memory-limit = \"${MEMORY:-256MiB}\"" )
+$( [ -z "${JOB_MEMORY:-}" ] || echo "max-job-memory = \"$JOB_MEMORY\"" )
 # A benchmark dataset: seeded, non-private jobs, results when done.
 allow-non-private = true
 release = "when-done"
@@ -98,8 +106,9 @@ fi
 # One cluster run: MODE is plain (--insecure-plaintext) or tls (mutual TLS
 # between the processes, TLS from the client). Prints wall time and peaks;
 # the job process's own peak is in the report's timings.
+lo_bytes() { awk '$1 == "lo:" {print $2}' /proc/net/dev; }
 run_cluster() {
-  local mode=$1 scheme security client_tls
+  local mode=$1 run=$2 scheme security client_tls
   rm -rf state && mkdir -p state
   if [ "$mode" = tls ]; then
     scheme=https
@@ -120,33 +129,52 @@ run_cluster() {
   start coordinator "$BIN/dpincon-coordinator" --config coordinator.toml --client-tokens clients.txt \
     --listen 127.0.0.1:0 --scheduler "$scheme://$scheduler_addr" --partitions 8 \
     "${security[@]}" "${serve_tls[@]}"
-  local t0 t1
+  local t0 t1 lo0 lo1
+  lo0=$(lo_bytes)
   t0=$(date +%s.%N)
   DPINCON_TOKEN=$TOKEN "$CLI" submit --coordinator "$scheme://localhost:${coordinator_addr##*:}" \
     "${client_tls[@]}" --dataset tax --constraints tax.dcs --epsilon 1 --seed 1 --non-private \
-    --ir-method greedy --wait --output "cluster-$mode.json" 2> "submit-$mode.log"
+    --ir-method greedy --wait --output "cluster-$mode-$run.json" 2> "submit-$mode.log"
   t1=$(date +%s.%N)
-  echo "cluster ($mode): $(echo "$t1 - $t0" | bc) s wall; coordinator $(hwm "$coordinator_pid"), executors $(hwm "$executor0_pid") / $(hwm "$executor1_pid"), scheduler $(hwm "$scheduler_pid")"
+  lo1=$(lo_bytes)
+  local detection
+  detection=$(sed -n 's/^job [0-9a-f]*: detection: //p' coordinator.log | tail -1)
+  printf 'cluster (%s) run %s: %.1f s wall; %s; loopback %.0f MiB; peak RSS coordinator %s, executors %s / %s, scheduler %s\n' \
+    "$mode" "$run" "$(echo "$t1 - $t0" | bc)" "$detection" "$(echo "($lo1 - $lo0) / 1048576" | bc)" \
+    "$(hwm "$coordinator_pid")" "$(hwm "$executor0_pid")" "$(hwm "$executor1_pid")" "$(hwm "$scheduler_pid")" \
+    | tee -a runs.txt
+  echo "$mode $(echo "$t1 - $t0" | bc)" >> walls.txt
   cleanup
   pids=()
 }
 
+rm -f runs.txt walls.txt
 MODES=${MODES:-plain tls}
-for mode in $MODES; do run_cluster "$mode"; done
-
-/usr/bin/time -f "embedded: %e s wall, peak RSS %M KB" "$CLI" run --data "tax-$ROWS.parquet" \
-  --constraints tax.dcs --epsilon 1 --seed 1 --non-private --ir-method greedy \
-  $( [ "${MEMORY:-256MiB}" = none ] || echo "--memory-limit ${MEMORY:-256MiB}" ) \
-  --format json --output embedded.json
+for run in $(seq "${REPEAT:-1}"); do
+  for mode in $MODES; do run_cluster "$mode" "$run"; done
+  t0=$(date +%s.%N)
+  /usr/bin/time -f "embedded run $run: %e s wall, peak RSS %M KB" "$CLI" run --data "tax-$ROWS.parquet" \
+    --constraints tax.dcs --epsilon 1 --seed 1 --non-private --ir-method greedy \
+    $( [ "${MEMORY:-256MiB}" = none ] || echo "--memory-limit ${JOB_MEMORY:-${MEMORY:-256MiB}}" ) \
+    --format json --output "embedded-$run.json" 2>&1 | tee -a runs.txt
+  echo "embedded $(echo "$(date +%s.%N) - $t0" | bc)" >> walls.txt
+done
 python3 - <<'PY'
-import json, os
-e = json.load(open("embedded.json"))
-for mode in ("plain", "tls"):
-    if not os.path.exists(f"cluster-{mode}.json"):
-        continue
-    c = json.load(open(f"cluster-{mode}.json"))
-    print(mode, "exact counts equal:", c["non_private"] == e["non_private"], c["non_private"]["edges"], "edges")
-    print(mode, "seeded releases equal:", c["measures"] == e["measures"])
-    print(mode, "timings (job process):", c.get("timings"))
-print("embedded timings:", e.get("timings"))
+import glob, json, statistics
+walls = {}
+for line in open("walls.txt"):
+    mode, s = line.split()
+    walls.setdefault(mode, []).append(float(s))
+e = json.load(open("embedded-1.json"))
+print("median wall:", {m: round(statistics.median(v), 1) for m, v in walls.items()})
+if "embedded" in walls:
+    for m, v in walls.items():
+        if m != "embedded":
+            print(f"{m} / embedded: {statistics.median(v) / statistics.median(walls['embedded']):.2f}")
+print("embedded phases:", {k: e["timings"][k] for k in ("read_s", "detect_s", "measures_s", "peak_rss_mib")})
+for path in sorted(glob.glob("cluster-*.json")):
+    c = json.load(open(path))
+    print(path, "exact counts equal:", c["non_private"] == e["non_private"], c["non_private"]["edges"], "edges;",
+          "seeded releases equal:", c["measures"] == e["measures"], ";",
+          "phases:", {k: (c.get("timings") or {}).get(k) for k in ("read_s", "detect_s", "measures_s", "peak_rss_mib")})
 PY

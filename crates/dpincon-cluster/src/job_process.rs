@@ -59,6 +59,9 @@ pub struct LoadStats {
     /// Seconds in the Ballista job, fetching its result, assembling the graph.
     #[serde(default)]
     pub seconds: [f64; 3],
+    /// Bytes of row records the executors sent (repeats included).
+    #[serde(default)]
+    pub received: u64,
 }
 
 /// One line from the child.
@@ -227,6 +230,7 @@ async fn run(spec: &JobSpec) -> ChildMessage {
         edges: s.edges,
         fingerprint: s.fingerprint.map(|f| f.to_string()).unwrap_or_default(),
         seconds: [s.seconds.job, s.seconds.fetch, s.seconds.assemble],
+        received: s.received,
     });
     let failed = |reason: FailureReason, detail: String, stats| ChildMessage::Failed {
         reason: reason.as_str_name().into(),

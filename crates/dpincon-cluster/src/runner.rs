@@ -152,8 +152,10 @@ async fn run_one(job: &Active, shared: &Shared) {
         // where the operator may see such figures.
         if reveal {
             let [ballista, fetch, assemble] = s.seconds;
+            let mib = s.received as f64 / f64::from(1 << 20);
             eprintln!(
-                "job {}: detection: Ballista job {ballista:.1}s, fetch {fetch:.1}s, assemble {assemble:.1}s",
+                "job {}: detection: Ballista job {ballista:.1}s, fetch {fetch:.1}s, \
+                 assemble {assemble:.1}s ({mib:.0} MiB of row records)",
                 job.id
             );
         }

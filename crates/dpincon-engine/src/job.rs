@@ -3,12 +3,13 @@
 use std::path::Path;
 use std::time::Instant;
 
-use dpincon_detect::{ConflictClasses, DetectOptions, EqualityFrequencies, equality_frequencies};
+use dpincon_detect::{
+    ConflictClasses, DetectOptions, EqualityFrequencies, detect, equality_frequencies,
+};
 use dpincon_graph::{ConflictGraph, EdgeFingerprint, edge_stream_fingerprint};
 use dpincon_release::{ClassFacts, NoiseRng, TableFacts};
 use dpincon_source::{Prepared, ReadOptions, parse_schema_override, prepare_detection, read_table};
 
-use crate::detector::{ConflictDetector, LocalDetector};
 use crate::privacy::{PassResult, budget_split, measure_and_release};
 use crate::report::{
     BudgetReport, DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
@@ -78,23 +79,17 @@ pub struct LoadedJob {
     pub read_s: f64,
     /// Seconds detecting conflicts.
     pub detect_s: f64,
-    /// The edge stream's fingerprint, when the loader computed it while
-    /// building the graph (the coordinator's merge does); else a
-    /// non-private report walks the graph once more for it.
+    /// The edge stream's fingerprint, when the loader walked the graph
+    /// for it (the coordinator's does, for a non-private job's status);
+    /// else a non-private report walks the graph for it.
     pub fingerprint: Option<EdgeFingerprint>,
 }
 
-/// Reads the table, detects the conflicts in this process and gathers the
-/// facts the releases need. Draws no noise and touches no ledger.
-pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJob, EngineError> {
-    load_with(config, progress, &LocalDetector).await
-}
-
-/// Where a job's table becomes its conflict graph and facts: read here and
-/// detected by a [`ConflictDetector`] (every `ConflictDetector` is one), or
-/// somewhere else entirely (the coordinator's distributed engine, which
-/// never reads the table itself). The job around it (option checks, the
-/// ledger, the measure pass and the releases) is the same code.
+/// Where a job's table becomes its conflict graph and facts: read and
+/// detected in this process ([`LocalLoader`], [`load`]), or somewhere else
+/// entirely (the coordinator's distributed engine, which never reads the
+/// table itself). The job around it (option checks, the ledger, the
+/// measure pass and the releases) is the same code.
 pub trait JobLoader: Sync {
     /// Turns the job's table into a [`LoadedJob`]. Draws no noise and
     /// touches no ledger.
@@ -105,13 +100,17 @@ pub trait JobLoader: Sync {
     ) -> impl std::future::Future<Output = Result<LoadedJob, EngineError>> + Send;
 }
 
-impl<D: ConflictDetector> JobLoader for D {
+/// The job's table read and detected on this process's threads: [`load`].
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalLoader;
+
+impl JobLoader for LocalLoader {
     async fn load(
         &self,
         config: &JobConfig,
         progress: &dyn Progress,
     ) -> Result<LoadedJob, EngineError> {
-        load_with(config, progress, self).await
+        load(config, progress).await
     }
 }
 
@@ -131,12 +130,9 @@ pub fn plan_reports(
         .collect()
 }
 
-/// [`load`], with detection done by `detector`.
-pub async fn load_with(
-    config: &JobConfig,
-    progress: &dyn Progress,
-    detector: &impl ConflictDetector,
-) -> Result<LoadedJob, EngineError> {
+/// Reads the table, detects the conflicts in this process and gathers the
+/// facts the releases need. Draws no noise and touches no ledger.
+pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJob, EngineError> {
     let parsed = read_constraints(&config.constraints)?;
     let read_options = read_options(config)?;
     progress.start(Phase::Read);
@@ -164,7 +160,7 @@ pub async fn load_with(
     };
     progress.start(Phase::Detect);
     let detect_start = Instant::now();
-    let detection = detector.detect(&relation, &compiled, options).await?;
+    let detection = detect(&relation, &compiled, options)?;
     let detect_s = detect_start.elapsed().as_secs_f64();
     progress.finish(Phase::Detect, detect_s);
     let frequencies = equality_frequencies(&relation, &compiled);
@@ -256,12 +252,11 @@ pub fn read_options(config: &JobConfig) -> Result<ReadOptions, EngineError> {
 /// validated and the ledger checked before the table is read; the ledger
 /// is charged durably before the first noise is drawn.
 pub async fn run_job(config: &JobConfig, progress: &dyn Progress) -> Result<Report, EngineError> {
-    run_job_with(config, progress, &LocalDetector).await
+    run_job_with(config, progress, &LocalLoader).await
 }
 
-/// [`run_job`], with the table loaded by `loader`: a [`ConflictDetector`]
-/// (detection elsewhere, reading here) or a whole [`JobLoader`] (the
-/// coordinator's distributed engine).
+/// [`run_job`], with the table loaded by `loader` (the coordinator's
+/// distributed engine).
 pub async fn run_job_with(
     config: &JobConfig,
     progress: &dyn Progress,

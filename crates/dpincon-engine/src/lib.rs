@@ -11,7 +11,6 @@
 //! first noise is drawn; exact values appear only behind `non_private`.
 
 mod config;
-mod detector;
 pub mod experiment;
 pub mod failpoint;
 mod job;
@@ -22,11 +21,10 @@ mod report;
 pub mod validate;
 
 pub use config::{DataSpec, JobConfig};
-pub use detector::{ConflictDetector, LocalDetector};
 pub use dpincon_options::{Measure, ReleaseOptions, TestOptions};
 pub use dpincon_source::{DataFormat, PostgresSource};
 pub use job::{
-    JobLoader, LoadedJob, NoProgress, Phase, Prepaid, Progress, load, load_with, new_job_id,
+    JobLoader, LoadedJob, LocalLoader, NoProgress, Phase, Prepaid, Progress, load, new_job_id,
     parse_bytes, plan_reports, read_constraints, read_options, run_job, run_job_with,
     run_prepaid_job, to_class_facts,
 };
