@@ -9,11 +9,16 @@
 # graph memory, a quarter of the machine's; the embedded default run).
 # JOB_MEMORY=6GiB: the dataset's max-job-memory (the job process's cap;
 # its graph spills past a quarter of it).
-# REPEAT=3: runs of each mode (the summary shows every run and the median).
-# Each cluster run reports its phases (Ballista job, fetch, assembly), the
-# bytes of row records the coordinator received, and every byte that
-# crossed loopback (shuffle, results, control; TLS included), beside the
-# embedded run's phases.
+# PARTITIONS=8: the coordinator's hash partitions per group.
+# REPEAT=3: timed runs of each mode (the summary shows every run and the
+# median). Timed runs are the default job, seeded (private releases, as a
+# user runs it, so both sides draw the same noise); one more non-private
+# run of each side, untimed, checks exact counts and fingerprints. Each
+# cluster run reports its phases (Ballista job, fetch, assembly; the
+# coordinator logs them with --log-private-values), the bytes of row
+# records the coordinator received and the bytes that crossed loopback
+# (TLS included; what a process reads from a local executor's files
+# directly does not cross it).
 # Usage: benches/cluster.sh [ROWS] [WORK_DIR]
 # Needs release binaries:
 #   cargo build --release -p dpincon-cli -p dpincon-cluster -p dpincon-ballista
@@ -127,14 +132,15 @@ run_cluster() {
   start executor1 "$BIN/dpincon-executor" --scheduler "$scheme://$scheduler_addr" \
     --listen 127.0.0.1:0 --slots 2 "${security[@]}" "${EXECUTOR_ARGS[@]}"
   start coordinator "$BIN/dpincon-coordinator" --config coordinator.toml --client-tokens clients.txt \
-    --listen 127.0.0.1:0 --scheduler "$scheme://$scheduler_addr" --partitions 8 \
-    "${security[@]}" "${serve_tls[@]}"
-  local t0 t1 lo0 lo1
+    --listen 127.0.0.1:0 --scheduler "$scheme://$scheduler_addr" --partitions "${PARTITIONS:-8}" \
+    --log-private-values "${security[@]}" "${serve_tls[@]}"
+  local t0 t1 lo0 lo1 check=()
+  [ "$run" = check ] && check=(--non-private)
   lo0=$(lo_bytes)
   t0=$(date +%s.%N)
   DPINCON_TOKEN=$TOKEN "$CLI" submit --coordinator "$scheme://localhost:${coordinator_addr##*:}" \
-    "${client_tls[@]}" --dataset tax --constraints tax.dcs --epsilon 1 --seed 1 --non-private \
-    --ir-method greedy --wait --output "cluster-$mode-$run.json" 2> "submit-$mode.log"
+    "${client_tls[@]}" --dataset tax --constraints tax.dcs --epsilon 1 --seed 1 "${check[@]}" \
+    --wait --output "cluster-$mode-$run.json" 2> "submit-$mode.log"
   t1=$(date +%s.%N)
   lo1=$(lo_bytes)
   local detection
@@ -143,21 +149,27 @@ run_cluster() {
     "$mode" "$run" "$(echo "$t1 - $t0" | bc)" "$detection" "$(echo "($lo1 - $lo0) / 1048576" | bc)" \
     "$(hwm "$coordinator_pid")" "$(hwm "$executor0_pid")" "$(hwm "$executor1_pid")" "$(hwm "$scheduler_pid")" \
     | tee -a runs.txt
-  echo "$mode $(echo "$t1 - $t0" | bc)" >> walls.txt
+  [ "$run" = check ] || echo "$mode $(echo "$t1 - $t0" | bc)" >> walls.txt
   cleanup
   pids=()
 }
 
-rm -f runs.txt walls.txt
+rm -f runs.txt walls.txt cluster-*.json embedded-*.json
 MODES=${MODES:-plain tls}
-for run in $(seq "${REPEAT:-1}"); do
+LIMIT=()
+[ "${MEMORY:-256MiB}" = none ] || LIMIT=(--memory-limit "${JOB_MEMORY:-${MEMORY:-256MiB}}")
+EMBEDDED=("$CLI" run --data "tax-$ROWS.parquet" --constraints tax.dcs --epsilon 1 --seed 1
+  "${LIMIT[@]}" --format json)
+for run in $(seq "${REPEAT:-1}") check; do
   for mode in $MODES; do run_cluster "$mode" "$run"; done
-  t0=$(date +%s.%N)
-  /usr/bin/time -f "embedded run $run: %e s wall, peak RSS %M KB" "$CLI" run --data "tax-$ROWS.parquet" \
-    --constraints tax.dcs --epsilon 1 --seed 1 --non-private --ir-method greedy \
-    $( [ "${MEMORY:-256MiB}" = none ] || echo "--memory-limit ${JOB_MEMORY:-${MEMORY:-256MiB}}" ) \
-    --format json --output "embedded-$run.json" 2>&1 | tee -a runs.txt
-  echo "embedded $(echo "$(date +%s.%N) - $t0" | bc)" >> walls.txt
+  if [ "$run" = check ]; then
+    "${EMBEDDED[@]}" --non-private --output embedded-check.json
+  else
+    t0=$(date +%s.%N)
+    /usr/bin/time -f "embedded run $run: %e s wall, peak RSS %M KB" "${EMBEDDED[@]}" \
+      --output "embedded-$run.json" 2>&1 | tee -a runs.txt
+    echo "embedded $(echo "$(date +%s.%N) - $t0" | bc)" >> walls.txt
+  fi
 done
 python3 - <<'PY'
 import glob, json, statistics
@@ -165,16 +177,19 @@ walls = {}
 for line in open("walls.txt"):
     mode, s = line.split()
     walls.setdefault(mode, []).append(float(s))
-e = json.load(open("embedded-1.json"))
 print("median wall:", {m: round(statistics.median(v), 1) for m, v in walls.items()})
-if "embedded" in walls:
-    for m, v in walls.items():
-        if m != "embedded":
-            print(f"{m} / embedded: {statistics.median(v) / statistics.median(walls['embedded']):.2f}")
-print("embedded phases:", {k: e["timings"][k] for k in ("read_s", "detect_s", "measures_s", "peak_rss_mib")})
+for m, v in walls.items():
+    if m != "embedded" and "embedded" in walls:
+        print(f"{m} / embedded: {statistics.median(v) / statistics.median(walls['embedded']):.2f}")
+e = json.load(open("embedded-1.json"))
+check = json.load(open("embedded-check.json"))
+phases = lambda r: {k: round(r["timings"][k], 2) for k in ("read_s", "detect_s", "measures_s", "peak_rss_mib")}
+print("embedded (non-private check run) phases:", phases(check))
 for path in sorted(glob.glob("cluster-*.json")):
     c = json.load(open(path))
-    print(path, "exact counts equal:", c["non_private"] == e["non_private"], c["non_private"]["edges"], "edges;",
-          "seeded releases equal:", c["measures"] == e["measures"], ";",
-          "phases:", {k: (c.get("timings") or {}).get(k) for k in ("read_s", "detect_s", "measures_s", "peak_rss_mib")})
+    if path.endswith("-check.json"):
+        print(path, "exact counts and fingerprint equal:", c["non_private"] == check["non_private"],
+              c["non_private"]["edges"], "edges; phases:", phases(c))
+    else:
+        print(path, "seeded releases equal:", c["measures"] == e["measures"])
 PY

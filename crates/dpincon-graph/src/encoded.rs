@@ -122,6 +122,12 @@ impl<'a> EncodedRow<'a> {
         u16_at(self.units, i)
     }
 
+    /// The units of container `c` (one of this record's), decoded.
+    pub(crate) fn units_of(&self, c: Container) -> impl ExactSizeIterator<Item = u16> + 'a {
+        let at = 2 * c.offset as usize;
+        self.units[at..at + 2 * c.units()].chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]))
+    }
+
     /// The record's size in bytes.
     pub(crate) fn byte_len(&self) -> usize {
         8 + self.headers.len() + self.units.len()
@@ -148,26 +154,30 @@ impl<'a> EncodedRow<'a> {
             }
             last_key = Some(c.key);
             let base = u32::from(c.key) << 16;
-            let at = c.offset as usize;
+            let units = self.units_of(c);
             let (low, high) = if c.is_bitmap() {
-                let words = (at..at + BITMAP_WORDS).map(|i| self.unit(i));
-                let bits: usize = words.clone().map(|w| w.count_ones() as usize).sum();
+                let (mut bits, mut lowest, mut highest) = (0, None, 0);
+                for (i, w) in units.enumerate().filter(|(_, w)| *w != 0) {
+                    bits += w.count_ones() as usize;
+                    lowest.get_or_insert(i as u32 * 16 + w.trailing_zeros());
+                    highest = i as u32 * 16 + 15 - w.leading_zeros();
+                }
                 if bits != c.card() {
                     return bad("a bitmap container's count is wrong");
                 }
-                let mut set = words.enumerate().filter(|(_, w)| *w != 0);
-                let lowest = set.next().map(|(i, w)| i as u32 * 16 + w.trailing_zeros());
-                let highest = (at..at + BITMAP_WORDS)
-                    .rev()
-                    .find(|&i| self.unit(i) != 0)
-                    .map(|i| (i - at) as u32 * 16 + 15 - self.unit(i).leading_zeros());
-                (lowest.unwrap_or(0), highest.unwrap_or(0))
+                (lowest.unwrap_or(0), highest)
             } else {
-                let lows = (at..at + c.card()).map(|i| self.unit(i));
-                if lows.clone().zip(lows.clone().skip(1)).any(|(a, b)| a >= b) {
-                    return bad("an array container's values do not ascend");
+                // One pass: each low above the one before.
+                let mut lows = units;
+                let head = lows.next().expect("a container holds a value");
+                let mut prev = head;
+                for low in lows {
+                    if low <= prev {
+                        return bad("an array container's values do not ascend");
+                    }
+                    prev = low;
                 }
-                (u32::from(self.unit(at)), u32::from(self.unit(at + c.card() - 1)))
+                (u32::from(head), u32::from(prev))
             };
             first.get_or_insert(base | low);
             last = base | high;

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::builder::bucket_by_row;
 use crate::encoded::{EncodedRow, records};
-use crate::frozen::BITMAP_WORDS;
+use crate::frozen::{BITMAP_WORDS, UnionScratch};
 use crate::spill::{Segment, SpillStore};
 use crate::{AdjacencyShard, FrozenShard, Multipartite, row_chunks};
 
@@ -99,6 +99,7 @@ pub(crate) fn freeze_shards(
 /// What freezing a shard needs besides the shard, reused across shards.
 pub(crate) struct Freezer {
     scratch: DenseScratch,
+    union: UnionScratch,
     values: Vec<u32>,
     /// Containers and values of the last shard frozen: shards of one
     /// table are alike, so the next one reserves about as much and its
@@ -108,7 +109,12 @@ pub(crate) struct Freezer {
 
 impl Freezer {
     pub(crate) fn new(nodes: u32) -> Self {
-        Freezer { scratch: DenseScratch::new(nodes), values: Vec::new(), last: (0, 0) }
+        Freezer {
+            scratch: DenseScratch::new(nodes),
+            union: UnionScratch::default(),
+            values: Vec::new(),
+            last: (0, 0),
+        }
     }
 
     /// `shard`'s rows, with the row records of `sources` and the upper
@@ -120,7 +126,7 @@ impl Freezer {
         entries: &[Entry],
         shares: &[Share],
     ) -> FrozenShard {
-        let Freezer { scratch, values, last } = self;
+        let Freezer { scratch, union, values, last } = self;
         let first = shard.first();
         // By row; a row's groups and records in any order (the union does
         // not care). Records were checked when they came in, or written
@@ -134,6 +140,7 @@ impl Freezer {
         let keyed: Vec<(u32, u32)> =
             rows.iter().enumerate().map(|(i, r)| (r.node, i as u32)).collect();
         let (by_row, row_starts) = bucket_by_row(&keyed, first, shard.len(), |r| r.0);
+        let mut mine = Vec::new();
         let room = |n: usize| n + n / 8;
         let mut out = FrozenShard::with_capacity(first, shard.len(), room(last.0), room(last.1));
         for (k, pairs) in shard.into_bitmaps().into_iter().enumerate() {
@@ -144,6 +151,12 @@ impl Freezer {
                 ([], [], true) => out.push_empty(1),
                 ([], [], false) => out.push_bitmap(&pairs, values),
                 ([], [(_, r)], true) => out.push_record(&rows[*r as usize]),
+                ([], _, true) => {
+                    // Only records (a cluster's pieces): merged by container.
+                    mine.clear();
+                    mine.extend(records.iter().map(|&(_, r)| rows[r as usize]));
+                    out.push_union(&mine, union);
+                }
                 ([(_, g, class)], [], true) => {
                     // One group and no pair: its upper row comes out ascending.
                     values.clear();

@@ -56,6 +56,20 @@ impl Container {
     }
 }
 
+/// Buffers [`FrozenShard::push_union`] reuses from row to row.
+#[derive(Debug, Default)]
+pub(crate) struct UnionScratch {
+    /// Every record's containers, (record, container), and where each
+    /// record's run is still to be read.
+    heads: Vec<(u32, Container)>,
+    spans: Vec<(usize, usize)>,
+    /// The containers of the key being merged.
+    same: Vec<(u32, Container)>,
+    lows: Vec<u16>,
+    merged: Vec<u16>,
+    words: Vec<u16>,
+}
+
 /// The finished rows of a contiguous node range `first..first + len`; row
 /// `k` holds the neighbours `v > first + k` of node `first + k`, ascending.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -167,6 +181,93 @@ impl FrozenShard {
         self.row_containers.push(self.containers.len() as u64);
         self.row_values.push(self.values.len() as u64);
         self.edges += row.len();
+    }
+
+    /// Appends the next row as the union of several `records` of its node,
+    /// container by container: a key in one record is copied, arrays of
+    /// one key are merged, and a key whose values may pass 4,096 is OR-ed
+    /// into a bitmap (kept as one if the union does pass it).
+    pub(crate) fn push_union(&mut self, records: &[EncodedRow<'_>], scratch: &mut UnionScratch) {
+        let UnionScratch { heads, spans, same, lows, merged, words } = scratch;
+        // Each record's containers ascend by key: a merge of the records'
+        // lists, taking every container of the smallest key at each step.
+        heads.clear();
+        spans.clear();
+        for (r, record) in records.iter().enumerate() {
+            let start = heads.len();
+            heads.extend(record.containers().map(|c| (r as u32, c)));
+            spans.push((start, heads.len()));
+        }
+        let base = self.values.len();
+        let mut edges = 0;
+        loop {
+            let live = spans.iter().filter(|s| s.0 < s.1);
+            let Some(key) = live.map(|s| heads[s.0].1.key).min() else { break };
+            same.clear();
+            for span in spans.iter_mut().filter(|s| s.0 < s.1 && heads[s.0].1.key == key) {
+                same.push(heads[span.0]);
+                span.0 += 1;
+            }
+            let offset = u32::try_from(self.values.len() - base).expect("a row fits u32 units");
+            let cards: usize = same.iter().map(|h| h.1.card()).sum();
+            let card = if let [(r, c)] = same.as_slice() {
+                self.values.extend(records[*r as usize].units_of(*c));
+                c.card()
+            } else if cards <= ARRAY_MAX && same.iter().all(|h| !h.1.is_bitmap()) {
+                // Sorted arrays: merged two at a time, duplicates dropped.
+                lows.clear();
+                for (i, &(r, c)) in same.iter().enumerate() {
+                    let units = records[r as usize].units_of(c);
+                    if i == 0 {
+                        lows.extend(units);
+                        continue;
+                    }
+                    merged.clear();
+                    let mut units = units.peekable();
+                    for &low in lows.iter() {
+                        while let Some(u) = units.next_if(|&u| u < low) {
+                            merged.push(u);
+                        }
+                        units.next_if_eq(&low);
+                        merged.push(low);
+                    }
+                    merged.extend(units);
+                    std::mem::swap(lows, merged);
+                }
+                self.values.extend_from_slice(lows);
+                lows.len()
+            } else {
+                words.clear();
+                words.resize(BITMAP_WORDS, 0);
+                for &(r, c) in same.iter() {
+                    let units = records[r as usize].units_of(c);
+                    if c.is_bitmap() {
+                        words.iter_mut().zip(units).for_each(|(w, u)| *w |= u);
+                    } else {
+                        units.for_each(|low| words[usize::from(low / 16)] |= 1 << (low % 16));
+                    }
+                }
+                let card = words.iter().map(|w| w.count_ones() as usize).sum();
+                if card > ARRAY_MAX {
+                    self.values.extend_from_slice(words);
+                } else {
+                    for (i, &w) in words.iter().enumerate() {
+                        let mut bits = w;
+                        while bits != 0 {
+                            self.values.push(i as u16 * 16 + bits.trailing_zeros() as u16);
+                            bits &= bits - 1;
+                        }
+                    }
+                }
+                card
+            };
+            let card_minus_1 = (card - 1) as u16;
+            self.containers.push(Container { key, card_minus_1, offset });
+            edges += card as u64;
+        }
+        self.row_containers.push(self.containers.len() as u64);
+        self.row_values.push(self.values.len() as u64);
+        self.edges += edges;
     }
 
     /// Appends the next row from a bitmap (`scratch` holds its values on
