@@ -95,6 +95,9 @@ start() {
   eval "${name}_addr=$(sed -n 's/^listening on //p' "$name.out" | head -1)"
 }
 hwm() { awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' "/proc/$1/status"; }
+# CPU seconds of a process and of its children it has reaped (the
+# coordinator's job processes).
+cpu() { awk '{printf "%.1f s", ($14 + $15 + $16 + $17) / 100}' "/proc/$1/stat"; }
 
 # Mutual TLS on the cluster's hops (issue 27): a throwaway CA and one
 # certificate for every process, named as the cluster's name requires.
@@ -145,9 +148,10 @@ run_cluster() {
   lo1=$(lo_bytes)
   local detection
   detection=$(sed -n 's/^job [0-9a-f]*: detection: //p' coordinator.log | tail -1)
-  printf 'cluster (%s) run %s: %.1f s wall; %s; loopback %.0f MiB; peak RSS coordinator %s, executors %s / %s, scheduler %s\n' \
+  printf 'cluster (%s) run %s: %.1f s wall; %s; loopback %.0f MiB; peak RSS coordinator %s, executors %s / %s, scheduler %s; CPU coordinator with its job %s, executors %s / %s\n' \
     "$mode" "$run" "$(echo "$t1 - $t0" | bc)" "$detection" "$(echo "($lo1 - $lo0) / 1048576" | bc)" \
     "$(hwm "$coordinator_pid")" "$(hwm "$executor0_pid")" "$(hwm "$executor1_pid")" "$(hwm "$scheduler_pid")" \
+    "$(cpu "$coordinator_pid")" "$(cpu "$executor0_pid")" "$(cpu "$executor1_pid")" \
     | tee -a runs.txt
   [ "$run" = check ] || echo "$mode $(echo "$t1 - $t0" | bc)" >> walls.txt
   cleanup
@@ -166,7 +170,7 @@ for run in $(seq "${REPEAT:-1}") check; do
     "${EMBEDDED[@]}" --non-private --output embedded-check.json
   else
     t0=$(date +%s.%N)
-    /usr/bin/time -f "embedded run $run: %e s wall, peak RSS %M KB" "${EMBEDDED[@]}" \
+    /usr/bin/time -f "embedded run $run: %e s wall, %U + %S s CPU, peak RSS %M KB" "${EMBEDDED[@]}" \
       --output "embedded-$run.json" 2>&1 | tee -a runs.txt
     echo "embedded $(echo "$(date +%s.%N) - $t0" | bc)" >> walls.txt
   fi

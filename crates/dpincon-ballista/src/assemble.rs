@@ -199,9 +199,14 @@ mod tests {
     async fn partitions_assemble_into_the_union_of_their_rows() {
         let a = records(&[(0, &[3]), (1, &[2]), (2, &[5])]);
         let b = records(&[(0, &[3, 4]), (2, &[5]), (3, &[4])]);
-        let joined = concat_batches(&output_schema(), &[summary_of(1), rows(&b).unwrap()]).unwrap();
+        let joined =
+            concat_batches(&output_schema(), &[summary_of(1), rows(b.clone()).unwrap()]).unwrap();
         let parts = vec![
-            partition(vec![summary_of(0), rows(&a[..14]).unwrap(), rows(&a[14..]).unwrap()]),
+            partition(vec![
+                summary_of(0),
+                rows(a[..14].to_vec()).unwrap(),
+                rows(a[14..].to_vec()).unwrap(),
+            ]),
             partition(vec![joined]),
             partition(vec![summary_of(1)]),
         ];
@@ -215,17 +220,17 @@ mod tests {
     #[tokio::test]
     async fn a_missing_or_second_summary_or_a_bad_record_is_an_error() {
         let good = records(&[(0, &[1])]);
-        let err = run(vec![partition(vec![rows(&good).unwrap()])], 4).await.unwrap_err();
+        let err = run(vec![partition(vec![rows(good.clone()).unwrap()])], 4).await.unwrap_err();
         assert!(err.to_string().contains("open with its summary"), "{err}");
         let err = run(vec![partition(vec![])], 4).await.unwrap_err();
         assert!(err.to_string().contains("without its summary"), "{err}");
-        let twice = vec![summary_of(0), rows(&good).unwrap(), summary_of(0)];
+        let twice = vec![summary_of(0), rows(good.clone()).unwrap(), summary_of(0)];
         let err = run(vec![partition(twice)], 4).await.unwrap_err();
         assert!(err.to_string().contains("a second summary"), "{err}");
         let past = records(&[(0, &[9])]);
-        let err = run(vec![partition(vec![summary_of(0), rows(&past).unwrap()])], 4).await;
+        let err = run(vec![partition(vec![summary_of(0), rows(past).unwrap()])], 4).await;
         assert!(err.unwrap_err().to_string().contains("outside"));
-        let cut = vec![summary_of(0), rows(&good[..good.len() - 1]).unwrap()];
+        let cut = vec![summary_of(0), rows(good[..good.len() - 1].to_vec()).unwrap()];
         let err = run(vec![partition(cut)], 4).await.unwrap_err();
         assert!(err.to_string().contains("cut short"), "{err}");
     }

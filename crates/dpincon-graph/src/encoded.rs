@@ -27,32 +27,31 @@ pub fn encode_row(out: &mut Vec<u8>, node: u32, values: &[u32]) {
     if values.is_empty() {
         return;
     }
-    let runs = || {
-        let mut rest = values;
-        std::iter::from_fn(move || {
-            let &head = rest.first()?;
-            let card = rest.partition_point(|&v| v >> 16 == head >> 16);
-            let (run, tail) = rest.split_at(card);
-            rest = tail;
-            Some(run)
-        })
-    };
+    // Three linear passes over the runs of one key (the executors encode
+    // every edge: this is their hot loop): sizes, headers, units.
+    let runs = || values.chunk_by(|a, b| a >> 16 == b >> 16);
+    let units = |run: &[u32]| if run.len() > ARRAY_MAX { BITMAP_WORDS } else { run.len() };
+    let (count, total) = runs().fold((0u32, 0usize), |(n, u), run| (n + 1, u + units(run)));
+    out.reserve(8 + 4 * count as usize + 2 * total);
     out.extend_from_slice(&node.to_le_bytes());
-    out.extend_from_slice(&(runs().count() as u32).to_le_bytes());
+    out.extend_from_slice(&count.to_le_bytes());
     for run in runs() {
         out.extend_from_slice(&((run[0] >> 16) as u16).to_le_bytes());
         out.extend_from_slice(&((run.len() - 1) as u16).to_le_bytes());
     }
     for run in runs() {
+        let start = out.len();
+        out.resize(start + 2 * units(run), 0);
+        let dst = &mut out[start..];
         if run.len() > ARRAY_MAX {
-            let mut words = [0u16; BITMAP_WORDS];
             for &v in run {
-                let low = v as u16;
-                words[usize::from(low / 16)] |= 1 << (low % 16);
+                let (word, bit) = (usize::from(v as u16 / 16), v % 16);
+                dst[2 * word + usize::from(bit >= 8)] |= 1 << (bit % 8);
             }
-            words.iter().for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
         } else {
-            run.iter().for_each(|&v| out.extend_from_slice(&(v as u16).to_le_bytes()));
+            for (d, &v) in dst.chunks_exact_mut(2).zip(run) {
+                d.copy_from_slice(&(v as u16).to_le_bytes());
+            }
         }
     }
 }

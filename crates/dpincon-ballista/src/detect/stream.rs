@@ -112,18 +112,18 @@ pub fn detect_rows(
         });
         encode_row(&mut records, ids[u as usize], &values);
         if records.len() >= ROWS_BYTES {
-            match rows_batch(&records) {
+            let full = std::mem::replace(&mut records, Vec::with_capacity(ROWS_BYTES + (1 << 16)));
+            match rows_batch(full) {
                 Ok(batch) => open = emit(batch),
                 Err(e) => (open, failed) = (false, Some(e)),
             }
-            records.clear();
         }
     });
     if let Some(e) = failed {
         return Err(e);
     }
     if open && !records.is_empty() {
-        emit(rows_batch(&records)?);
+        emit(rows_batch(records)?);
     }
     Ok(())
 }

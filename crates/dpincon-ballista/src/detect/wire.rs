@@ -15,6 +15,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, BinaryArray, RecordBatch, UInt8Array};
+use datafusion::arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt8Type};
 use datafusion::error::{DataFusionError, Result};
 use dpincon_detect::ConflictClasses;
@@ -41,9 +42,16 @@ fn one(kind: u8, data: &[u8]) -> Result<RecordBatch> {
     )?)
 }
 
-/// A batch of row records (whole records, as `encode_row` writes them).
-pub fn rows(records: &[u8]) -> Result<RecordBatch> {
-    one(ROWS, records)
+/// A batch of row records (whole records, as `encode_row` writes them),
+/// taking their bytes without a copy.
+pub fn rows(records: Vec<u8>) -> Result<RecordBatch> {
+    let len = i32::try_from(records.len()).map_err(|_| bad("a batch over 2 GiB"))?;
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(vec![0, len]));
+    let data = BinaryArray::try_new(offsets, Buffer::from_vec(records), None)?;
+    Ok(RecordBatch::try_new(
+        output_schema(),
+        vec![Arc::new(UInt8Array::from(vec![ROWS])), Arc::new(data)],
+    )?)
 }
 
 /// One partition's summary.
@@ -171,8 +179,8 @@ mod tests {
             let batch = summary(s).unwrap();
             assert_eq!(parts(&batch).unwrap(), [Part::Summary(s.clone())]);
         }
-        let records = [1u8, 2, 3];
-        assert_eq!(parts(&rows(&records).unwrap()).unwrap(), [Part::Rows(&records[..])]);
+        let records = vec![1u8, 2, 3];
+        assert_eq!(parts(&rows(records.clone()).unwrap()).unwrap(), [Part::Rows(&records[..])]);
 
         let raw = |kind: u8, data: &[u8]| {
             let columns: Vec<Arc<dyn Array>> = vec![
