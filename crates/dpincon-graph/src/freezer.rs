@@ -27,6 +27,11 @@ pub(crate) type Share = (Arc<Multipartite>, Range<usize>);
 /// One row's part in one group: the row, the index of its share, its class.
 type Entry = (u32, u32, u32);
 
+/// At most this many records of a row are merged container by container
+/// (a cluster's groups); more (a row spilled many times) go through the
+/// dense scratch, whose cost does not grow with their number.
+const MERGE_RECORDS: usize = 8;
+
 /// What a shard holds when the graph is finished: its bitmaps and the
 /// row records it received.
 pub(crate) type ShardParts = (AdjacencyShard, Vec<u8>);
@@ -57,8 +62,8 @@ pub(crate) fn freeze_shards(
     }
     // Shard k with its spilled segments, frozen; written back if spilled.
     let freeze_one = |freezer: &mut Freezer, k: usize, parts: ShardParts, entries: &[Entry]| {
-        let (shard, received) = parts;
-        let spilled = store.filter(|s| s.spilled(k)).map(|s| s.segments_of(k));
+        let (mut shard, received) = parts;
+        let spilled = store.filter(|s| s.spilled(k)).map(|s| s.load_into(k, &mut shard));
         let mut sources = vec![received.as_slice()];
         sources.extend(spilled.iter().flatten().map(Vec::as_slice));
         let shard = freezer.freeze(shard, &sources, entries, shares);
@@ -151,7 +156,7 @@ impl Freezer {
                 ([], [], true) => out.push_empty(1),
                 ([], [], false) => out.push_bitmap(&pairs, values),
                 ([], [(_, r)], true) => out.push_record(&rows[*r as usize]),
-                ([], _, true) => {
+                ([], _, true) if records.len() <= MERGE_RECORDS => {
                     // Only records (a cluster's pieces): merged by container.
                     mine.clear();
                     mine.extend(records.iter().map(|&(_, r)| rows[r as usize]));

@@ -3,19 +3,22 @@
 //!
 //! While the graph is built, a spilled shard is written to one anonymous
 //! temporary file (deleted by the OS when the graph is dropped) as a
-//! segment of row records (`encoded.rs`): its bitmaps and the records it
-//! had received. The same edge may be spilled twice (added before and
-//! after a spill), so finishing the graph merges each shard's segments, a
-//! shard per thread, and writes it back frozen ([`FrozenShard`]); walks
-//! then read spilled shards back one at a time. Memory stays bounded by
-//! the budget plus a shard per thread.
+//! segment: its bitmaps in roaring's serialized form (run containers and
+//! all: rows of FD groups over contiguous ids take a few bytes) and the
+//! row records it had received (`encoded.rs`, a cluster's pieces). The
+//! same edge may be spilled twice (added before and after a spill), so
+//! finishing the graph merges each shard's segments, a shard per thread,
+//! and writes it back frozen ([`FrozenShard`]); walks then read spilled
+//! shards back one at a time. Memory stays bounded by the budget plus a
+//! shard per thread.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::encoded::encode_row;
+use roaring::RoaringBitmap;
+
 use crate::{AdjacencyShard, FrozenShard};
 
 /// Where and when to spill.
@@ -100,28 +103,50 @@ impl SpillStore {
 
     /// Appends the non-empty bitmaps of `shard` and the `records` it had
     /// received as a segment of shard `k`, and empties both in memory.
+    /// Layout: the bitmaps' bytes (u64), then `(index, length, roaring
+    /// bytes)` per bitmap, then the records.
     pub(crate) fn spill(&mut self, k: usize, shard: &mut AdjacencyShard, records: &mut Vec<u8>) {
-        let mut bytes = std::mem::take(records);
-        let first = shard.first();
-        let mut values = Vec::new();
+        let mut bytes = vec![0u8; 8];
         for (i, bits) in shard.bitmaps_mut().iter_mut().enumerate() {
             if bits.is_empty() {
                 continue;
             }
-            values.clear();
-            values.extend(bits.iter());
-            encode_row(&mut bytes, first + i as u32, &values);
-            *bits = roaring::RoaringBitmap::new();
+            bits.optimize();
+            bytes.extend_from_slice(&(i as u32).to_le_bytes());
+            bytes.extend_from_slice(&(bits.serialized_size() as u32).to_le_bytes());
+            bits.serialize_into(&mut bytes).unwrap_or_else(|e| io_panic(e));
+            *bits = RoaringBitmap::new();
         }
-        if !bytes.is_empty() {
+        let bitmaps = bytes.len() as u64 - 8;
+        bytes[..8].copy_from_slice(&bitmaps.to_le_bytes());
+        bytes.append(records);
+        if bytes.len() > 8 {
             let segment = self.append(&bytes);
             self.segments[k].push(segment);
         }
     }
 
-    /// Shard `k`'s segments, read back: its spilled records.
-    pub(crate) fn segments_of(&self, k: usize) -> Vec<Vec<u8>> {
-        self.segments[k].iter().map(|&s| self.read(s)).collect()
+    /// Unions shard `k`'s spilled bitmaps into `shard` (in place) and
+    /// returns its spilled records.
+    pub(crate) fn load_into(&self, k: usize, shard: &mut AdjacencyShard) -> Vec<Vec<u8>> {
+        let mut records = Vec::new();
+        for &segment in &self.segments[k] {
+            let mut bytes = self.read(segment);
+            let bitmaps = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")) as usize;
+            let mut rest = &bytes[8..8 + bitmaps];
+            while rest.len() >= 8 {
+                let node = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes")) as usize;
+                let len = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes")) as usize;
+                let bits = RoaringBitmap::deserialize_from(&rest[8..8 + len])
+                    .unwrap_or_else(|e| io_panic(e));
+                shard.bitmaps_mut()[node] |= bits;
+                rest = &rest[8 + len..];
+            }
+            if bytes.len() > 8 + bitmaps {
+                records.push(bytes.split_off(8 + bitmaps));
+            }
+        }
+        records
     }
 
     /// Records where compacted shard `k` lies, its segments done with.
