@@ -49,6 +49,11 @@ impl EdgeSink for Vec<Edge> {
 /// enough to amortise the sort, small enough to bound memory (8 B a pair).
 const FLUSH_PAIRS: usize = 1 << 19;
 
+/// Bytes a row of a kept multipartite share is taken to cost until the
+/// graph is finished: the group's own arrays (about 16 bytes a row) and
+/// the freeze's entry for it (12).
+const SHARE_ROW_BYTES: i64 = 28;
+
 /// Default number of node ids per shard.
 pub const DEFAULT_SHARD_NODES: u32 = 1 << 16;
 
@@ -86,8 +91,8 @@ pub struct GraphBuilder {
     budget: Option<Budget>,
     pending: Vec<Vec<(u32, u32)>>,
     /// Multipartite shares whose rows are added when the graph is
-    /// finished (`freezer.rs`); under a budget they are added at once,
-    /// as holding them would take memory the budget does not count.
+    /// finished (`freezer.rs`); under a budget their rows' bytes
+    /// ([`SHARE_ROW_BYTES`]) count against it.
     shares: Mutex<Vec<Share>>,
 }
 
@@ -211,6 +216,16 @@ impl GraphBuilder {
         Ok(())
     }
 
+    /// Counts a kept share's rows against the budget, if any: the bitmaps
+    /// then spill earlier, and the groups are expanded shard by shard when
+    /// the graph is finished, never held as bitmaps (under a budget they
+    /// used to be, and a 10^7-row Tax build spilled over 60 GB of them).
+    fn count_share(&self, share: &Range<usize>) {
+        if let Some(budget) = &self.budget {
+            budget.total.fetch_add(share.len() as i64 * SHARE_ROW_BYTES, Ordering::Relaxed);
+        }
+    }
+
     /// Applies `change` to shard `k` under its lock; `change` returns how
     /// many bytes the shard grew by (bitmaps counted only under a budget,
     /// the `bool`), and the shard is spilled when the budget runs out.
@@ -252,9 +267,14 @@ impl GraphBuilder {
             })
             .collect();
         let shares = self.shares.into_inner().expect("shares lock");
+        // Under a budget, frozen shards stay in memory while they fit half
+        // of it (the groups and the freeze's work take the rest); the
+        // others are written to the spill file.
+        let keep = self.budget.as_ref().map(|b| u64::try_from(b.limit / 2).unwrap_or(0));
         let store = self.budget.map(|b| b.store.into_inner().expect("spill lock"));
         let (nodes, shard_nodes) = (self.nodes, self.shard_nodes);
-        let frozen = freeze_shards(shards, shard_nodes, nodes, &shares, store.as_ref(), threads);
+        let spill = store.as_ref().zip(keep);
+        let frozen = freeze_shards(shards, shard_nodes, nodes, &shares, spill, threads);
         match store {
             None => {
                 let shards = frozen.into_iter().map(|(shard, _)| shard).collect();
@@ -344,11 +364,8 @@ impl EdgeSink for ShardWriter<'_> {
     }
 
     fn add_multipartite(&mut self, group: &Arc<Multipartite>, share: Range<usize>) {
-        if self.builder.budget.is_some() {
-            group.emit_rows(share, self);
-        } else {
-            self.shares.push((Arc::clone(group), share));
-        }
+        self.builder.count_share(&share);
+        self.shares.push((Arc::clone(group), share));
     }
 }
 
@@ -379,11 +396,8 @@ impl EdgeSink for GraphBuilder {
     }
 
     fn add_multipartite(&mut self, group: &Arc<Multipartite>, share: Range<usize>) {
-        if self.budget.is_some() {
-            group.emit_rows(share, self);
-        } else {
-            self.shares.get_mut().expect("shares lock").push((Arc::clone(group), share));
-        }
+        self.count_share(&share);
+        self.shares.get_mut().expect("shares lock").push((Arc::clone(group), share));
     }
 }
 

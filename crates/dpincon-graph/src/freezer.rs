@@ -42,17 +42,21 @@ pub(crate) type Frozen = (FrozenShard, Option<(Segment, u64)>);
 
 /// Freezes every shard (node ranges of `shard_nodes` ids each) with the
 /// upper rows of every share added, spread over `threads` threads by
-/// shard. A shard `store` holds segments of is merged with them and
-/// written back there frozen (an empty placeholder is returned with its
-/// segment and edge count).
+/// shard. With a spill store and a budget `(store, keep)`, a shard the
+/// store holds segments of is merged with them, and a frozen shard that
+/// was spilled, or that would take the shards kept in memory past `keep`
+/// bytes, is written to the store (an empty placeholder is returned with
+/// its segment and edge count).
 pub(crate) fn freeze_shards(
     shards: Vec<ShardParts>,
     shard_nodes: u32,
     nodes: u32,
     shares: &[Share],
-    store: Option<&SpillStore>,
+    spill: Option<(&SpillStore, u64)>,
     threads: usize,
 ) -> Vec<Frozen> {
+    let store = spill.map(|(store, _)| store);
+    let kept = std::sync::atomic::AtomicU64::new(0);
     let mut entries: Vec<Vec<Entry>> = vec![Vec::new(); shards.len()];
     for (g, (group, share)) in shares.iter().enumerate() {
         for i in share.clone() {
@@ -67,8 +71,14 @@ pub(crate) fn freeze_shards(
         let mut sources = vec![received.as_slice()];
         sources.extend(spilled.iter().flatten().map(Vec::as_slice));
         let shard = freezer.freeze(shard, &sources, entries, shares);
-        match store {
-            Some(store) if spilled.is_some() => {
+        // Kept in memory if it fits what is left of `keep` (and counted).
+        let over = |keep: u64| {
+            let bytes = shard.heap_bytes();
+            let fits = |k: u64| (k + bytes <= keep).then_some(k + bytes);
+            kept.fetch_update(Ordering::Relaxed, Ordering::Relaxed, fits).is_err()
+        };
+        match spill {
+            Some((store, keep)) if spilled.is_some() || over(keep) => {
                 let segment = store.append(&shard.to_bytes());
                 let placeholder = FrozenShard::empty(shard.first(), shard.len());
                 (placeholder, Some((segment, shard.edge_count())))

@@ -294,6 +294,12 @@ impl FrozenShard {
         (0..self.len()).map(|k| self.row(k))
     }
 
+    /// Bytes the shard's vectors take in memory.
+    pub(crate) fn heap_bytes(&self) -> u64 {
+        let (c, v) = (self.containers.capacity(), self.values.capacity());
+        (16 * self.row_containers.capacity() + 8 * c + 2 * v) as u64
+    }
+
     /// Containers and values (`u16` units) stored.
     pub(crate) fn sizes(&self) -> (usize, usize) {
         (self.containers.len(), self.values.len())
