@@ -111,9 +111,24 @@ if [ ! -f pki/node.crt ]; then
     -extfile pki/ext -out pki/node.crt 2>/dev/null
 fi
 
+# The largest peak RSS (VmHWM, KiB) of the coordinator's job processes
+# while the poll runs, sampled every 0.1 s into job-hwm (a peak is kept by
+# the kernel, so only growth in a process's last 0.1 s can be missed).
+poll_jobs() {
+  local max=0 v p
+  echo 0 > job-hwm
+  while kill -0 "$1" 2>/dev/null; do
+    for p in $(pgrep -P "$1"); do
+      v=$(awk '/VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null || true)
+      if [ -n "$v" ] && [ "$v" -gt "$max" ]; then max=$v; echo "$max" > job-hwm; fi
+    done
+    sleep 0.1
+  done
+}
+
 # One cluster run: MODE is plain (--insecure-plaintext) or tls (mutual TLS
-# between the processes, TLS from the client). Prints wall time and peaks;
-# the job process's own peak is in the report's timings.
+# between the processes, TLS from the client). Prints wall time and peaks,
+# the job process's among them.
 lo_bytes() { awk '$1 == "lo:" {print $2}' /proc/net/dev; }
 run_cluster() {
   local mode=$1 run=$2 scheme security client_tls
@@ -140,17 +155,19 @@ run_cluster() {
   local t0 t1 lo0 lo1 check=()
   [ "$run" = check ] && check=(--non-private)
   lo0=$(lo_bytes)
+  poll_jobs "$coordinator_pid" & local poller=$!
   t0=$(date +%s.%N)
   DPINCON_TOKEN=$TOKEN "$CLI" submit --coordinator "$scheme://localhost:${coordinator_addr##*:}" \
     "${client_tls[@]}" --dataset tax --constraints tax.dcs --epsilon 1 --seed 1 "${check[@]}" \
     --wait --output "cluster-$mode-$run.json" 2> "submit-$mode.log"
   t1=$(date +%s.%N)
   lo1=$(lo_bytes)
+  kill "$poller" 2>/dev/null; wait "$poller" 2>/dev/null || true
   local detection
   detection=$(sed -n 's/^job [0-9a-f]*: detection: //p' coordinator.log | tail -1)
-  printf 'cluster (%s) run %s: %.1f s wall; %s; loopback %.0f MiB; peak RSS coordinator %s, executors %s / %s, scheduler %s; CPU coordinator with its job %s, executors %s / %s\n' \
+  printf 'cluster (%s) run %s: %.1f s wall; %s; loopback %.0f MiB; peak RSS coordinator %s, its job %s, executors %s / %s, scheduler %s; CPU coordinator with its job %s, executors %s / %s\n' \
     "$mode" "$run" "$(echo "$t1 - $t0" | bc)" "$detection" "$(echo "($lo1 - $lo0) / 1048576" | bc)" \
-    "$(hwm "$coordinator_pid")" "$(hwm "$executor0_pid")" "$(hwm "$executor1_pid")" "$(hwm "$scheduler_pid")" \
+    "$(hwm "$coordinator_pid")" "$(awk '{printf "%.0f MiB", $1/1024}' job-hwm)" "$(hwm "$executor0_pid")" "$(hwm "$executor1_pid")" "$(hwm "$scheduler_pid")" \
     "$(cpu "$coordinator_pid")" "$(cpu "$executor0_pid")" "$(cpu "$executor1_pid")" \
     | tee -a runs.txt
   [ "$run" = check ] || echo "$mode $(echo "$t1 - $t0" | bc)" >> walls.txt
