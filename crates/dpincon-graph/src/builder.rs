@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use roaring::RoaringBitmap;
 
-use crate::encoded::EncodedRow;
+use crate::encoded::{EncodedRow, encode_row};
 use crate::freezer::{Share, freeze_shards};
 use crate::spill::{SpillConfig, SpillStore};
 use crate::{AdjacencyShard, ConflictGraph, Edge, GraphError, Multipartite};
@@ -174,7 +174,27 @@ impl GraphBuilder {
         let first = k as u32 * self.shard_nodes;
         sort_pairs(pairs, first, self.shard_nodes);
         pairs.dedup();
-        self.update(k, |slot, account| slot.shard.absorb_sorted(pairs, account));
+        if self.budget.is_some() {
+            // Under a budget, pairs are kept as row records (8 bytes a row,
+            // 4 a container, 2 a value) and unioned at the freeze, as a
+            // cluster's pieces are: in a bitmap, a pair alone in its row
+            // and key (scattered pairs of constraints without equality)
+            // takes a container of ~66 bytes.
+            let mut records = Vec::new();
+            let mut values = Vec::new();
+            for run in pairs.chunk_by(|a, b| a.0 == b.0) {
+                values.clear();
+                values.extend(run.iter().map(|&(_, v)| v));
+                encode_row(&mut records, run[0].0, &values);
+            }
+            self.update(k, |slot, _| {
+                let before = slot.records.capacity();
+                slot.records.extend_from_slice(&records);
+                (slot.records.capacity() - before) as i64
+            });
+        } else {
+            self.update(k, |slot, account| slot.shard.absorb_sorted(pairs, account));
+        }
         pairs.clear();
     }
 
@@ -208,8 +228,9 @@ impl GraphBuilder {
             let (k, len) = run.expect("bytes are left");
             let (records, tail) = bytes.split_at(len);
             self.update(k, |slot, _| {
+                let before = slot.records.capacity();
                 slot.records.extend_from_slice(records);
-                records.len() as i64
+                (slot.records.capacity() - before) as i64
             });
             bytes = tail;
         }
