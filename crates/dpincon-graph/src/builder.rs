@@ -78,10 +78,11 @@ struct Budget {
 ///
 /// Each thread writes through its own [`ShardWriter`] (or the builder's own
 /// [`EdgeSink`] implementation): pairs are buffered per shard, sorted by the
-/// writer, and absorbed under that shard's lock only. There is one copy of
-/// the adjacency however many threads write. Multipartite groups are kept
-/// and their rows added at [`GraphBuilder::finish`], each row built once
-/// with its pairs (`freezer.rs`), unless the builder has a memory budget.
+/// writer, and absorbed under that shard's lock only (into bitmaps, or
+/// under a memory budget as row records). There is one copy of the
+/// adjacency however many threads write. Multipartite groups are kept and
+/// their rows added at [`GraphBuilder::finish`], each row built once with
+/// its pairs (`freezer.rs`).
 #[derive(Debug)]
 pub struct GraphBuilder {
     nodes: u32,
@@ -268,7 +269,7 @@ impl GraphBuilder {
         }
     }
 
-    /// Sorts what is buffered into the bitmaps, adds the kept multipartite
+    /// Absorbs what is buffered, adds the kept multipartite
     /// groups' rows and returns the graph, frozen, using every core.
     pub fn finish(self) -> ConflictGraph {
         self.finish_on(std::thread::available_parallelism().map_or(1, |n| n.get()))
