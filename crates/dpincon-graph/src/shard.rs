@@ -67,38 +67,11 @@ impl AdjacencyShard {
         &mut self.upper
     }
 
-    /// Adds the sorted, de-duplicated edges `(u, v)` (all `u` in range, `u < v`).
-    /// With `account`, returns how many bytes the touched bitmaps grew by in
-    /// memory (the builder's estimate, see [`heap_bytes`]); else 0, and the
-    /// per-container walk it costs is skipped.
-    pub(crate) fn absorb_sorted(&mut self, edges: &[(u32, u32)], account: bool) -> i64 {
-        let heap_bytes = |bits: &RoaringBitmap| if account { heap_bytes(bits) } else { 0 };
-        let mut grown = 0i64;
-        let mut rest = edges;
-        while let Some(&(u, _)) = rest.first() {
-            let run = rest.iter().take_while(|e| e.0 == u).count();
-            let (head, tail) = rest.split_at(run);
-            let slot = &mut self.upper[(u - self.first) as usize];
-            let before = heap_bytes(slot);
-            let values = head.iter().map(|e| e.1);
-            if slot.is_empty() {
-                *slot = RoaringBitmap::from_sorted_iter(values).expect("edges are sorted");
-            } else if head.len() * 16 < slot.len() as usize {
-                // A few values into a big set: in place, no new container
-                // (an OR would allocate a merged copy and free the old one).
-                slot.extend(values);
-            } else {
-                *slot |= RoaringBitmap::from_sorted_iter(values).expect("edges are sorted");
-            }
-            grown += heap_bytes(slot) - before;
-            rest = tail;
-        }
-        grown
-    }
-
     /// Adds the edges `(u, v)` for every `v` of `upper` (all above `u`, which
-    /// must lie in the shard); returns the growth as
-    /// [`AdjacencyShard::absorb_sorted`] does.
+    /// must lie in the shard). With `account`, returns how many bytes the
+    /// bitmap grew by in memory (the builder's estimate, see
+    /// [`heap_bytes`]); else 0, and the per-container walk it costs is
+    /// skipped.
     pub(crate) fn absorb_upper(&mut self, u: u32, upper: &RoaringBitmap, account: bool) -> i64 {
         debug_assert!(upper.min().is_none_or(|v| v > u));
         let slot = &mut self.upper[(u - self.first) as usize];
