@@ -66,6 +66,16 @@ struct Slot {
     bytes: i64,
 }
 
+impl Slot {
+    /// Appends row records; returns the bytes the records' vector grew by
+    /// (its capacity: what it holds in memory).
+    fn append_records(&mut self, bytes: &[u8]) -> i64 {
+        let before = self.records.capacity();
+        self.records.extend_from_slice(bytes);
+        (self.records.capacity() - before) as i64
+    }
+}
+
 #[derive(Debug)]
 struct Budget {
     limit: i64,
@@ -187,11 +197,7 @@ impl GraphBuilder {
             values.extend(run.iter().map(|&(_, v)| v));
             encode_row(&mut records, run[0].0, &values);
         }
-        self.update(k, |slot, _| {
-            let before = slot.records.capacity();
-            slot.records.extend_from_slice(&records);
-            (slot.records.capacity() - before) as i64
-        });
+        self.update(k, |slot, _| slot.append_records(&records));
         pairs.clear();
     }
 
@@ -224,11 +230,7 @@ impl GraphBuilder {
             }
             let (k, len) = run.expect("bytes are left");
             let (records, tail) = bytes.split_at(len);
-            self.update(k, |slot, _| {
-                let before = slot.records.capacity();
-                slot.records.extend_from_slice(records);
-                (slot.records.capacity() - before) as i64
-            });
+            self.update(k, |slot, _| slot.append_records(records));
             bytes = tail;
         }
         Ok(())

@@ -12,7 +12,7 @@
 
 use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::builder::bucket_by_row;
 use crate::encoded::{EncodedRow, records};
@@ -56,7 +56,7 @@ pub(crate) fn freeze_shards(
     threads: usize,
 ) -> Vec<Frozen> {
     let store = spill.map(|(store, _)| store);
-    let kept = std::sync::atomic::AtomicU64::new(0);
+    let kept = AtomicU64::new(0);
     let mut entries: Vec<Vec<Entry>> = vec![Vec::new(); shards.len()];
     for (g, (group, share)) in shares.iter().enumerate() {
         for i in share.clone() {

@@ -35,23 +35,21 @@ pub fn output_schema() -> SchemaRef {
     ]))
 }
 
-fn one(kind: u8, data: &[u8]) -> Result<RecordBatch> {
+/// A one-row batch of `kind` holding `data`, taking its bytes without a
+/// copy.
+fn one(kind: u8, data: Vec<u8>) -> Result<RecordBatch> {
+    let len = i32::try_from(data.len()).map_err(|_| bad("a batch over 2 GiB"))?;
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(vec![0, len]));
+    let data = BinaryArray::try_new(offsets, Buffer::from_vec(data), None)?;
     Ok(RecordBatch::try_new(
         output_schema(),
-        vec![Arc::new(UInt8Array::from(vec![kind])), Arc::new(BinaryArray::from(vec![data]))],
+        vec![Arc::new(UInt8Array::from(vec![kind])), Arc::new(data)],
     )?)
 }
 
-/// A batch of row records (whole records, as `encode_row` writes them),
-/// taking their bytes without a copy.
+/// A batch of row records (whole records, as `encode_row` writes them).
 pub fn rows(records: Vec<u8>) -> Result<RecordBatch> {
-    let len = i32::try_from(records.len()).map_err(|_| bad("a batch over 2 GiB"))?;
-    let offsets = OffsetBuffer::new(ScalarBuffer::from(vec![0, len]));
-    let data = BinaryArray::try_new(offsets, Buffer::from_vec(records), None)?;
-    Ok(RecordBatch::try_new(
-        output_schema(),
-        vec![Arc::new(UInt8Array::from(vec![ROWS])), Arc::new(data)],
-    )?)
+    one(ROWS, records)
 }
 
 /// One partition's summary.
@@ -85,7 +83,7 @@ pub fn summary(s: &Summary) -> Result<RecordBatch> {
         }
     }
     let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    one(SUMMARY, &data)
+    one(SUMMARY, data)
 }
 
 fn bad(what: impl std::fmt::Display) -> DataFusionError {
