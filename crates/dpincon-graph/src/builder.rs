@@ -9,7 +9,7 @@ use roaring::RoaringBitmap;
 use crate::encoded::{EncodedRow, encode_row};
 use crate::freezer::{Share, freeze_shards};
 use crate::spill::{SpillConfig, SpillStore};
-use crate::{AdjacencyShard, ConflictGraph, Edge, GraphError, Multipartite};
+use crate::{ConflictGraph, Edge, GraphError, Multipartite, row_chunks};
 
 /// Where detection puts the conflicting pairs it finds.
 ///
@@ -57,12 +57,12 @@ const SHARE_ROW_BYTES: i64 = 28;
 /// Default number of node ids per shard.
 pub const DEFAULT_SHARD_NODES: u32 = 1 << 16;
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Slot {
-    shard: AdjacencyShard,
-    /// Row records received whole (`encoded.rs`), checked.
+    /// The shard's row records (`encoded.rs`): its pairs, sorted and
+    /// encoded by the writers, and rows received whole, checked.
     records: Vec<u8>,
-    /// Estimated bytes of the shard's bitmaps and records in memory.
+    /// Bytes of the records in memory (their vector's capacity).
     bytes: i64,
 }
 
@@ -116,13 +116,7 @@ impl GraphBuilder {
     pub fn with_shard_nodes(nodes: u32, shard_nodes: u32) -> Self {
         assert!(shard_nodes > 0, "a shard covers at least one node");
         let count = nodes.div_ceil(shard_nodes) as usize;
-        let slots = (0..count as u32)
-            .map(|k| {
-                let first = k * shard_nodes;
-                let shard = AdjacencyShard::new(first, shard_nodes.min(nodes - first));
-                Mutex::new(Slot { shard, records: Vec::new(), bytes: 0 })
-            })
-            .collect();
+        let slots = (0..count).map(|_| Mutex::default()).collect();
         GraphBuilder {
             nodes,
             shard_nodes,
@@ -141,12 +135,12 @@ impl GraphBuilder {
         let mut builder = Self::new(nodes);
         let shards = builder.slots.len().max(1);
         // Writers' buffers take limit/32 each and come out of the limit:
-        // the bitmaps get 7/8 of it, room for four writers.
+        // the records get 7/8 of it, room for four writers.
         let per_shard = config.memory_limit as usize / (32 * 8 * shards);
         builder.flush_pairs = per_shard.clamp(1 << 12, FLUSH_PAIRS);
-        let bitmaps = config.memory_limit - config.memory_limit / 8;
+        let records = config.memory_limit - config.memory_limit / 8;
         builder.budget = Some(Budget {
-            limit: i64::try_from(bitmaps).unwrap_or(i64::MAX),
+            limit: i64::try_from(records).unwrap_or(i64::MAX),
             store: Mutex::new(SpillStore::new(config, builder.slots.len())?),
             total: AtomicI64::new(0),
         });
@@ -186,10 +180,10 @@ impl GraphBuilder {
         pairs.dedup();
         // Pairs are kept as row records (8 bytes a row, 4 a container, 2 a
         // value) and unioned at the freeze, as a cluster's pieces are. In a
-        // bitmap a pair alone in its row and key (the scattered pairs of
-        // constraints without equality) took a roaring container of ~66
-        // bytes: a 10^7-row Tax build under 6 GiB did not finish, and the
-        // 10^6 default job is 8% faster so.
+        // roaring bitmap per row a pair alone in its row and key (the
+        // scattered pairs of constraints without equality) took a container
+        // of ~66 bytes: a 10^7-row Tax build under 6 GiB did not finish, and
+        // the 10^6 default job is 8% faster so.
         let mut records = Vec::new();
         let mut values = Vec::new();
         for run in pairs.chunk_by(|a, b| a.0 == b.0) {
@@ -197,17 +191,25 @@ impl GraphBuilder {
             values.extend(run.iter().map(|&(_, v)| v));
             encode_row(&mut records, run[0].0, &values);
         }
-        self.update(k, |slot, _| slot.append_records(&records));
+        self.update(k, |slot| slot.append_records(&records));
         pairs.clear();
     }
 
-    /// Adds the row `upper` of node `u` under its shard's lock.
+    /// Adds the row `upper` of node `u`, as one row record, under its
+    /// shard's lock.
     fn absorb_upper(&self, u: u32, upper: &RoaringBitmap) {
         debug_assert!(upper.max().is_none_or(|v| v < self.nodes));
-        if !upper.is_empty() {
-            let k = self.shard_of(u);
-            self.update(k, |slot, account| slot.shard.absorb_upper(u, upper, account));
+        if upper.is_empty() {
+            return;
         }
+        let mut values = Vec::with_capacity(upper.len() as usize);
+        let _ = row_chunks(upper, |chunk| {
+            values.extend_from_slice(chunk);
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        let mut record = Vec::new();
+        encode_row(&mut record, u, &values);
+        self.update(self.shard_of(u), |slot| slot.append_records(&record));
     }
 
     /// Adds row records encoded by [`encode_row`](crate::encode_row) (a
@@ -230,16 +232,16 @@ impl GraphBuilder {
             }
             let (k, len) = run.expect("bytes are left");
             let (records, tail) = bytes.split_at(len);
-            self.update(k, |slot, _| slot.append_records(records));
+            self.update(k, |slot| slot.append_records(records));
             bytes = tail;
         }
         Ok(())
     }
 
-    /// Counts a kept share's rows against the budget, if any: the bitmaps
+    /// Counts a kept share's rows against the budget, if any: the records
     /// then spill earlier, and the groups are expanded shard by shard when
-    /// the graph is finished, never held as bitmaps (at 10^6 Tax rows under
-    /// 256 MiB a third less spilled than with the groups as bitmaps).
+    /// the graph is finished (at 10^6 Tax rows under 256 MiB a third less
+    /// spilled than with the groups expanded as they came).
     fn count_share(&self, share: &Range<usize>) {
         if let Some(budget) = &self.budget {
             budget.total.fetch_add(share.len() as i64 * SHARE_ROW_BYTES, Ordering::Relaxed);
@@ -247,21 +249,20 @@ impl GraphBuilder {
     }
 
     /// Applies `change` to shard `k` under its lock; `change` returns how
-    /// many bytes the shard grew by (bitmaps counted only under a budget,
-    /// the `bool`), and the shard is spilled when the budget runs out.
-    fn update(&self, k: usize, change: impl FnOnce(&mut Slot, bool) -> i64) {
+    /// many bytes the shard grew by, and the shard is spilled when the
+    /// budget runs out.
+    fn update(&self, k: usize, change: impl FnOnce(&mut Slot) -> i64) {
         let mut slot = self.slots[k].lock().expect("shard lock");
-        let grown = change(&mut slot, self.budget.is_some());
+        let grown = change(&mut slot);
         slot.bytes += grown;
         let Some(budget) = &self.budget else { return };
         let total = budget.total.fetch_add(grown, Ordering::Relaxed) + grown;
         if total > budget.limit * 3 / 4 && slot.bytes > 0 {
             // Spill the shard in hand: every shard is flushed often, so the
             // big ones are spilled soon enough, and no second lock is taken.
-            let Slot { shard, records, .. } = &mut *slot;
-            budget.store.lock().expect("spill lock").spill(k, shard, records);
-            // An emptied vector keeps its capacity: give it back too.
-            *records = Vec::new();
+            // Taken whole: an emptied vector would keep its capacity.
+            let records = std::mem::take(&mut slot.records);
+            budget.store.lock().expect("spill lock").spill(k, &records);
             budget.total.fetch_sub(slot.bytes, Ordering::Relaxed);
             slot.bytes = 0;
         }
@@ -280,14 +281,8 @@ impl GraphBuilder {
         for (k, pairs) in pending.iter_mut().enumerate() {
             self.absorb(k, pairs);
         }
-        let shards: Vec<_> = self
-            .slots
-            .into_iter()
-            .map(|s| {
-                let slot = s.into_inner().expect("shard lock");
-                (slot.shard, slot.records)
-            })
-            .collect();
+        let shards: Vec<_> =
+            self.slots.into_iter().map(|s| s.into_inner().expect("shard lock").records).collect();
         let shares = self.shares.into_inner().expect("shares lock");
         // Under a budget, frozen shards stay in memory while they fit half
         // of it (the groups and the freeze's work take the rest); the

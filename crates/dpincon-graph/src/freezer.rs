@@ -3,14 +3,15 @@
 //! A row of a 10^6-row Tax table conflicts under several FDs: merging one
 //! bitmap per constraint into it reallocated its containers at every
 //! merge, most of detection's time. So multipartite groups are held back
-//! until the graph is finished, and a cluster's executors send rows whole
-//! (`encoded.rs`); then a row's neighbours from all its groups, records
-//! and pairwise edges are marked in a dense bit array, read back ascending
-//! and written once into the shard's [`FrozenShard`]. A row with one
-//! source is copied from it. A shard spilled while it was built is merged
-//! with its segments and written back frozen.
+//! until the graph is finished, and pairs and a cluster's rows arrive as
+//! row records (`encoded.rs`); then a row's neighbours from all its groups
+//! and records are marked in a dense bit array, read back ascending and
+//! written once into the shard's [`FrozenShard`]. A row with one source is
+//! copied from it; a few records alone are merged container by container.
+//! A shard spilled while it was built is merged with its segments and
+//! written back frozen.
 
-use std::ops::{ControlFlow, Range};
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -18,7 +19,7 @@ use crate::builder::bucket_by_row;
 use crate::encoded::{EncodedRow, records};
 use crate::frozen::{BITMAP_WORDS, UnionScratch};
 use crate::spill::{Segment, SpillStore};
-use crate::{AdjacencyShard, FrozenShard, Multipartite, row_chunks};
+use crate::{FrozenShard, Multipartite};
 
 /// The rows `share` (positions in the group's (class, id) order) of a
 /// group, whose upper rows are still to be added.
@@ -32,9 +33,8 @@ type Entry = (u32, u32, u32);
 /// dense scratch, whose cost does not grow with their number.
 const MERGE_RECORDS: usize = 8;
 
-/// What a shard holds when the graph is finished: its bitmaps and the
-/// row records it received.
-pub(crate) type ShardParts = (AdjacencyShard, Vec<u8>);
+/// What a shard holds when the graph is finished: its row records.
+pub(crate) type ShardParts = Vec<u8>;
 
 /// A shard frozen: in memory, or (spilled while built) a placeholder with
 /// where it was written back and its edge count.
@@ -65,12 +65,13 @@ pub(crate) fn freeze_shards(
         }
     }
     // Shard k with its spilled segments, frozen; written back if spilled.
-    let freeze_one = |freezer: &mut Freezer, k: usize, parts: ShardParts, entries: &[Entry]| {
-        let (mut shard, received) = parts;
-        let spilled = store.filter(|s| s.spilled(k)).map(|s| s.load_into(k, &mut shard));
+    let freeze_one = |freezer: &mut Freezer, k: usize, received: ShardParts, entries: &[Entry]| {
+        let spilled = store.filter(|s| s.spilled(k)).map(|s| s.load_records(k));
         let mut sources = vec![received.as_slice()];
         sources.extend(spilled.iter().flatten().map(Vec::as_slice));
-        let shard = freezer.freeze(shard, &sources, entries, shares);
+        let first = k as u32 * shard_nodes;
+        let len = shard_nodes.min(nodes - first);
+        let shard = freezer.freeze(first, len, &sources, entries, shares);
         // Kept in memory if it fits what is left of `keep` (and counted).
         let over = |keep: u64| {
             let bytes = shard.heap_bytes();
@@ -132,21 +133,22 @@ impl Freezer {
         }
     }
 
-    /// `shard`'s rows, with the row records of `sources` and the upper
-    /// rows of the `shares` its `entries` name added, frozen.
+    /// The shard of nodes `first..first + len`: the union of the row
+    /// records of `sources` and the upper rows of the `shares` its
+    /// `entries` name, frozen.
     pub(crate) fn freeze(
         &mut self,
-        shard: AdjacencyShard,
+        first: u32,
+        len: u32,
         sources: &[&[u8]],
         entries: &[Entry],
         shares: &[Share],
     ) -> FrozenShard {
         let Freezer { scratch, union, values, last } = self;
-        let first = shard.first();
         // By row; a row's groups and records in any order (the union does
         // not care). Records were checked when they came in, or written
         // here (the spill file).
-        let (sorted, starts) = bucket_by_row(entries, first, shard.len(), |e| e.0);
+        let (sorted, starts) = bucket_by_row(entries, first, len, |e| e.0);
         let rows: Vec<EncodedRow<'_>> = sources
             .iter()
             .flat_map(|bytes| records(bytes))
@@ -154,35 +156,30 @@ impl Freezer {
             .collect();
         let keyed: Vec<(u32, u32)> =
             rows.iter().enumerate().map(|(i, r)| (r.node, i as u32)).collect();
-        let (by_row, row_starts) = bucket_by_row(&keyed, first, shard.len(), |r| r.0);
+        let (by_row, row_starts) = bucket_by_row(&keyed, first, len, |r| r.0);
         let mut mine = Vec::new();
         let room = |n: usize| n + n / 8;
-        let mut out = FrozenShard::with_capacity(first, shard.len(), room(last.0), room(last.1));
-        for (k, pairs) in shard.into_bitmaps().into_iter().enumerate() {
+        let mut out = FrozenShard::with_capacity(first, len, room(last.0), room(last.1));
+        for k in 0..len as usize {
             let u = first + k as u32;
             let groups = &sorted[starts[k] as usize..starts[k + 1] as usize];
             let records = &by_row[row_starts[k] as usize..row_starts[k + 1] as usize];
-            match (groups, records, pairs.is_empty()) {
-                ([], [], true) => out.push_empty(1),
-                ([], [], false) => out.push_bitmap(&pairs, values),
-                ([], [(_, r)], true) => out.push_record(&rows[*r as usize]),
-                ([], _, true) if records.len() <= MERGE_RECORDS => {
-                    // Only records (a cluster's pieces): merged by container.
+            match (groups, records) {
+                ([], []) => out.push_empty(1),
+                ([], [(_, r)]) => out.push_record(&rows[*r as usize]),
+                ([], _) if records.len() <= MERGE_RECORDS => {
+                    // Only a few records: merged container by container.
                     mine.clear();
                     mine.extend(records.iter().map(|&(_, r)| rows[r as usize]));
                     out.push_union(&mine, union);
                 }
-                ([(_, g, class)], [], true) => {
+                ([(_, g, class)], []) => {
                     // One group and no pair: its upper row comes out ascending.
                     values.clear();
                     shares[*g as usize].0.for_each_upper(u, *class, |v| values.push(v));
                     out.push_sorted(values);
                 }
                 _ => {
-                    let _ = row_chunks(&pairs, |pairs| {
-                        pairs.iter().for_each(|&v| scratch.set(v));
-                        ControlFlow::<()>::Continue(())
-                    });
                     for &(_, g, class) in groups {
                         shares[g as usize].0.for_each_upper(u, class, |v| scratch.set(v));
                     }

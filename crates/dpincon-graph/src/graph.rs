@@ -222,7 +222,7 @@ impl Iterator for EdgeStream<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{AdjacencyShard, EdgeSink, GraphBuilder};
+    use crate::{EdgeSink, GraphBuilder};
 
     #[test]
     fn stream_is_sorted_deduplicated_and_complete() {
@@ -319,6 +319,41 @@ mod tests {
         assert!(spilled.edges().eq(plain.edges()));
     }
 
+    /// Rows handed over whole (`add_upper`, as `Multipartite::emit_rows`
+    /// does) and the same edges as pairs give one stream, with or without
+    /// spills, through the builder and through a writer.
+    #[test]
+    fn rows_handed_over_whole_equal_their_pairs() {
+        let n = 150_000;
+        let pairs = crate::test_pairs::pseudo_random_pairs(n, 200_000, 9);
+        let mut rows = std::collections::BTreeMap::<u32, roaring::RoaringBitmap>::new();
+        for &(a, b) in &pairs {
+            let e = Edge::new(a, b);
+            rows.entry(e.u).or_default().insert(e.v);
+        }
+        // A dense row too: its containers are bitmaps in the record.
+        rows.entry(7).or_default().insert_range(10..30_000);
+        let mut plain = GraphBuilder::new(n);
+        rows.iter().for_each(|(&u, upper)| upper.iter().for_each(|v| plain.add(u, v)));
+        let want: Vec<Edge> = plain.finish().edges().collect();
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 64 << 10 };
+        let mut whole = GraphBuilder::with_shard_nodes(n, 1000);
+        let budgeted = GraphBuilder::with_spill(n, &config).unwrap();
+        {
+            let mut writer = budgeted.writer();
+            for (&u, upper) in &rows {
+                whole.add_upper(u, upper);
+                writer.add_upper(u, upper);
+                // Twice, after the budget forced spills: the union keeps one.
+                writer.add_upper(u, upper);
+            }
+        }
+        assert!(budgeted.spilled_bytes() > 0, "the tiny budget must force spills");
+        assert_eq!(whole.finish().edges().collect::<Vec<_>>(), want);
+        assert_eq!(budgeted.finish().edges().collect::<Vec<_>>(), want);
+    }
+
     #[test]
     fn rows_and_balanced_ranges_cover_the_stream_in_order() {
         let pairs = crate::test_pairs::pseudo_random_pairs(5_000, 40_000, 3);
@@ -347,13 +382,5 @@ mod tests {
                 assert_eq!(got, want, "{parts} parts");
             }
         }
-    }
-
-    #[test]
-    fn shard_rejects_lower_neighbours() {
-        let mut bits = roaring::RoaringBitmap::new();
-        bits.insert(3);
-        assert!(AdjacencyShard::from_bitmaps(3, vec![bits.clone()]).is_none());
-        assert!(AdjacencyShard::from_bitmaps(2, vec![bits]).is_some());
     }
 }

@@ -3,9 +3,10 @@
 //! Nodes are tuple ids `0..n`; an edge `{u, v}` joins two tuples that together
 //! violate some denial constraint. The graph is stored in *shards*: each
 //! covers a contiguous range of node ids and keeps, for every node `u` in
-//! it, the row of its neighbours `v > u`. While the graph is built a row is
-//! a [`roaring::RoaringBitmap`] ([`AdjacencyShard`]); once built it is
-//! frozen ([`FrozenShard`], [`Row`]).
+//! it, the row of its neighbours `v > u`, in roaring's container layout.
+//! While the graph is built a row is a set of row records and multipartite
+//! groups ([`GraphBuilder`]); once built it is frozen ([`FrozenShard`],
+//! [`Row`]).
 //! Walking the shards in order, the rows in order and each row in order
 //! yields the edges in the lexicographic order Λ of SPEC §2, which every
 //! measure and mechanism downstream consumes through [`EdgeStream`] or
@@ -27,7 +28,6 @@ mod freezer;
 mod frozen;
 mod graph;
 mod multipartite;
-mod shard;
 mod spill;
 #[cfg(test)]
 mod test_pairs;
@@ -38,7 +38,6 @@ pub use fingerprint::{EdgeFingerprint, edge_stream_fingerprint};
 pub use frozen::{Block, FrozenShard, Row, RowIter};
 pub use graph::{ConflictGraph, EdgeStream, GraphError};
 pub use multipartite::Multipartite;
-pub use shard::AdjacencyShard;
 pub use spill::SpillConfig;
 
 /// Hands the values of `row` to `visit` in ascending chunks until it breaks.

@@ -1,25 +1,20 @@
 //! Spilling adjacency shards to disk when the graph outgrows its memory
 //! budget (`--memory-limit`).
 //!
-//! While the graph is built, a spilled shard is written to one anonymous
-//! temporary file (deleted by the OS when the graph is dropped) as a
-//! segment: its bitmaps in roaring's serialized form (run containers and
-//! all: rows of FD groups over contiguous ids take a few bytes) and the
-//! row records it had received (`encoded.rs`, a cluster's pieces). The
-//! same edge may be spilled twice (added before and after a spill), so
-//! finishing the graph merges each shard's segments, a shard per thread,
-//! and writes it back frozen ([`FrozenShard`]); walks then read spilled
-//! shards back one at a time. Memory stays bounded by the budget plus a
-//! shard per thread.
+//! While the graph is built, a spilled shard's row records (`encoded.rs`)
+//! are appended to one anonymous temporary file (deleted by the OS when
+//! the graph is dropped) as a segment. The same edge may be spilled twice
+//! (added before and after a spill), so finishing the graph unions each
+//! shard's segments, a shard per thread, and writes it back frozen
+//! ([`FrozenShard`]); walks then read spilled shards back one at a time.
+//! Memory stays bounded by the budget plus a shard per thread.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use roaring::RoaringBitmap;
-
-use crate::{AdjacencyShard, FrozenShard};
+use crate::FrozenShard;
 
 /// Where and when to spill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,52 +96,17 @@ impl SpillStore {
         bytes
     }
 
-    /// Appends the non-empty bitmaps of `shard` and the `records` it had
-    /// received as a segment of shard `k`, and empties both in memory.
-    /// Layout: the bitmaps' bytes (u64), then `(index, length, roaring
-    /// bytes)` per bitmap, then the records.
-    pub(crate) fn spill(&mut self, k: usize, shard: &mut AdjacencyShard, records: &mut Vec<u8>) {
-        let mut bytes = vec![0u8; 8];
-        for (i, bits) in shard.bitmaps_mut().iter_mut().enumerate() {
-            if bits.is_empty() {
-                continue;
-            }
-            bits.optimize();
-            bytes.extend_from_slice(&(i as u32).to_le_bytes());
-            bytes.extend_from_slice(&(bits.serialized_size() as u32).to_le_bytes());
-            bits.serialize_into(&mut bytes).unwrap_or_else(|e| io_panic(e));
-            *bits = RoaringBitmap::new();
-        }
-        let bitmaps = bytes.len() as u64 - 8;
-        bytes[..8].copy_from_slice(&bitmaps.to_le_bytes());
-        bytes.append(records);
-        if bytes.len() > 8 {
-            let segment = self.append(&bytes);
+    /// Appends `records` (row records of shard `k`) as a segment of it.
+    pub(crate) fn spill(&mut self, k: usize, records: &[u8]) {
+        if !records.is_empty() {
+            let segment = self.append(records);
             self.segments[k].push(segment);
         }
     }
 
-    /// Unions shard `k`'s spilled bitmaps into `shard` (in place) and
-    /// returns its spilled records.
-    pub(crate) fn load_into(&self, k: usize, shard: &mut AdjacencyShard) -> Vec<Vec<u8>> {
-        let mut records = Vec::new();
-        for &segment in &self.segments[k] {
-            let mut bytes = self.read(segment);
-            let bitmaps = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")) as usize;
-            let mut rest = &bytes[8..8 + bitmaps];
-            while rest.len() >= 8 {
-                let node = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes")) as usize;
-                let len = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes")) as usize;
-                let bits = RoaringBitmap::deserialize_from(&rest[8..8 + len])
-                    .unwrap_or_else(|e| io_panic(e));
-                shard.bitmaps_mut()[node] |= bits;
-                rest = &rest[8 + len..];
-            }
-            if bytes.len() > 8 + bitmaps {
-                records.push(bytes.split_off(8 + bitmaps));
-            }
-        }
-        records
+    /// Shard `k`'s spilled row records, a vector per segment.
+    pub(crate) fn load_records(&self, k: usize) -> Vec<Vec<u8>> {
+        self.segments[k].iter().map(|&segment| self.read(segment)).collect()
     }
 
     /// Records where compacted shard `k` lies, its segments done with.

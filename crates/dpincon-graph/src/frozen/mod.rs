@@ -1,22 +1,17 @@
 //! The graph's rows once built: immutable, in a few flat vectors.
 //!
-//! While detection runs, a row is a roaring bitmap that grows
-//! ([`AdjacencyShard`](crate::AdjacencyShard)). Once built it never
-//! changes, and a bitmap costs a vector of containers plus an allocation
-//! per container, with slack: at 330M edges over 8.8M containers that
+//! While detection runs, a row is a set of row records (`encoded.rs`).
+//! Once built it never changes. A roaring bitmap per row, as an earlier
+//! version kept, costs a vector of containers plus an allocation per
+//! container, with slack: at 330M edges over 8.8M containers that
 //! overhead was as large as the values themselves (1.4 GB for 0.66 GB of
 //! values). A [`FrozenShard`] keeps roaring's containers (the high 16 bits
 //! of a value as a key; the low halves as a sorted array up to 4,096 of
 //! them, else as a 65,536-bit bitmap) in three vectors per shard: 2 bytes a
 //! value and 8 bytes a container, read front to back by every walk.
 
-use std::ops::ControlFlow;
-
-use roaring::RoaringBitmap;
-
 use crate::bytes::Reader;
 use crate::encoded::EncodedRow;
-use crate::row_chunks;
 
 mod row;
 #[cfg(test)]
@@ -268,17 +263,6 @@ impl FrozenShard {
         self.row_containers.push(self.containers.len() as u64);
         self.row_values.push(self.values.len() as u64);
         self.edges += edges;
-    }
-
-    /// Appends the next row from a bitmap (`scratch` holds its values on
-    /// the way).
-    pub(crate) fn push_bitmap(&mut self, row: &RoaringBitmap, scratch: &mut Vec<u32>) {
-        scratch.clear();
-        let _ = row_chunks(row, |chunk| {
-            scratch.extend_from_slice(chunk);
-            ControlFlow::<()>::Continue(())
-        });
-        self.push_sorted(scratch);
     }
 
     /// Row `k` of the shard (node `first + k`).
