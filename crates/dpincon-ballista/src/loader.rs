@@ -15,8 +15,8 @@ use dpincon_engine::{
 };
 use dpincon_graph::{EdgeFingerprint, SpillConfig, edge_stream_fingerprint};
 use dpincon_release::TableFacts;
-use dpincon_source::object::{ObjectTable, block_on};
-use dpincon_source::{DataFormat, ObjectUrl, S3Settings};
+use dpincon_source::object::{ObjectTable, block_on, split_object_csv};
+use dpincon_source::{DataFormat, ObjectUrl, S3Settings, split_csv};
 
 use crate::BallistaError;
 use crate::assemble::{Assembled, assemble, prefetch};
@@ -70,8 +70,12 @@ pub const DEFAULT_GRAPH_MEMORY: u64 = 256 << 20;
 pub struct BallistaLoader {
     /// The scheduler, `http://host:port`.
     pub scheduler: String,
-    /// Hash partitions per constraint group (and Parquet scan partitions).
+    /// Hash partitions per constraint group (and scan partitions: Parquet
+    /// row groups, CSV byte ranges).
     pub partitions: usize,
+    /// The least bytes of a CSV table a scan task reads
+    /// ([`dpincon_source::MIN_RANGE_BYTES`] by default).
+    pub csv_range_bytes: u64,
     /// Where the graph's spill file goes.
     pub work_dir: PathBuf,
     /// Graph memory before spilling, when the job sets no `memory_limit`.
@@ -105,6 +109,7 @@ impl BallistaLoader {
         BallistaLoader {
             scheduler: scheduler.into(),
             partitions: DEFAULT_PARTITIONS,
+            csv_range_bytes: dpincon_source::MIN_RANGE_BYTES,
             work_dir: work_dir.into(),
             graph_memory: DEFAULT_GRAPH_MEMORY,
             tls: None,
@@ -135,10 +140,16 @@ fn engine_error(e: BallistaError, constraints: &Path) -> EngineError {
     }
 }
 
-/// The table's Arrow schema and how executors read it, without reading a
-/// row: a Parquet file's footer, or a CSV table's declared types (which
-/// must then name every column, in order).
-pub fn table_schema(config: &JobConfig) -> Result<(SchemaRef, ScanFormat), EngineError> {
+/// The table's Arrow schema and how executors read it: a Parquet file's
+/// footer (no row read), or a CSV table's declared types (which must name
+/// every column of its header, in order) and its cut into `parts` ranges
+/// of whole records of at least `range_bytes` (the table is read once, in
+/// order, for where records end; no value is kept).
+pub fn table_schema(
+    config: &JobConfig,
+    parts: usize,
+    range_bytes: u64,
+) -> Result<(SchemaRef, ScanFormat), EngineError> {
     let options = read_options(config)?;
     let data = &config.data.path;
     match options.format.unwrap_or_else(|| DataFormat::from_path(data)) {
@@ -167,22 +178,38 @@ pub fn table_schema(config: &JobConfig) -> Result<(SchemaRef, ScanFormat), Engin
             Ok((builder.schema().clone(), ScanFormat::Parquet))
         }
         DataFormat::Csv => {
-            if options.schema.is_empty() {
+            let Some(declared) = config.data.schema.clone().filter(|_| !options.schema.is_empty())
+            else {
                 return Err(EngineError::Config(
                     "a CSV table in distributed mode needs its declared column types \
                      (schema), or convert it to Parquet"
                         .into(),
                 ));
+            };
+            let split = match ObjectUrl::of_path(data) {
+                Some(url) => {
+                    let url = url?;
+                    let settings = S3Settings::from_env();
+                    block_on(split_object_csv(&url, parts, range_bytes, &settings))?
+                }
+                None => split_csv(data, parts, range_bytes)?,
+            };
+            let names: Vec<&str> = options.schema.iter().map(|o| o.column.as_str()).collect();
+            if split.header != names {
+                return Err(EngineError::Config(format!(
+                    "the schema must declare every column of '{}' in order: the file has [{}], \
+                     the schema [{}]",
+                    data.display(),
+                    split.header.join(", "),
+                    names.join(", ")
+                )));
             }
             let fields: Vec<Field> = options
                 .schema
                 .iter()
                 .map(|o| Field::new(&o.column, o.data_type.clone(), true))
                 .collect();
-            let format = ScanFormat::Csv {
-                schema: config.data.schema.clone(),
-                infer_rows: config.data.infer_rows,
-            };
+            let format = ScanFormat::Csv { schema: declared, ranges: split.ranges };
             Ok((Arc::new(Schema::new(fields)), format))
         }
     }
@@ -211,7 +238,7 @@ impl JobLoader for BallistaLoader {
         })?;
         progress.start(Phase::Read);
         let read_start = Instant::now();
-        let (table, format) = table_schema(config)?;
+        let (table, format) = table_schema(config, self.partitions, self.csv_range_bytes)?;
         let request = PlanRequest {
             path: &config.data.path,
             format,

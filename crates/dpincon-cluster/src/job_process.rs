@@ -207,6 +207,7 @@ async fn run(spec: &JobSpec) -> ChildMessage {
     let b = &spec.ballista;
     let mut loader = BallistaLoader::new(&b.scheduler, &spec.work_dir);
     loader.partitions = b.partitions.max(1);
+    loader.csv_range_bytes = b.csv_range_bytes.max(1);
     // A quarter of the data-segment cap at most: the graph spills before
     // the process would reach `max-job-memory` (public settings only).
     loader.graph_memory = spec.max_memory.map_or(b.graph_memory, |cap| b.graph_memory.min(cap / 4));

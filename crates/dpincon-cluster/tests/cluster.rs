@@ -128,14 +128,15 @@ async fn the_number_of_executors_never_changes_the_edge_stream() {
     // Three executors over mutual TLS; one in plaintext with other
     // partition counts: the same stream.
     let cluster = Cluster::start_tls(dir.path(), &test_config(dir.path(), "main"), 3, &[]);
-    // One executor, and other partition counts; its own state and ledger
-    // directories (two coordinators never share them).
+    // One executor, other partition counts, and the CSV table read in
+    // three byte ranges; its own state and ledger directories (two
+    // coordinators never share them).
     let one = Ballista::start(dir.path(), "single", 1, &[]);
     let single_config = test_config(dir.path(), "single");
     let scheduler = one.scheduler.url();
     let single = coordinator(
         dir.path(),
-        &["--scheduler", &scheduler, "--partitions", "3"],
+        &["--scheduler", &scheduler, "--partitions", "3", "--csv-range-bytes", "4KiB"],
         &["--config", single_config.to_str().unwrap()],
     );
     // Fingerprints are diagnostics of non-private jobs only.

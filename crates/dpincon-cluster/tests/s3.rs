@@ -81,10 +81,13 @@ async fn cluster_on_s3(server: &S3Server) {
     assert!(!err.contains(&server.secret_key), "{err}");
 
     let config = write_config(dir.path(), "main", "s3://tables/parts/");
-    let cluster =
-        Cluster::start_with(dir.path(), &config, 2, &["--allow-tables", "s3://tables/"], &[]);
+    let allow = ["--allow-tables", "s3://tables/"];
+    // The CSV object is cut into ranges of at least 4 KiB (a few here).
+    let ranges = ["--csv-range-bytes", "4KiB"];
+    let cluster = Cluster::start_with(dir.path(), &config, 2, &allow, &ranges);
 
-    // The CSV object, as the harness's dataset (declared schema).
+    // The CSV object, as the harness's dataset (declared schema), its
+    // ranges fetched by the executors.
     let remote = job(&constraints, json!({"non-private": true, "epsilon": 0.5, "seed": 3}));
     let (want, want_fp) = embedded(&embedded_job(&data, &constraints, &remote)).await;
     assert!(want["non_private"]["edges"].as_u64().unwrap() > 1000, "a graph worth testing");

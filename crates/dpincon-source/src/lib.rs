@@ -22,6 +22,9 @@ pub mod postgres;
 mod prepare;
 mod read;
 
+pub use csv_file::ranges::{
+    CsvRange, CsvSplit, CsvSplitter, MIN_RANGE_BYTES, read_csv_range, read_range_from, split_csv,
+};
 pub use encode::encode;
 pub use object::{ObjectUrl, S3Settings};
 pub use postgres::PostgresSource;

@@ -46,11 +46,21 @@ fn schema() -> Arc<Schema> {
     ]))
 }
 
+/// The table at `data` cut into `parts` ranges of records however small.
+fn ranges(data: &Path, parts: usize) -> Vec<dpincon_source::CsvRange> {
+    let bytes = std::fs::read(data).unwrap();
+    let mut splitter = dpincon_source::CsvSplitter::new(bytes.len() as u64, parts, 1);
+    splitter.feed(&bytes);
+    let split = splitter.finish(data).unwrap();
+    assert_eq!(split.ranges.len(), parts, "the scan reads the table in {parts} ranges");
+    split.ranges
+}
+
 /// The plan request of [`DCS`] on the table at `data`.
 fn request(data: &Path, partitions: usize) -> PlanRequest<'_> {
     PlanRequest {
         path: data,
-        format: ScanFormat::Csv { schema: Some(SCHEMA.into()), infer_rows: None },
+        format: ScanFormat::Csv { schema: SCHEMA.into(), ranges: ranges(data, partitions) },
         table: schema(),
         constraints: DCS,
         brute_force: false,

@@ -1,6 +1,7 @@
 //! `TableScanExec`: the operator that reads a table's rows on an executor, row ids first.
 
 use std::fmt;
+use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, AsArray, UInt32Array};
@@ -22,10 +23,13 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
     PlanProperties,
 };
-use dpincon_source::object::TableObject;
-use dpincon_source::{DataFormat, ReadOptions, parse_schema_override, read_table};
+use dpincon_source::object::{TableObject, object_head_bytes};
+use dpincon_source::{
+    CsvRange, ObjectUrl, S3Settings, parse_schema_override, read_csv_range, read_range_from,
+};
 use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc::Sender;
 
 /// The name of the row-id column every scan puts first (UInt32, the row's
 /// 0-based position in the table).
@@ -43,13 +47,15 @@ pub enum ScanFormat {
         /// The objects (key and size), in row order.
         objects: Vec<TableObject>,
     },
-    /// CSV with a header row, read whole by one task; `schema` is the
-    /// declared `Name:type,...` list (the embedded reader's `--schema`).
+    /// CSV with a header row, every column's type declared, split into
+    /// ranges of whole records (`dpincon_source::CsvSplitter`): partition
+    /// `p` reads range `p`.
     Csv {
-        /// Forced column types.
-        schema: Option<String>,
-        /// Rows to infer the other columns' types from (all by default).
-        infer_rows: Option<usize>,
+        /// Every column's type, in file order (`Name:type,...`, the
+        /// embedded reader's `--schema`).
+        schema: String,
+        /// The table's ranges, in row order.
+        ranges: Vec<CsvRange>,
     },
 }
 
@@ -63,7 +69,7 @@ pub struct ScanSpec {
     pub format: ScanFormat,
     /// The columns to keep, by name, in output order (after the row id).
     pub columns: Vec<String>,
-    /// Output partitions (always 1 for CSV).
+    /// Output partitions (for CSV, its ranges; 1 joins them into one).
     pub partitions: usize,
 }
 
@@ -102,8 +108,13 @@ impl TableScanExec {
     /// A scan of `spec.columns`, whose types `table` (the whole table's
     /// Arrow schema: the Parquet footer's, or the declared CSV types) gives.
     pub fn try_new(mut spec: ScanSpec, table: &Schema) -> Result<Self> {
-        if matches!(spec.format, ScanFormat::Csv { .. }) {
-            spec.partitions = 1;
+        if let ScanFormat::Csv { ranges, .. } = &mut spec.format {
+            // One partition reads the table as one range (a group without
+            // equality sees every pair); else a partition per range.
+            if spec.partitions == 1 {
+                *ranges = CsvRange::spanning(ranges).into_iter().collect();
+            }
+            spec.partitions = ranges.len();
         }
         spec.partitions = spec.partitions.max(1);
         let mut fields = vec![Field::new(ROW_ID, DataType::UInt32, false)];
@@ -212,13 +223,7 @@ impl ExecutionPlan for TableScanExec {
                     ScanFormat::ParquetObjects { .. } => {
                         super::object::read_objects(&spec, &schema, part as usize, &tx).await?
                     }
-                    ScanFormat::Csv { .. } => {
-                        for batch in read_csv(&spec, &schema).await? {
-                            if tx.send(Ok(batch)).await.is_err() {
-                                break;
-                            }
-                        }
-                    }
+                    ScanFormat::Csv { .. } => read_csv(&spec, &schema, part as usize, tx).await?,
                 }
             }
             Ok(())
@@ -310,35 +315,65 @@ fn read_parquet(
     Ok(())
 }
 
-/// Reads the whole CSV table with the embedded reader.
-async fn read_csv(spec: &ScanSpec, schema: &SchemaRef) -> Result<Vec<RecordBatch>> {
-    let ScanFormat::Csv { schema: declared, infer_rows } = &spec.format else {
+/// Reads this partition's range of the CSV table (a file, or an object
+/// fetched by range), numbering rows from the range's first row.
+async fn read_csv(
+    spec: &ScanSpec,
+    schema: &SchemaRef,
+    partition: usize,
+    tx: Sender<Result<RecordBatch>>,
+) -> Result<()> {
+    let ScanFormat::Csv { schema: declared, ranges } = &spec.format else {
         unreachable!("read_csv on a Parquet scan")
     };
-    let path = &spec.path;
-    let options = ReadOptions {
-        format: Some(DataFormat::Csv),
-        schema: declared
-            .as_deref()
-            .map(parse_schema_override)
-            .transpose()
-            .map_err(|e| read_error(path, e))?
-            .unwrap_or_default(),
-        infer_rows: *infer_rows,
-    };
-    let table =
-        read_table(std::path::Path::new(path), &options).await.map_err(|e| read_error(path, e))?;
-    let indices: Vec<usize> = spec
+    let path = spec.path.clone();
+    let range = *ranges.get(partition).ok_or_else(|| read_error(&path, "no such range"))?;
+    let entries = parse_schema_override(declared).map_err(|e| read_error(&path, e))?;
+    let fields: Vec<Field> =
+        entries.iter().map(|e| Field::new(&e.column, e.data_type.clone(), true)).collect();
+    let table = Arc::new(Schema::new(fields));
+    let projection = spec
         .columns
         .iter()
-        .map(|name| table.arrow_schema.index_of(name).map_err(|e| read_error(path, e)))
-        .collect::<Result<_>>()?;
-    let mut next = 0u32;
-    let mut out = Vec::with_capacity(table.batches.len());
-    for batch in &table.batches {
-        let columns = indices.iter().map(|&i| batch.column(i).clone()).collect();
-        out.push(with_row_ids(schema, next, columns)?);
-        next += batch.num_rows() as u32;
-    }
-    Ok(out)
+        .map(|name| table.index_of(name).map_err(|e| read_error(&path, e)))
+        .collect::<Result<Vec<_>>>()?;
+    let fetched = match ObjectUrl::of_path(Path::new(&path)) {
+        Some(url) => {
+            let url = url.map_err(|e| read_error(&path, e))?;
+            let settings = S3Settings::from_env();
+            let bytes = object_head_bytes(&url, range.start..range.end, &settings).await;
+            Some(bytes.map_err(|e| read_error(&path, e))?)
+        }
+        None => None,
+    };
+    let (spec, schema) = (spec.clone(), schema.clone());
+    let read = tokio::task::spawn_blocking(move || {
+        let mut next = range.first_row as u32;
+        let mut failed = None;
+        let emit = |batch: RecordBatch| {
+            // Columns by name, in scan order, whatever order the reader keeps.
+            let columns = spec.columns.iter().map(|name| batch.column_by_name(name).cloned());
+            let rows = batch.num_rows() as u32;
+            let batch = columns
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| read_error(&path, "a projected column is missing"))
+                .and_then(|columns| with_row_ids(&schema, next, columns));
+            next += rows;
+            match batch {
+                Ok(batch) => tx.blocking_send(Ok(batch)).is_ok(),
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        };
+        let name = Path::new(&path);
+        let read = match fetched {
+            Some(bytes) => read_range_from(&bytes[..], name, table, &projection, &range, emit),
+            None => read_csv_range(name, table, &projection, &range, emit),
+        };
+        read.map_err(|e| read_error(&path, e))?;
+        failed.map_or(Ok(()), Err)
+    });
+    read.await.map_err(|e| DataFusionError::External(Box::new(e)))?
 }

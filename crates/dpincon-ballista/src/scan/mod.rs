@@ -5,16 +5,21 @@
 //! `p, p + P, p + 2P, ...` and numbers each row by its row group's global
 //! offset (the sum of the earlier row groups' row counts in the footer) plus
 //! its position inside it, so every executor numbers the rows as the
-//! embedded reader does, whoever reads which row group. A CSV table is read
-//! whole by one task with the embedded reader (`dpincon_source::read_table`,
-//! same type inference and declared types): CSV has no row groups to split
-//! by, and `dpincon-cli generate/noise --format parquet` or a conversion
-//! gives a splittable table.
+//! embedded reader does, whoever reads which row group. A CSV table (every
+//! column's type declared) is cut by the job, before it is planned, into
+//! byte ranges of whole records with the count of records before each
+//! (`dpincon_source::CsvSplitter`: one pass in order with arrow-csv's own
+//! record rules, quoted new lines included); partition `p` reads range `p`
+//! with arrow-csv and numbers its rows from the range's first row, so the
+//! ids are the embedded reader's. A one-partition scan (a group without
+//! equality) reads the ranges joined into one.
 //!
 //! A table in an S3-compatible store is read by the executors from the
 //! store ([`object`]): the job lists a prefix's Parquet objects once, in
 //! key order, and the spec carries the list, so every task numbers the
-//! same objects' row groups the same way, as the embedded reader does.
+//! same objects' row groups the same way, as the embedded reader does; a
+//! CSV object is streamed once by the job to cut it, and each task
+//! fetches its range.
 
 mod exec;
 mod object;

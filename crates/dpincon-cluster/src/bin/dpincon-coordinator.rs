@@ -51,9 +51,14 @@ struct Args {
     /// error. Off by default: the log then holds public values only.
     #[arg(long)]
     log_private_values: bool,
-    /// Hash partitions per constraint group (and Parquet scan partitions).
+    /// Hash partitions per constraint group (and scan partitions: Parquet
+    /// row groups, CSV byte ranges).
     #[arg(long, default_value_t = DEFAULT_PARTITIONS)]
     partitions: usize,
+    /// The least bytes of a CSV table one scan task reads, e.g. 1MiB (a
+    /// table is cut into at most --partitions ranges of whole records).
+    #[arg(long, default_value = "1MiB")]
+    csv_range_bytes: String,
     /// Serve the operator's metrics (Prometheus text format, public values
     /// only) in plain HTTP at `GET /metrics` here; keep it off the clients'
     /// network.
@@ -109,6 +114,9 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     let mut ballista = BallistaOptions::new(&args.scheduler);
     ballista.tls = cluster_tls;
     ballista.partitions = args.partitions.max(1);
+    ballista.csv_range_bytes = dpincon_engine::parse_bytes(&args.csv_range_bytes)
+        .map_err(|e| ClusterError::Config(format!("--csv-range-bytes: {e}")))?
+        .max(1);
     ballista.graph_memory = match &args.graph_memory {
         Some(text) => dpincon_engine::parse_bytes(text)
             .map_err(|e| ClusterError::Config(format!("--graph-memory: {e}")))?,

@@ -75,6 +75,8 @@ pub struct BallistaOptions {
     /// more than the executors' slots balances load and makes a lost
     /// task cheaper to rerun.
     pub partitions: usize,
+    /// The least bytes of a CSV table a scan task reads.
+    pub csv_range_bytes: u64,
     /// Graph memory before it spills, when the dataset sets no
     /// `memory-limit` (bytes).
     pub graph_memory: u64,
@@ -88,6 +90,7 @@ impl BallistaOptions {
         BallistaOptions {
             scheduler: scheduler.into(),
             partitions: dpincon_ballista::DEFAULT_PARTITIONS,
+            csv_range_bytes: dpincon_source::MIN_RANGE_BYTES,
             graph_memory: dpincon_ballista::DEFAULT_GRAPH_MEMORY,
             tls: None,
         }

@@ -5,9 +5,11 @@
 //! infer the column types (and to refuse a ragged row or invalid UTF-8 with
 //! its line before anything is decoded), once by arrow-csv into batches.
 //! No DataFusion session: on a small table its set-up cost more than the
-//! whole read.
+//! whole read. A cluster's executors read byte ranges of it instead
+//! ([`ranges`]), every column's type declared.
 
 mod infer;
+pub(crate) mod ranges;
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};

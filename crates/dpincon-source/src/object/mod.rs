@@ -27,8 +27,10 @@
 //! unreachable) with no response body, and the secret key and session
 //! token are cut from whatever text remains.
 //!
-//! A CSV object is fetched whole into memory and read by the CSV path; a
-//! Parquet object is read by ranges (footer, then row groups).
+//! A CSV object is fetched whole into memory and read by the CSV path (a
+//! cluster streams it once to cut it into ranges of records, which the
+//! executors fetch by range: [`split_object_csv`]); a Parquet object is
+//! read by ranges (footer, then row groups).
 
 pub mod aws_files;
 
@@ -233,8 +235,8 @@ pub async fn object_parquet_schema(
     Ok(table.footers().await?[0].schema().clone())
 }
 
-/// The first bytes of an object (a CSV header's line, for checks that read
-/// no row): at most `range.end` bytes.
+/// Bytes `range` of an object (cut to its size): a CSV header's line for
+/// checks that read no row, or a range of its records.
 pub async fn object_head_bytes(
     url: &ObjectUrl,
     range: Range<u64>,
@@ -244,6 +246,27 @@ pub async fn object_head_bytes(
     let end = range.end.min(table.objects[0].size);
     let path = ObjectPath::from(table.objects[0].key.as_str());
     table.store.get_range(&path, range.start.min(end)..end).await.map_err(|e| table.describe(&e))
+}
+
+/// Cuts the CSV object at `url` into at most `parts` ranges of whole
+/// records of at least `min_bytes` (`CsvSplitter`), streaming it once.
+pub async fn split_object_csv(
+    url: &ObjectUrl,
+    parts: usize,
+    min_bytes: u64,
+    settings: &S3Settings,
+) -> Result<crate::CsvSplit, SourceError> {
+    use futures::TryStreamExt;
+    let table = ObjectTable::open(url, settings).await?;
+    let object = &table.objects[0];
+    let path = ObjectPath::from(object.key.as_str());
+    let fetched = table.store.get(&path).await.map_err(|e| table.describe(&e))?;
+    let mut stream = fetched.into_stream();
+    let mut splitter = crate::CsvSplitter::new(object.size, parts, min_bytes);
+    while let Some(chunk) = stream.try_next().await.map_err(|e| table.describe(&e))? {
+        splitter.feed(&chunk);
+    }
+    splitter.finish(Path::new(&url.to_string()))
 }
 
 /// Runs `future` to its end from synchronous code, inside or outside a
