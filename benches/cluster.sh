@@ -12,6 +12,9 @@
 # PARTITIONS=8: the coordinator's hash partitions per group.
 # ALPHA=0.005: the RNoise rate of a table generated here (edges grow with
 # the square of the rows: at 10^7 rows ALPHA=0.0002 gives 1.37e9 edges).
+# SHAPE=order: instead of Tax, `generate shapes --shape order` (an order
+# DC with no equality, so its group runs as pair tasks of row blocks,
+# plus an FD) at ROWS rows, Parquet.
 # FORMAT=csv: the table as CSV, every column's type declared (executors
 # read it in byte ranges of whole records) instead of Parquet.
 # REPEAT=3: timed runs of each mode (the summary shows every run and the
@@ -36,7 +39,12 @@ rm -rf state ledgers && mkdir -p ledgers
 
 EXT=${FORMAT:-parquet}
 TABLE="tax-$ROWS.$EXT"
-if [ ! -f "$TABLE" ]; then
+DCS=tax.dcs
+if [ -n "${SHAPE:-}" ]; then
+  TABLE="$SHAPE-$ROWS.parquet" DCS="$SHAPE.dcs" EXT=parquet
+  [ -f "$TABLE" ] || "$CLI" generate shapes --shape "$SHAPE" --rows "$(printf '%.0f' "$ROWS")" \
+    --seed 1 --out "$TABLE" --constraints-out "$DCS" >/dev/null
+elif [ ! -f "$TABLE" ]; then
   "$CLI" generate tax --rows "$ROWS" --seed 1 --out "clean.$EXT" --constraints-out tax.dcs >/dev/null
   "$CLI" noise rnoise --data "clean.$EXT" --constraints tax.dcs --alpha "${ALPHA:-0.005}" --seed 1 \
     --out "$TABLE" >/dev/null
@@ -169,7 +177,7 @@ run_cluster() {
   poll_jobs "$coordinator_pid" & local poller=$!
   t0=$(date +%s.%N)
   DPINCON_TOKEN=$TOKEN "$CLI" submit --coordinator "$scheme://localhost:${coordinator_addr##*:}" \
-    "${client_tls[@]}" --dataset tax --constraints tax.dcs --epsilon 1 --seed 1 "${IR[@]}" "${check[@]}" \
+    "${client_tls[@]}" --dataset tax --constraints "$DCS" --epsilon 1 --seed 1 "${IR[@]}" "${check[@]}" \
     --wait --output "cluster-$mode-$run.json" 2> "submit-$mode.log"
   t1=$(date +%s.%N)
   lo1=$(lo_bytes)
@@ -195,7 +203,7 @@ if [ "${MEMORY:-256MiB}" != none ]; then
   LIMIT=(--memory-limit "${JOB_MEMORY:-${MEMORY:-256MiB}}")
   IR=(--ir-method greedy)
 fi
-EMBEDDED=("$CLI" run --data "$TABLE" "${SCHEMA_ARGS[@]}" --constraints tax.dcs --epsilon 1 --seed 1
+EMBEDDED=("$CLI" run --data "$TABLE" "${SCHEMA_ARGS[@]}" --constraints "$DCS" --epsilon 1 --seed 1
   "${IR[@]}" "${LIMIT[@]}" --format json)
 for run in $(seq "${REPEAT:-1}") check; do
   for mode in $MODES; do run_cluster "$mode" "$run"; done

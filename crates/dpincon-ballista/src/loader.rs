@@ -140,16 +140,27 @@ fn engine_error(e: BallistaError, constraints: &Path) -> EngineError {
     }
 }
 
-/// The table's Arrow schema and how executors read it: a Parquet file's
-/// footer (no row read), or a CSV table's declared types (which must name
-/// every column of its header, in order) and its cut into `parts` ranges
-/// of whole records of at least `range_bytes` (the table is read once, in
-/// order, for where records end; no value is kept).
-pub fn table_schema(
+/// How executors read a job's table, known before they do.
+#[derive(Debug, Clone)]
+pub struct TableLayout {
+    /// The whole table's Arrow schema.
+    pub schema: SchemaRef,
+    /// The scan's format and units.
+    pub format: ScanFormat,
+    /// Rows of each scan unit (row group, CSV range), in row order.
+    pub unit_rows: Vec<u64>,
+}
+
+/// The table's layout: a Parquet file's footer (no row read), or a CSV
+/// table's declared types (which must name every column of its header,
+/// in order) and its cut into `parts` ranges of whole records of at least
+/// `range_bytes` (the table is read once, in order, for where records
+/// end; no value is kept).
+pub fn table_layout(
     config: &JobConfig,
     parts: usize,
     range_bytes: u64,
-) -> Result<(SchemaRef, ScanFormat), EngineError> {
+) -> Result<TableLayout, EngineError> {
     let options = read_options(config)?;
     let data = &config.data.path;
     match options.format.unwrap_or_else(|| DataFormat::from_path(data)) {
@@ -158,11 +169,14 @@ pub fn table_schema(
             let url = ObjectUrl::of_path(data).expect("an object URL")?;
             let listed = block_on(async {
                 let table = ObjectTable::open(&url, &S3Settings::from_env()).await?;
-                let schema = table.footers().await?[0].schema().clone();
-                Ok::<_, dpincon_source::SourceError>((schema, table.objects().to_vec()))
+                let footers = table.footers().await?;
+                let groups = footers.iter().flat_map(|f| f.metadata().row_groups().to_vec());
+                let unit_rows = groups.map(|g| g.num_rows() as u64).collect();
+                let schema = footers[0].schema().clone();
+                Ok::<_, dpincon_source::SourceError>((schema, table.objects().to_vec(), unit_rows))
             });
-            let (schema, objects) = listed?;
-            Ok((schema, ScanFormat::ParquetObjects { objects }))
+            let (schema, objects, unit_rows) = listed?;
+            Ok(TableLayout { schema, format: ScanFormat::ParquetObjects { objects }, unit_rows })
         }
         DataFormat::Parquet => {
             let path = data;
@@ -175,7 +189,13 @@ pub fn table_schema(
             let file = std::fs::File::open(path).map_err(|e| open(e.to_string()))?;
             let builder = ParquetRecordBatchReaderBuilder::try_new(file)
                 .map_err(|e| open(format!("not a readable Parquet file: {e}")))?;
-            Ok((builder.schema().clone(), ScanFormat::Parquet))
+            let groups = builder.metadata().row_groups().iter();
+            let unit_rows = groups.map(|g| g.num_rows() as u64).collect();
+            Ok(TableLayout {
+                schema: builder.schema().clone(),
+                format: ScanFormat::Parquet,
+                unit_rows,
+            })
         }
         DataFormat::Csv => {
             let Some(declared) = config.data.schema.clone().filter(|_| !options.schema.is_empty())
@@ -209,8 +229,9 @@ pub fn table_schema(
                 .iter()
                 .map(|o| Field::new(&o.column, o.data_type.clone(), true))
                 .collect();
+            let unit_rows = split.ranges.iter().map(|r| r.rows).collect();
             let format = ScanFormat::Csv { schema: declared, ranges: split.ranges };
-            Ok((Arc::new(Schema::new(fields)), format))
+            Ok(TableLayout { schema: Arc::new(Schema::new(fields)), format, unit_rows })
         }
     }
 }
@@ -238,11 +259,12 @@ impl JobLoader for BallistaLoader {
         })?;
         progress.start(Phase::Read);
         let read_start = Instant::now();
-        let (table, format) = table_schema(config, self.partitions, self.csv_range_bytes)?;
+        let layout = table_layout(config, self.partitions, self.csv_range_bytes)?;
         let request = PlanRequest {
             path: &config.data.path,
-            format,
-            table,
+            format: layout.format,
+            table: layout.schema,
+            unit_rows: layout.unit_rows,
             constraints: &text,
             brute_force: config.test.brute_force,
             partitions: self.partitions,

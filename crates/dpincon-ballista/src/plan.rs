@@ -3,8 +3,9 @@
 //!
 //! One branch per constraint group (see [`crate::detect`]):
 //! `TableScanExec → RepartitionExec(hash of X, k) → DetectExec` for each
-//! distinct equality attribute set X, `TableScanExec (1 partition) →
-//! DetectExec` for the constraints without one; a `UnionExec` on top.
+//! distinct equality attribute set X, `TableScanExec (pair tasks of row
+//! blocks, or 1 partition) → DetectExec` for the constraints without one
+//! ([`crate::detect::blocks`]); a `UnionExec` on top.
 //! Ballista cuts the plan at each `RepartitionExec` into a scan stage and a
 //! shuffle (hash-partitioned files on the executors' disks) read by the
 //! detection stage; retries and lost executors are its business.
@@ -25,7 +26,7 @@ use dpincon_detect::{
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::BallistaError;
-use crate::detect::{DetectExec, DetectSpec, KeyDomain};
+use crate::detect::{Blocks, DetectExec, DetectSpec, KeyDomain};
 use crate::scan::{ScanFormat, ScanSpec, TableScanExec};
 
 /// What the plan is built from.
@@ -41,8 +42,12 @@ pub struct PlanRequest<'a> {
     pub constraints: &'a str,
     /// Test every pair (non-private test jobs).
     pub brute_force: bool,
-    /// Hash partitions per group, and Parquet scan partitions.
+    /// Hash partitions per group, scan partitions, and at most as many
+    /// pair tasks for the constraints without equality.
     pub partitions: usize,
+    /// Rows of each scan unit (Parquet row groups, CSV ranges), in row
+    /// order: the blocks of the pair tasks.
+    pub unit_rows: Vec<u64>,
 }
 
 /// A job's plan and what the coordinator needs to read its result.
@@ -114,7 +119,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
     }
 
     let k = request.partitions.max(1);
-    let scan = |members: &[usize], partitions: usize| {
+    let scan = |members: &[usize], partitions: usize| -> ScanSpec {
         let used: BTreeSet<usize> = required_columns(
             &bound.iter().filter(|c| members.contains(&c.id)).cloned().collect::<Vec<_>>(),
         )
@@ -122,13 +127,12 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
         .map(|(c, _)| c)
         .collect();
         let columns = used.into_iter().map(|c| table.field(c).name().clone()).collect();
-        let spec = ScanSpec {
+        ScanSpec {
             path: request.path.to_string_lossy().into_owned(),
             format: request.format.clone(),
             columns,
             partitions,
-        };
-        TableScanExec::try_new(spec, table)
+        }
     };
     let mut branches: Vec<Arc<dyn ExecutionPlan>> = Vec::new();
     let mut sets = Vec::new();
@@ -140,7 +144,8 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
                 (table.field(c).name().clone(), key_domain(d))
             })
             .collect();
-        let input: Arc<dyn ExecutionPlan> = Arc::new(scan(&members, k)?);
+        let input: Arc<dyn ExecutionPlan> =
+            Arc::new(TableScanExec::try_new(scan(&members, k), table)?);
         let exprs = DetectExec::hash_exprs(&keys, &input.schema())?;
         let shuffled = Arc::new(RepartitionExec::try_new(input, Partitioning::Hash(exprs, k))?);
         let spec = DetectSpec {
@@ -148,6 +153,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
             constraints: request.constraints.to_string(),
             members,
             keys,
+            blocks: None,
             brute_force: request.brute_force,
         };
         branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), shuffled)?));
@@ -155,17 +161,31 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
     }
     let has_unbounded = !unbounded.is_empty();
     if has_unbounded {
-        // No equality to split on: one task sees every pair (the
-        // embedded IEJoin / range scan inside it).
-        let input = Arc::new(scan(&unbounded, 1)?);
+        // No equality to split on: pair tasks of row blocks, or one task
+        // that sees every pair (the embedded IEJoin / range scan inside).
+        let blocks = Blocks::for_units(&request.unit_rows, k);
+        let input = match &blocks {
+            None => TableScanExec::try_new(scan(&unbounded, 1), table)?,
+            Some(blocks) => {
+                let tasks = (0..blocks.tasks())
+                    .map(|t| match blocks.pair(t) {
+                        (i, j) if i == j => vec![i],
+                        (i, j) => vec![i, j],
+                    })
+                    .collect();
+                let spec = scan(&unbounded, blocks.count as usize);
+                TableScanExec::for_tasks(spec, table, tasks)?
+            }
+        };
         let spec = DetectSpec {
             group: sets.len() as u32,
             constraints: request.constraints.to_string(),
             members: unbounded,
             keys: Vec::new(),
+            blocks,
             brute_force: request.brute_force,
         };
-        branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), input)?));
+        branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), Arc::new(input))?));
     }
     let plan = UnionExec::try_new(branches)?;
     Ok(JobPlan { plan, bound, detection_plans, sets, unbounded: has_unbounded })

@@ -20,6 +20,7 @@ use datafusion::physical_plan::{
 use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
 
+use super::Blocks;
 use super::stream::detect_rows;
 use super::wire::output_schema;
 
@@ -57,8 +58,11 @@ pub struct DetectSpec {
     /// Ids of the bound constraints this group detects.
     pub members: Vec<usize>,
     /// X: the columns the input is hash-partitioned on (empty for the
-    /// unbounded group, read as one partition).
+    /// unbounded group: one partition, or a pair task per partition).
     pub keys: Vec<(String, KeyDomain)>,
+    /// The unbounded group's pair tasks (input partition `t` reads task
+    /// `t`'s blocks); `None`: one partition reads the table.
+    pub blocks: Option<Blocks>,
     /// Test every pair (the reference oracle; non-private test jobs).
     pub brute_force: bool,
 }
@@ -81,10 +85,20 @@ impl DetectExec {
         table: SchemaRef,
         input: Arc<dyn ExecutionPlan>,
     ) -> Result<Self> {
-        if spec.keys.is_empty() && input.output_partitioning().partition_count() != 1 {
-            return Err(DataFusionError::Internal(
-                "a group without equality keys is detected in one partition".into(),
-            ));
+        // A pair task is known by the blocks of its rows, never by its
+        // partition's number (an executor numbers a task's partitions
+        // its own way).
+        let partitions = input.output_partitioning().partition_count();
+        match (&spec.blocks, spec.keys.is_empty()) {
+            (Some(_), false) => {
+                return Err(DataFusionError::Internal("pair tasks are for no keys".into()));
+            }
+            (None, true) if partitions != 1 => {
+                return Err(DataFusionError::Internal(
+                    "a group without equality keys is detected in one partition".into(),
+                ));
+            }
+            _ => {}
         }
         let schema = output_schema();
         let properties = Arc::new(PlanProperties::new(
@@ -143,6 +157,9 @@ impl ExecutionPlan for DetectExec {
     }
 
     fn required_input_distribution(&self) -> Vec<Distribution> {
+        if self.spec.blocks.is_some() {
+            return vec![Distribution::UnspecifiedDistribution];
+        }
         if self.spec.keys.is_empty() {
             return vec![Distribution::SinglePartition];
         }

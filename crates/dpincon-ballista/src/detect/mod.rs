@@ -7,7 +7,9 @@
 //! shuffle), so every pair that can violate lies inside one partition, and
 //! each partition is detected alone with the embedded detector
 //! (`dpincon_detect::detect`). Constraints without such a set form the
-//! unbounded group, detected over the whole table in one partition.
+//! unbounded group, detected over the whole table in one partition, or
+//! in pair tasks of row blocks ([`blocks`]) when the table has several
+//! scan units.
 //!
 //! Each partition emits its summary ([`wire`]): its row count, the
 //! maximum frequency of X among its rows (an X value lives in one
@@ -16,11 +18,13 @@
 //! row records in global row ids, rows ascending (the coordinator files
 //! them by shard, `crate::assemble`).
 
+pub mod blocks;
 mod exec;
 mod stream;
 #[cfg(test)]
 mod tests;
 pub mod wire;
 
+pub use blocks::Blocks;
 pub use exec::{DetectExec, DetectSpec, KeyDomain, set_task_delay};
 pub use stream::detect_rows;

@@ -21,11 +21,23 @@ fn failed(what: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::Execution(format!("detection: {what}"))
 }
 
+/// The (at most two) blocks of a pair task's rows, given each row's block.
+fn pair_of(block: &[u32]) -> Result<(u32, u32)> {
+    let first = block.first().copied().unwrap_or(0);
+    let other = block.iter().copied().find(|&b| b != first).unwrap_or(first);
+    if block.iter().any(|&b| b != first && b != other) {
+        return Err(failed("a pair task read more than two blocks"));
+    }
+    Ok((first.min(other), first.max(other)))
+}
+
 /// Detects `spec`'s constraints among the rows of `batches` (a row-id
 /// column first, then some of `table`'s columns) and hands the result to
 /// `emit`: the summary, then the rows of the partition's graph in global
 /// row ids, ascending; stops early when `emit` returns false (the
-/// consumer is gone).
+/// consumer is gone). A pair task of `spec.blocks` (its rows from two
+/// blocks) keeps only the pairs across them and counts no row; one whose
+/// rows are of one block is that block's own task ([`super::blocks`]).
 pub fn detect_rows(
     spec: &DetectSpec,
     table: &SchemaRef,
@@ -90,9 +102,21 @@ pub fn detect_rows(
     };
     drop(relation);
 
+    // A pair task's rows by block: the pairs across its two blocks only,
+    // and no row counted (each block's own task counts it: every row once).
+    let block: Option<Vec<u32>> =
+        spec.blocks.as_ref().map(|b| ids.iter().map(|&id| b.block_of(id)).collect());
+    let block: Option<Vec<u32>> = match block {
+        Some(block) => match pair_of(&block)? {
+            (i, j) if i != j => Some(block),
+            _ => None,
+        },
+        None => None,
+    };
+    let rows = if block.is_some() { 0 } else { n };
     // The summary first: the coordinator needs every partition's row count
     // before it can build the graph, and merges the edges as they arrive.
-    if !emit(summary(&Summary { group: spec.group, rows: n, max_frequency, classes })?) {
+    if !emit(summary(&Summary { group: spec.group, rows, max_frequency, classes })?) {
         return Ok(());
     }
     // Local ids ascend with global ids, so each row maps to an ascending
@@ -107,9 +131,20 @@ pub fn detect_rows(
         }
         values.clear();
         let _ = row.chunks(|chunk| {
-            values.extend(chunk.iter().map(|&v| ids[v as usize]));
+            match &block {
+                None => values.extend(chunk.iter().map(|&v| ids[v as usize])),
+                Some(block) => values.extend(
+                    chunk
+                        .iter()
+                        .filter(|&&v| block[v as usize] != block[u as usize])
+                        .map(|&v| ids[v as usize]),
+                ),
+            }
             std::ops::ControlFlow::<()>::Continue(())
         });
+        if values.is_empty() {
+            return;
+        }
         encode_row(&mut records, ids[u as usize], &values);
         if records.len() >= ROWS_BYTES {
             let full = std::mem::replace(&mut records, Vec::with_capacity(ROWS_BYTES + (1 << 16)));

@@ -58,9 +58,11 @@ fn ranges(data: &Path, parts: usize) -> Vec<dpincon_source::CsvRange> {
 
 /// The plan request of [`DCS`] on the table at `data`.
 fn request(data: &Path, partitions: usize) -> PlanRequest<'_> {
+    let ranges = ranges(data, partitions);
     PlanRequest {
         path: data,
-        format: ScanFormat::Csv { schema: SCHEMA.into(), ranges: ranges(data, partitions) },
+        unit_rows: ranges.iter().map(|r| r.rows).collect(),
+        format: ScanFormat::Csv { schema: SCHEMA.into(), ranges },
         table: schema(),
         constraints: DCS,
         brute_force: false,
@@ -80,7 +82,10 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     assert!(plan.unbounded);
     let ctx = SessionContext::new();
     let partitions = collect_partitioned(plan.plan.clone(), ctx.task_ctx()).await.unwrap();
-    assert_eq!(partitions.len(), 3 * 3 + 1);
+    // Three hash partitions per group with X; the group without equality
+    // in pair tasks of two blocks (the table's three ranges dealt
+    // round-robin): (0, 1), (0, 0), (1, 1).
+    assert_eq!(partitions.len(), 3 * 3 + 3);
 
     // Each partition through its own channel, as the coordinator reads
     // them: summaries first, then every partition's pieces assembled.

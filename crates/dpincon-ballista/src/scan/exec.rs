@@ -1,7 +1,6 @@
 //! `TableScanExec`: the operator that reads a table's rows on an executor, row ids first.
 
 use std::fmt;
-use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, AsArray, UInt32Array};
@@ -23,13 +22,10 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
     PlanProperties,
 };
-use dpincon_source::object::{TableObject, object_head_bytes};
-use dpincon_source::{
-    CsvRange, ObjectUrl, S3Settings, parse_schema_override, read_csv_range, read_range_from,
-};
+use dpincon_source::CsvRange;
+use dpincon_source::object::TableObject;
 use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc::Sender;
 
 /// The name of the row-id column every scan puts first (UInt32, the row's
 /// 0-based position in the table).
@@ -49,7 +45,7 @@ pub enum ScanFormat {
     },
     /// CSV with a header row, every column's type declared, split into
     /// ranges of whole records (`dpincon_source::CsvSplitter`): partition
-    /// `p` reads range `p`.
+    /// `p` reads ranges `p, p + P, ...` (as Parquet's row groups).
     Csv {
         /// Every column's type, in file order (`Name:type,...`, the
         /// embedded reader's `--schema`).
@@ -69,14 +65,16 @@ pub struct ScanSpec {
     pub format: ScanFormat,
     /// The columns to keep, by name, in output order (after the row id).
     pub columns: Vec<String>,
-    /// Output partitions (for CSV, its ranges; 1 joins them into one).
+    /// Scan partitions P: partition `p` reads the table's units (row
+    /// groups, CSV ranges) `p, p + P, ...` (for CSV, at most its ranges).
     pub partitions: usize,
 }
 
 /// Reads the table on executors, row ids first (see the module docs).
 ///
 /// Its input is a tiny in-memory table of *partition tokens*: input
-/// partition `p` holds the number `p`. Ballista's scheduler restricts a
+/// partition `p` holds the number `p` (or, for pair tasks, the two scan
+/// partitions task `p` reads). Ballista's scheduler restricts a
 /// stage's known leaves (an in-memory source among them) to each task's
 /// share of the partitions, but leaves an unknown leaf whole, which would
 /// make every task read every row group. Reading the token tells each task
@@ -92,12 +90,13 @@ pub struct TableScanExec {
 /// The token column's name.
 const TOKEN: &str = "partition";
 
-/// `partitions` partitions of one row each, holding their own number.
-fn partition_tokens(partitions: usize) -> Result<Arc<dyn ExecutionPlan>> {
+/// A partition per task, holding the scan partitions the task reads.
+fn partition_tokens(tasks: &[Vec<u32>]) -> Result<Arc<dyn ExecutionPlan>> {
     let schema = Arc::new(Schema::new(vec![Field::new(TOKEN, DataType::UInt32, false)]));
-    let batches = (0..partitions as u32)
-        .map(|p| {
-            let column: ArrayRef = Arc::new(UInt32Array::from(vec![p]));
+    let batches = tasks
+        .iter()
+        .map(|parts| {
+            let column: ArrayRef = Arc::new(UInt32Array::from(parts.clone()));
             Ok(vec![RecordBatch::try_new(schema.clone(), vec![column])?])
         })
         .collect::<Result<Vec<_>>>()?;
@@ -106,15 +105,26 @@ fn partition_tokens(partitions: usize) -> Result<Arc<dyn ExecutionPlan>> {
 
 impl TableScanExec {
     /// A scan of `spec.columns`, whose types `table` (the whole table's
-    /// Arrow schema: the Parquet footer's, or the declared CSV types) gives.
-    pub fn try_new(mut spec: ScanSpec, table: &Schema) -> Result<Self> {
-        if let ScanFormat::Csv { ranges, .. } = &mut spec.format {
-            // One partition reads the table as one range (a group without
-            // equality sees every pair); else a partition per range.
-            if spec.partitions == 1 {
-                *ranges = CsvRange::spanning(ranges).into_iter().collect();
-            }
-            spec.partitions = ranges.len();
+    /// Arrow schema: the Parquet footer's, or the declared CSV types)
+    /// gives: an output partition per scan partition.
+    pub fn try_new(spec: ScanSpec, table: &Schema) -> Result<Self> {
+        Self::with_tasks(spec, table, None)
+    }
+
+    /// As [`TableScanExec::try_new`], output partition `t` reading the
+    /// scan partitions `tasks[t]` (the pair tasks of a group without
+    /// equality, `crate::detect::Blocks`).
+    pub fn for_tasks(spec: ScanSpec, table: &Schema, tasks: Vec<Vec<u32>>) -> Result<Self> {
+        Self::with_tasks(spec, table, Some(tasks))
+    }
+
+    fn with_tasks(
+        mut spec: ScanSpec,
+        table: &Schema,
+        tasks: Option<Vec<Vec<u32>>>,
+    ) -> Result<Self> {
+        if let ScanFormat::Csv { ranges, .. } = &spec.format {
+            spec.partitions = spec.partitions.min(ranges.len());
         }
         spec.partitions = spec.partitions.max(1);
         let mut fields = vec![Field::new(ROW_ID, DataType::UInt32, false)];
@@ -122,7 +132,11 @@ impl TableScanExec {
             let field = table.field_with_name(name)?;
             fields.push(Field::new(name, field.data_type().clone(), true));
         }
-        let tokens = partition_tokens(spec.partitions)?;
+        let tasks = tasks.unwrap_or_else(|| (0..spec.partitions as u32).map(|p| vec![p]).collect());
+        if tasks.iter().flatten().any(|&p| p as usize >= spec.partitions) {
+            return Err(DataFusionError::Internal("a scan task reads no such partition".into()));
+        }
+        let tokens = partition_tokens(&tasks)?;
         Ok(Self::with_parts(spec, Arc::new(Schema::new(fields)), tokens))
     }
 
@@ -223,7 +237,9 @@ impl ExecutionPlan for TableScanExec {
                     ScanFormat::ParquetObjects { .. } => {
                         super::object::read_objects(&spec, &schema, part as usize, &tx).await?
                     }
-                    ScanFormat::Csv { .. } => read_csv(&spec, &schema, part as usize, tx).await?,
+                    ScanFormat::Csv { .. } => {
+                        super::csv::read_csv(&spec, &schema, part as usize, tx).await?
+                    }
                 }
             }
             Ok(())
@@ -313,67 +329,4 @@ fn read_parquet(
         }
     }
     Ok(())
-}
-
-/// Reads this partition's range of the CSV table (a file, or an object
-/// fetched by range), numbering rows from the range's first row.
-async fn read_csv(
-    spec: &ScanSpec,
-    schema: &SchemaRef,
-    partition: usize,
-    tx: Sender<Result<RecordBatch>>,
-) -> Result<()> {
-    let ScanFormat::Csv { schema: declared, ranges } = &spec.format else {
-        unreachable!("read_csv on a Parquet scan")
-    };
-    let path = spec.path.clone();
-    let range = *ranges.get(partition).ok_or_else(|| read_error(&path, "no such range"))?;
-    let entries = parse_schema_override(declared).map_err(|e| read_error(&path, e))?;
-    let fields: Vec<Field> =
-        entries.iter().map(|e| Field::new(&e.column, e.data_type.clone(), true)).collect();
-    let table = Arc::new(Schema::new(fields));
-    let projection = spec
-        .columns
-        .iter()
-        .map(|name| table.index_of(name).map_err(|e| read_error(&path, e)))
-        .collect::<Result<Vec<_>>>()?;
-    let fetched = match ObjectUrl::of_path(Path::new(&path)) {
-        Some(url) => {
-            let url = url.map_err(|e| read_error(&path, e))?;
-            let settings = S3Settings::from_env();
-            let bytes = object_head_bytes(&url, range.start..range.end, &settings).await;
-            Some(bytes.map_err(|e| read_error(&path, e))?)
-        }
-        None => None,
-    };
-    let (spec, schema) = (spec.clone(), schema.clone());
-    let read = tokio::task::spawn_blocking(move || {
-        let mut next = range.first_row as u32;
-        let mut failed = None;
-        let emit = |batch: RecordBatch| {
-            // Columns by name, in scan order, whatever order the reader keeps.
-            let columns = spec.columns.iter().map(|name| batch.column_by_name(name).cloned());
-            let rows = batch.num_rows() as u32;
-            let batch = columns
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| read_error(&path, "a projected column is missing"))
-                .and_then(|columns| with_row_ids(&schema, next, columns));
-            next += rows;
-            match batch {
-                Ok(batch) => tx.blocking_send(Ok(batch)).is_ok(),
-                Err(e) => {
-                    failed = Some(e);
-                    false
-                }
-            }
-        };
-        let name = Path::new(&path);
-        let read = match fetched {
-            Some(bytes) => read_range_from(&bytes[..], name, table, &projection, &range, emit),
-            None => read_csv_range(name, table, &projection, &range, emit),
-        };
-        read.map_err(|e| read_error(&path, e))?;
-        failed.map_or(Ok(()), Err)
-    });
-    read.await.map_err(|e| DataFusionError::External(Box::new(e)))?
 }

@@ -9,10 +9,9 @@
 //! column's type declared) is cut by the job, before it is planned, into
 //! byte ranges of whole records with the count of records before each
 //! (`dpincon_source::CsvSplitter`: one pass in order with arrow-csv's own
-//! record rules, quoted new lines included); partition `p` reads range `p`
-//! with arrow-csv and numbers its rows from the range's first row, so the
-//! ids are the embedded reader's. A one-partition scan (a group without
-//! equality) reads the ranges joined into one.
+//! record rules, quoted new lines included); partition `p` reads ranges
+//! `p, p + P, ...` with arrow-csv ([`csv`]) and numbers each range's rows
+//! from its first row, so the ids are the embedded reader's.
 //!
 //! A table in an S3-compatible store is read by the executors from the
 //! store ([`object`]): the job lists a prefix's Parquet objects once, in
@@ -21,6 +20,7 @@
 //! CSV object is streamed once by the job to cut it, and each task
 //! fetches its range.
 
+mod csv;
 mod exec;
 mod object;
 

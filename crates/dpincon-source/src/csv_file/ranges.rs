@@ -45,15 +45,6 @@ pub struct CsvRange {
     pub rows: u64,
 }
 
-impl CsvRange {
-    /// The one range holding `ranges` (contiguous, in row order), if any.
-    pub fn spanning(ranges: &[CsvRange]) -> Option<CsvRange> {
-        let (first, last) = (ranges.first()?, ranges.last()?);
-        let rows = ranges.iter().map(|r| r.rows).sum();
-        Some(CsvRange { start: first.start, end: last.end, first_row: first.first_row, rows })
-    }
-}
-
 /// A CSV table's header and its cut into ranges.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CsvSplit {
@@ -271,12 +262,11 @@ pub fn read_range_from(
     range: &CsvRange,
     mut emit: impl FnMut(RecordBatch) -> bool,
 ) -> Result<(), SourceError> {
-    // Records are counted from 1 after the header, as an editor counts
-    // lines when no field spans lines.
-    let line = range.first_row + 2;
+    // Arrow numbers the range's records from 0; the whole-file reader
+    // names the same record by its line with the header as line 1.
     let fail = |message: String| SourceError::Read {
         path: path.to_path_buf(),
-        message: format!("{message} (in the range of records from line {line})"),
+        message: shift_lines(&message, range.first_row + 1),
     };
     let reader = ReaderBuilder::new(schema)
         .with_header(false)
@@ -299,6 +289,24 @@ pub fn read_range_from(
         )));
     }
     Ok(())
+}
+
+/// `message` with each `line N` read as `line N + by`.
+fn shift_lines(message: &str, by: u64) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("line ") {
+        let (head, tail) = rest.split_at(at + "line ".len());
+        out.push_str(head);
+        let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+        match tail[..digits].parse::<u64>() {
+            Ok(n) => out.push_str(&(n + by).to_string()),
+            Err(_) => out.push_str(&tail[..digits]),
+        }
+        rest = &tail[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -387,8 +395,6 @@ mod tests {
                 .unwrap();
             }
             assert!(split.ranges.windows(2).all(|w| w[0].end == w[1].start));
-            let whole_range = CsvRange::spanning(&split.ranges).unwrap();
-            assert_eq!((whole_range.rows, whole_range.end), (3_000, text.len() as u64));
             assert_eq!(concat_batches(&schema, &batches).unwrap(), whole, "{parts} parts");
         }
         // The default minimum keeps a small table whole.
@@ -400,16 +406,32 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.csv");
         std::fs::write(&path, "Id,Name,Score\n1,a,2\n3,b,4\n").unwrap();
-        let split = split_csv(&path, 4, 1).unwrap();
+        let split = split_csv(&path, 4, MIN_RANGE_BYTES).unwrap();
         assert_eq!(split.ranges, [CsvRange { start: 14, end: 26, first_row: 0, rows: 2 }]);
         let read = |range: &CsvRange| read_csv_range(&path, declared(), &[0], range, |_| true);
         read(&split.ranges[0]).unwrap();
         let more = CsvRange { rows: 3, ..split.ranges[0] };
         let e = read(&more).unwrap_err().to_string();
         assert!(e.contains("2 records where the split counted 3"), "{e}");
+        // A bad record is named by the line the whole-file reader names.
+        let text = "Id,Name,Score\n1,a,2\n3,b,4\n5,c,x\n";
+        std::fs::write(&path, text).unwrap();
+        let options = ReadOptions {
+            schema: crate::parse_schema_override("Id:int,Name:string,Score:int").unwrap(),
+            ..Default::default()
+        };
+        let whole = crate::csv_file::read_csv(&path, &options).unwrap_err().to_string();
+        let mut splitter = CsvSplitter::new(text.len() as u64, 2, 1);
+        splitter.feed(text.as_bytes());
+        let last = *splitter.finish(&path).unwrap().ranges.last().unwrap();
+        assert_eq!(last.first_row, 2);
+        let e = read_csv_range(&path, declared(), &[0, 1, 2], &last, |_| true).unwrap_err();
+        let e = e.to_string();
+        assert!(whole.contains("at line 3"), "{whole}");
+        assert_eq!(e, whole);
         std::fs::write(&path, "Id,Name,Score\n1,a,2\n3,b\n").unwrap();
         let e = read(&split_csv(&path, 1, 1).unwrap().ranges[0]).unwrap_err().to_string();
-        assert!(e.contains("t.csv") && e.contains("line 2"), "{e}");
+        assert!(e.contains("t.csv") && e.contains("line 3"), "{e}");
         std::fs::write(&path, "").unwrap();
         assert!(split_csv(&path, 1, 1).unwrap_err().to_string().contains("no header row"));
     }
