@@ -1,11 +1,13 @@
-//! The coordinator's side of the result: every partition's adjacency
-//! pieces (row records, `detect::wire`) assembled into one graph, its
-//! shards frozen on every core; walking it is the stable order Λ (SPEC §2).
+//! The coordinator's side of the result: every partition's graph parts
+//! (row records and multipartite groups, `detect::wire`) assembled into
+//! one graph, its shards frozen on every core; walking it is the stable
+//! order Λ (SPEC §2).
 //!
 //! Each result partition is one executor's detection output: its summary,
-//! then its rows in global row ids. A row conflicting under constraints of
-//! several groups arrives in several partitions (an edge of two groups
-//! twice); the builder keeps each row's union (`dpincon_graph`). Every
+//! then its parts in global row ids. A row conflicting under constraints
+//! of several groups arrives in several partitions (an edge of two groups
+//! twice); the builder keeps each row's union (`dpincon_graph`), and
+//! expands the groups when it freezes, as an embedded builder does. Every
 //! partition is fetched by its own task a few batches ahead, its summary
 //! first ([`PartitionPieces::summary`]): the graph's node count is the
 //! partitions' row count. Then a worker per core checks the pieces and
@@ -14,15 +16,15 @@
 //! (issue 29). Memory: the pieces (about 2 bytes an edge) within the
 //! builder's budget, spilled past it.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::array::RecordBatch;
 use dpincon_graph::{ConflictGraph, GraphBuilder, SpillConfig};
 use tokio::sync::mpsc::{Receiver, Sender};
 
 use crate::BallistaError;
-use crate::detect::wire::{Part, Summary, parts};
+use crate::detect::wire::{Part, Summary, parts, read_groups};
 
 /// Batches (about 1 MiB each) fetched ahead per partition.
 pub const PREFETCH_BATCHES: usize = 4;
@@ -66,18 +68,31 @@ impl PartitionPieces {
         Ok(summary)
     }
 
-    /// Files the partition's row records into `builder` (blocking), and
-    /// returns their bytes.
+    /// Files the partition's row records and groups into `builder`
+    /// (blocking), and returns their bytes.
     fn file_into(&mut self, builder: &GraphBuilder) -> Result<u64, BallistaError> {
         let mut received = 0;
         let mut file = |batch: Batch| -> Result<(), BallistaError> {
             let batch = batch.map_err(assemble_error)?;
             for part in parts(&batch).map_err(assemble_error)? {
-                let Part::Rows(records) = part else {
-                    return Err(malformed("a second summary in one partition"));
-                };
-                builder.add_rows(records).map_err(assemble_error)?;
-                received += records.len() as u64;
+                match part {
+                    Part::Rows(records) => {
+                        builder.add_rows(records).map_err(assemble_error)?;
+                        received += records.len() as u64;
+                    }
+                    Part::Groups(bytes) => {
+                        for (group, shares) in
+                            read_groups(bytes, builder.nodes()).map_err(assemble_error)?
+                        {
+                            let group = Arc::new(group);
+                            builder.add_shares(&group, &shares).map_err(assemble_error)?;
+                        }
+                        received += bytes.len() as u64;
+                    }
+                    Part::Summary(_) => {
+                        return Err(malformed("a second summary in one partition"));
+                    }
+                }
             }
             Ok(())
         };
@@ -96,7 +111,8 @@ impl PartitionPieces {
 pub struct Assembled {
     /// The graph on `nodes` nodes.
     pub graph: ConflictGraph,
-    /// Bytes of row records received, repeats across partitions included.
+    /// Bytes of row records and groups received, repeats across
+    /// partitions included.
     pub received: u64,
 }
 
@@ -215,6 +231,39 @@ mod tests {
         let got: Vec<Edge> = assembled.graph.edges().collect();
         assert_eq!(got, want.map(|(u, v)| Edge { u, v }));
         assert_eq!(assembled.received, (a.len() + b.len()) as u64);
+    }
+
+    /// Groups arrive whole and are expanded at the freeze, their shares
+    /// as sent; with rows of the same nodes, the union.
+    #[tokio::test]
+    async fn groups_assemble_into_their_edges_with_the_rows() {
+        use crate::detect::wire::{encode_group, groups};
+        let mut bytes = Vec::new();
+        // Classes {0, 2} and {4}: edges 0-4, 2-4; rows 0 and 2 only.
+        let classes = [vec![0u32, 2], vec![4]];
+        let whole = 0..2;
+        let whole = std::slice::from_ref(&whole);
+        encode_group(&mut bytes, classes.iter().map(|c| c.iter().copied()), whole);
+        // A key over {1, 3, 5}, whole.
+        let key = [vec![1u32], vec![3], vec![5]];
+        encode_group(&mut bytes, key.iter().map(|c| c.iter().copied()), &[0..1, 1..3]);
+        let parts = vec![partition(vec![
+            summary_of(0),
+            groups(bytes.clone()).unwrap(),
+            rows(records(&[(0, &[1])])).unwrap(),
+        ])];
+        let assembled = run(parts, 6).await.unwrap();
+        let want = [(0, 1), (0, 4), (1, 3), (1, 5), (2, 4), (3, 5)];
+        let got: Vec<Edge> = assembled.graph.edges().collect();
+        assert_eq!(got, want.map(|(u, v)| Edge { u, v }));
+        // A group's row past the graph, a share past the group: errors.
+        let err = run(vec![partition(vec![summary_of(0), groups(bytes).unwrap()])], 5).await;
+        assert!(err.unwrap_err().to_string().contains("outside"));
+        let mut long = Vec::new();
+        let past = 0..4;
+        encode_group(&mut long, key.iter().map(|c| c.iter().copied()), std::slice::from_ref(&past));
+        let err = run(vec![partition(vec![summary_of(0), groups(long).unwrap()])], 6).await;
+        assert!(err.unwrap_err().to_string().contains("share"));
     }
 
     #[tokio::test]

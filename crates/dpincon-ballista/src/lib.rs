@@ -3,16 +3,19 @@
 //! coordinator's side (submitting the plan, assembling the graph).
 //!
 //! - [`scan`]: `TableScanExec`, the table read by the executors with row
-//!   ids = row positions (SPEC §1) from the Parquet footer's row counts.
+//!   ids = row positions (SPEC §1) from the Parquet footer's row counts
+//!   or a CSV table's cut.
 //! - [`detect`]: `DetectExec`, the embedded detector run per hash
 //!   partition of a constraint group's equality attributes (Ballista's
-//!   shuffle does the partitioning), emitting a summary and its adjacency
-//!   as row records in global row ids.
+//!   shuffle does the partitioning), or per pair of row blocks for the
+//!   constraints without equality, emitting a summary and its graph
+//!   unfrozen (row records and multipartite groups) in global row ids.
 //! - [`codec`]: `DpinconCodec`, wrapping Ballista's codec; the scheduler,
 //!   the executors and the client all need it.
 //! - [`plan`]: the physical plan of a job, from constraints and schema.
 //! - [`assemble`]: every partition at once → their row records filed by
-//!   shard on every core → the frozen (spilling) graph, walked as Λ.
+//!   shard and their groups kept, on every core → the frozen (spilling)
+//!   graph, walked as Λ.
 //! - [`job`]: Ballista's job API as the coordinator needs it: submit,
 //!   stream the result, clean or cancel by the job's id.
 //! - [`loader`]: `BallistaLoader`, the engine's `JobLoader` seam: the

@@ -32,7 +32,8 @@ pub struct DetectStats {
     pub groups: usize,
     /// Detection tasks (groups × their partitions).
     pub tasks: usize,
-    /// Bytes of row records received from the executors, repeats included.
+    /// Bytes of row records and groups received from the executors, repeats
+    /// included.
     pub received: u64,
     /// Conflict edges.
     pub edges: u64,

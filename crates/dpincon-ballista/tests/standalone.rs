@@ -133,8 +133,8 @@ async fn check(url: &str, work: &Path, job: &JobConfig, partitions: usize) -> St
     let fingerprint = stats.fingerprint.expect("walked for a non-private job");
     assert_eq!(fingerprint.to_string(), want, "{}", job.data.path.display());
     assert_eq!(stats.edges, fingerprint.edges);
-    // Row records take at least 2 bytes an edge, and 10 a row.
-    assert!(stats.received >= 2 * stats.edges);
+    // Row records or groups came for every graph with an edge.
+    assert!(stats.received > 0 || stats.edges == 0);
     assert_eq!(comparable(&got_report), comparable(&want_report), "{}", job.data.path.display());
     want
 }

@@ -59,7 +59,7 @@ pub struct LoadStats {
     /// Seconds in the Ballista job, fetching its result, assembling the graph.
     #[serde(default)]
     pub seconds: [f64; 3],
-    /// Bytes of row records the executors sent (repeats included).
+    /// Bytes of row records and groups the executors sent (repeats included).
     #[serde(default)]
     pub received: u64,
 }

@@ -155,7 +155,7 @@ async fn run_one(job: &Active, shared: &Shared) {
             let mib = s.received as f64 / f64::from(1 << 20);
             eprintln!(
                 "job {}: detection: Ballista job {ballista:.1}s, fetch {fetch:.1}s, \
-                 assemble {assemble:.1}s ({mib:.0} MiB of row records)",
+                 assemble {assemble:.1}s ({mib:.0} MiB of row records and groups)",
                 job.id
             );
         }

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dpincon_constraints::TupleVar;
-use dpincon_graph::{ConflictGraph, EdgeSink, GraphBuilder, SpillConfig};
+use dpincon_graph::{BuilderParts, ConflictGraph, EdgeSink, GraphBuilder, SpillConfig};
 
 use crate::DetectError;
 use crate::algorithms::{Group, Part, partition, run_group, sides};
@@ -91,14 +91,36 @@ pub fn detect(
     constraints: &[KeyConstraint],
     options: DetectOptions,
 ) -> Result<Detection, DetectError> {
+    let threads = options.threads;
+    let finish = |builder: GraphBuilder| builder.finish_on(threads);
+    let (graph, plans) = detect_with(relation, constraints, options, finish)?;
+    Ok(Detection { graph, plans })
+}
+
+/// As [`detect`], the graph left unfrozen as its builder's parts (row
+/// records and multipartite groups): a cluster's executor hands them to
+/// the coordinator's builder, which freezes every partition's at once.
+pub fn detect_parts(
+    relation: &Relation,
+    constraints: &[KeyConstraint],
+    options: DetectOptions,
+) -> Result<(BuilderParts, Vec<DetectionPlan>), DetectError> {
+    detect_with(relation, constraints, options, GraphBuilder::into_parts)
+}
+
+fn detect_with<G>(
+    relation: &Relation,
+    constraints: &[KeyConstraint],
+    options: DetectOptions,
+    finish: impl FnOnce(GraphBuilder) -> G,
+) -> Result<(G, Vec<DetectionPlan>), DetectError> {
     let n = relation.rows();
     if options.brute_force {
         let mut builder = new_builder(n, &options)?;
         for c in constraints {
             brute_force(relation, c, &mut builder);
         }
-        let graph = builder.finish_on(options.threads);
-        return Ok(Detection { graph, plans: brute_force_plans(constraints) });
+        return Ok((finish(builder), brute_force_plans(constraints)));
     }
     let plans: Vec<Plan> = constraints.iter().map(Plan::new).collect();
     // Rows of each role, sorted into partitions, constraints shared out
@@ -178,7 +200,7 @@ pub fn detect(
         }
     });
     let plans = plans.iter().zip(constraints).map(|(p, c)| p.describe(c)).collect();
-    Ok(Detection { graph: builder.finish_on(options.threads), plans })
+    Ok((finish(builder), plans))
 }
 
 /// `f(0..n)` on up to `threads` scoped threads, in index order.

@@ -25,7 +25,7 @@ pub use compile::{
     KeyConstraint, KeyOperand, KeyPredicate, OrderedOperator, compile, required_columns,
     string_constants,
 };
-pub use exec::{DetectOptions, Detection, brute_force, detect};
+pub use exec::{DetectOptions, Detection, brute_force, detect, detect_parts};
 pub use frequencies::{
     ConflictClasses, EXCESS_FROM, EqualityFrequencies, equality_attributes, equality_frequencies,
     fd_classes,

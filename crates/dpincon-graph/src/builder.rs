@@ -45,6 +45,20 @@ impl EdgeSink for Vec<Edge> {
     }
 }
 
+/// What a builder holds before it is frozen ([`GraphBuilder::into_parts`]):
+/// its row records and its multipartite groups with the shares of their
+/// rows still to be added. Another builder given them
+/// ([`GraphBuilder::add_rows`], [`GraphBuilder::add_shares`]) builds the
+/// same graph: how a cluster's executors hand over their partitions.
+#[derive(Debug, Default)]
+pub struct BuilderParts {
+    /// Row records (`encoded.rs`), shard by shard.
+    pub records: Vec<u8>,
+    /// Each group once, with its shares (positions in its (class, id)
+    /// order).
+    pub groups: Vec<(Arc<Multipartite>, Vec<Range<usize>>)>,
+}
+
 /// Pairs buffered per shard before they are sorted into row records: large
 /// enough to amortise the sort, small enough to bound memory (8 B a pair).
 const FLUSH_PAIRS: usize = 1 << 19;
@@ -236,6 +250,56 @@ impl GraphBuilder {
             bytes = tail;
         }
         Ok(())
+    }
+
+    /// Adds the upper rows of `group`'s rows at positions `shares` (a
+    /// cluster executor's group, its rows checked by
+    /// [`Multipartite::try_new`] against this graph's nodes), kept until
+    /// the graph is finished as a detector's are.
+    pub fn add_shares(
+        &self,
+        group: &Arc<Multipartite>,
+        shares: &[Range<usize>],
+    ) -> Result<(), GraphError> {
+        if let Some(bad) = shares.iter().find(|s| s.start > s.end || s.end > group.len()) {
+            return Err(GraphError::BadRows(format!(
+                "a share {bad:?} of a group of {} rows",
+                group.len()
+            )));
+        }
+        let mut kept = self.shares.lock().expect("shares lock");
+        for share in shares.iter().filter(|s| !s.is_empty()) {
+            self.count_share(share);
+            kept.push((Arc::clone(group), share.clone()));
+        }
+        Ok(())
+    }
+
+    /// The row records and groups, unfrozen (see [`BuilderParts`]).
+    pub fn into_parts(mut self) -> BuilderParts {
+        let mut pending = std::mem::take(&mut self.pending);
+        for (k, pairs) in pending.iter_mut().enumerate() {
+            self.absorb(k, pairs);
+        }
+        let store = self.budget.map(|b| b.store.into_inner().expect("spill lock"));
+        let mut records = Vec::new();
+        for (k, slot) in self.slots.into_iter().enumerate() {
+            records.append(&mut slot.into_inner().expect("shard lock").records);
+            if let Some(store) = store.as_ref().filter(|s| s.spilled(k)) {
+                store.load_records(k).iter().for_each(|r| records.extend_from_slice(r));
+            }
+        }
+        // Shares of one group (cut over several writers) go together.
+        let mut groups: Vec<(Arc<Multipartite>, Vec<Range<usize>>)> = Vec::new();
+        let mut index = std::collections::HashMap::new();
+        for (group, share) in self.shares.into_inner().expect("shares lock") {
+            let at = *index.entry(Arc::as_ptr(&group)).or_insert_with(|| {
+                groups.push((Arc::clone(&group), Vec::new()));
+                groups.len() - 1
+            });
+            groups[at].1.push(share);
+        }
+        BuilderParts { records, groups }
     }
 
     /// Counts a kept share's rows against the budget, if any: the records

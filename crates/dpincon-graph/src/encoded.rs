@@ -191,6 +191,33 @@ impl<'a> EncodedRow<'a> {
     }
 }
 
+/// Calls `f` with each record of `bytes` in order: its node and its
+/// neighbours, ascending. An error for bytes that are not whole records
+/// (they are not checked otherwise: records this process wrote).
+pub fn for_each_record(bytes: &[u8], mut f: impl FnMut(u32, &[u32])) -> Result<(), String> {
+    let mut values = Vec::new();
+    for row in records(bytes) {
+        let row = row?;
+        values.clear();
+        for c in row.containers() {
+            let base = u32::from(c.key) << 16;
+            if c.is_bitmap() {
+                for (i, word) in row.units_of(c).enumerate() {
+                    let mut word = word;
+                    while word != 0 {
+                        values.push(base | (i as u32 * 16 + word.trailing_zeros()));
+                        word &= word - 1;
+                    }
+                }
+            } else {
+                values.extend(row.units_of(c).map(|low| base | u32::from(low)));
+            }
+        }
+        f(row.node, &values);
+    }
+    Ok(())
+}
+
 /// The records of `bytes`, in order; an error for bytes that are not
 /// whole records.
 pub(crate) fn records(mut bytes: &[u8]) -> impl Iterator<Item = Result<EncodedRow<'_>, String>> {
@@ -244,6 +271,11 @@ mod tests {
             row.check(u32::MAX).unwrap();
         }
         assert_eq!(got.iter().map(EncodedRow::byte_len).sum::<usize>(), bytes.len());
+        // Read back whole, as an executor re-encodes its records.
+        let mut back = Vec::new();
+        for_each_record(&bytes, |u, vs| back.push((u, vs.to_vec()))).unwrap();
+        assert_eq!(back, rows);
+        assert!(for_each_record(&bytes[..bytes.len() - 1], |_, _| {}).is_err());
     }
 
     #[test]

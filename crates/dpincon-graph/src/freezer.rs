@@ -295,7 +295,9 @@ mod tests {
 
     /// Shares of groups merged with pairs on the same rows give the union
     /// of their edges: deferred (no limit, one or two writers, uneven
-    /// shares) or added at once (under a memory limit that spills).
+    /// shares) or added at once (under a memory limit that spills); and a
+    /// builder's parts handed to another (a cluster's executor to its
+    /// coordinator, groups rebuilt from their classes) give the same.
     #[test]
     fn deferred_groups_and_pairs_give_the_union_of_their_edges() {
         let n = 3_000;
@@ -309,33 +311,58 @@ mod tests {
         want.dedup();
         let dir = tempfile::tempdir().unwrap();
         let config = SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 16 << 10 };
+        let new_builder = |spill: bool| {
+            if spill {
+                GraphBuilder::with_spill(n, &config).unwrap()
+            } else {
+                GraphBuilder::with_shard_nodes(n, 500)
+            }
+        };
+        let build = |spill: bool, writers: usize| {
+            let builder = new_builder(spill);
+            std::thread::scope(|scope| {
+                for w in 0..writers {
+                    let (builder, pairs, groups) = (&builder, &pairs, &groups);
+                    scope.spawn(move || {
+                        let mut writer = builder.writer();
+                        for &(a, b) in pairs.iter().skip(w).step_by(writers) {
+                            writer.add(a, b);
+                        }
+                        for group in groups.iter().skip(w).step_by(writers) {
+                            let cut = group.len() / 3;
+                            writer.add_multipartite(group, cut..group.len());
+                            writer.add_multipartite(group, 0..cut);
+                        }
+                    });
+                }
+            });
+            builder
+        };
         for spill in [false, true] {
             for writers in [1usize, 2] {
-                let builder = if spill {
-                    GraphBuilder::with_spill(n, &config).unwrap()
-                } else {
-                    GraphBuilder::with_shard_nodes(n, 500)
-                };
-                std::thread::scope(|scope| {
-                    for w in 0..writers {
-                        let (builder, pairs, groups) = (&builder, &pairs, &groups);
-                        scope.spawn(move || {
-                            let mut writer = builder.writer();
-                            for &(a, b) in pairs.iter().skip(w).step_by(writers) {
-                                writer.add(a, b);
-                            }
-                            for group in groups.iter().skip(w).step_by(writers) {
-                                let cut = group.len() / 3;
-                                writer.add_multipartite(group, cut..group.len());
-                                writer.add_multipartite(group, 0..cut);
-                            }
-                        });
-                    }
-                });
-                let got: Vec<Edge> = builder.finish_on(writers).edges().collect();
+                let got: Vec<Edge> = build(spill, writers).finish_on(writers).edges().collect();
                 assert_eq!(got, want, "spill {spill}, {writers} writers");
+                let parts = build(spill, writers).into_parts();
+                assert_eq!(parts.groups.len(), groups.len(), "each group once");
+                let coordinator = new_builder(!spill);
+                coordinator.add_rows(&parts.records).unwrap();
+                for (group, shares) in &parts.groups {
+                    let classes: Vec<Vec<u32>> = group.classes().map(<[u32]>::to_vec).collect();
+                    let rebuilt = Arc::new(Multipartite::try_new(&classes, n).unwrap());
+                    coordinator.add_shares(&rebuilt, shares).unwrap();
+                }
+                let got: Vec<Edge> = coordinator.finish_on(2).edges().collect();
+                assert_eq!(got, want, "handed over: spill {spill}, {writers} writers");
             }
         }
+        // Groups from elsewhere are checked.
+        let bad = |classes: &[Vec<u32>]| Multipartite::try_new(classes, 10).unwrap_err();
+        assert!(bad(&[vec![3, 2]]).contains("ascend"));
+        assert!(bad(&[vec![1, 3], vec![3]]).contains("two classes"));
+        assert!(bad(&[vec![1, 10]]).contains("outside"));
+        let group = Arc::new(Multipartite::try_new(&[vec![1], vec![2]], 10).unwrap());
+        let past = 0..3;
+        assert!(GraphBuilder::new(10).add_shares(&group, std::slice::from_ref(&past)).is_err());
     }
 
     /// Rows sent whole as records (a cluster's executors), split over

@@ -32,8 +32,8 @@ mod spill;
 #[cfg(test)]
 mod test_pairs;
 
-pub use builder::{EdgeSink, GraphBuilder, ShardWriter};
-pub use encoded::encode_row;
+pub use builder::{BuilderParts, EdgeSink, GraphBuilder, ShardWriter};
+pub use encoded::{encode_row, for_each_record};
 pub use fingerprint::{EdgeFingerprint, edge_stream_fingerprint};
 pub use frozen::{Block, FrozenShard, Row, RowIter};
 pub use graph::{ConflictGraph, EdgeStream, GraphError};

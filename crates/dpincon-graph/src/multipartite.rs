@@ -35,10 +35,17 @@ impl Multipartite {
     /// A group from its classes, each a run of rows ascending. Empty
     /// classes are dropped; the rows must be distinct.
     pub fn new<'a>(classes: impl IntoIterator<Item = &'a [u32]>) -> Self {
+        let group = Self::new_unchecked(classes.into_iter().inspect(|class| {
+            debug_assert!(class.is_sorted(), "a class's rows ascend");
+        }));
+        debug_assert!(group.by_id.windows(2).all(|w| w[0] < w[1]), "rows are distinct");
+        group
+    }
+
+    fn new_unchecked<'a>(classes: impl IntoIterator<Item = &'a [u32]>) -> Self {
         let mut by_class = Vec::new();
         let mut class_start = vec![0u32];
         for class in classes.into_iter().filter(|c| !c.is_empty()) {
-            debug_assert!(class.is_sorted(), "a class's rows ascend");
             by_class.extend_from_slice(class);
             class_start.push(by_class.len() as u32);
         }
@@ -49,7 +56,6 @@ impl Multipartite {
             keyed.extend(rows.iter().map(|&r| (r, c as u32)));
         }
         keyed.sort_unstable();
-        debug_assert!(keyed.windows(2).all(|w| w[0].0 < w[1].0), "rows are distinct");
         let (by_id, class_of): (Vec<u32>, Vec<u32>) = keyed.into_iter().unzip();
         let big = (0..classes)
             .find(|&c| 2 * (class_start[c + 1] - class_start[c]) as usize > by_id.len())
@@ -59,6 +65,31 @@ impl Multipartite {
                 (c, rest.collect())
             });
         Multipartite { by_class, class_start, by_id, class_of, big }
+    }
+
+    /// A group from classes that came from another process: each class's
+    /// rows strictly ascending, every row distinct and below `nodes`;
+    /// else why not. Empty classes are dropped.
+    pub fn try_new(classes: &[Vec<u32>], nodes: u32) -> Result<Self, String> {
+        for class in classes {
+            if !class.windows(2).all(|w| w[0] < w[1]) {
+                return Err("a group's class does not ascend".into());
+            }
+            if class.last().is_some_and(|&r| r >= nodes) {
+                return Err(format!("a group's row outside the graph's {nodes} nodes"));
+            }
+        }
+        let group = Self::new_unchecked(classes.iter().map(Vec::as_slice));
+        if !group.by_id.windows(2).all(|w| w[0] < w[1]) {
+            return Err("a row in two classes of one group".into());
+        }
+        Ok(group)
+    }
+
+    /// The classes, each its rows ascending, in the order the group was
+    /// made with (the (class, id) order shares are cut in).
+    pub fn classes(&self) -> impl ExactSizeIterator<Item = &[u32]> + Clone {
+        self.class_start.windows(2).map(|w| &self.by_class[w[0] as usize..w[1] as usize])
     }
 
     /// Number of rows.

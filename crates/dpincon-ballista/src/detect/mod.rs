@@ -14,9 +14,10 @@
 //! Each partition emits its summary ([`wire`]): its row count, the
 //! maximum frequency of X among its rows (an X value lives in one
 //! partition, so the maximum over partitions is maxfreq_X(D), SPEC §4's
-//! `ub-hem` fact) and the classes of X's keys and FDs; then its graph as
-//! row records in global row ids, rows ascending (the coordinator files
-//! them by shard, `crate::assemble`).
+//! `ub-hem` fact) and the classes of X's keys and FDs; then its graph,
+//! unfrozen, in global row ids: the row records of its pairs and its FD
+//! and key groups whole (the coordinator's builder files the records by
+//! shard and expands the groups when it freezes, `crate::assemble`).
 
 pub mod blocks;
 mod exec;

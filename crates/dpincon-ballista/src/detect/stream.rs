@@ -1,6 +1,7 @@
 //! One partition's detection: rows in, the partition's summary and its
 //! adjacency as row records out (the format of [`super::wire`]).
 
+use std::ops::Range;
 use std::path::PathBuf;
 
 use datafusion::arrow::array::{ArrayRef, AsArray, new_null_array};
@@ -8,17 +9,23 @@ use datafusion::arrow::compute::{concat_batches, sort_to_indices, take_record_ba
 use datafusion::arrow::datatypes::{SchemaRef, UInt32Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::{DataFusionError, Result};
-use dpincon_detect::{DetectOptions, detect, equality_frequencies};
-use dpincon_graph::encode_row;
+use dpincon_detect::{DetectOptions, detect_parts, equality_frequencies};
+use dpincon_graph::{BuilderParts, encode_row, for_each_record};
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::BallistaError;
 
 use super::exec::DetectSpec;
-use super::wire::{ROWS_BYTES, Summary, rows as rows_batch, summary};
+use super::wire::{
+    ROWS_BYTES, Summary, encode_group, groups as groups_batch, rows as rows_batch, summary,
+};
 
 fn failed(what: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::Execution(format!("detection: {what}"))
+}
+
+fn failed_with(what: String) -> DataFusionError {
+    failed(what)
 }
 
 /// The (at most two) blocks of a pair task's rows, given each row's block.
@@ -85,7 +92,7 @@ pub fn detect_rows(
         return Err(failed("the constraints do not match the plan"));
     }
     let options = DetectOptions { threads: 1, brute_force: spec.brute_force, memory_limit: None };
-    let detection = detect(&relation, &compiled, options).map_err(failed)?;
+    let (parts, _) = detect_parts(&relation, &compiled, options).map_err(failed)?;
     let f = equality_frequencies(&relation, &compiled);
     let max_frequency = if spec.keys.is_empty() {
         None
@@ -119,46 +126,75 @@ pub fn detect_rows(
     if !emit(summary(&Summary { group: spec.group, rows, max_frequency, classes })?) {
         return Ok(());
     }
-    // Local ids ascend with global ids, so each row maps to an ascending
-    // row of global ids, and the rows come out in global order: the
-    // coordinator takes them a shard's run at a time.
-    let graph = detection.graph;
-    let (mut records, mut values, mut open) = (Vec::new(), Vec::new(), true);
-    let mut failed = None;
-    graph.for_each_row(0..graph.shard_count(), |u, row| {
-        if !open || row.is_empty() {
-            return;
+    send_parts(parts, &ids, block.as_deref(), &mut emit)
+}
+
+/// Batches of one kind, sent when full; `open` turns false once the
+/// consumer is gone.
+struct Outbox<'e, E> {
+    emit: &'e mut E,
+    bytes: Vec<u8>,
+    open: bool,
+}
+
+impl<E: FnMut(RecordBatch) -> bool> Outbox<'_, E> {
+    /// Sends what is held as a batch made by `batch`, if `full` or it is
+    /// the last.
+    fn flush(&mut self, batch: fn(Vec<u8>) -> Result<RecordBatch>, full: bool) -> Result<()> {
+        if self.open && !self.bytes.is_empty() && (!full || self.bytes.len() >= ROWS_BYTES) {
+            let bytes = std::mem::replace(&mut self.bytes, Vec::with_capacity(ROWS_BYTES + 4096));
+            self.open = (self.emit)(batch(bytes)?);
         }
+        Ok(())
+    }
+}
+
+/// Sends the partition's graph, unfrozen, in global row ids: its row
+/// records, then its groups whole (the coordinator's builder expands them
+/// when it freezes, as an embedded one does). A pair task (`block`: each
+/// local row's block) keeps only the pairs across its blocks, so its
+/// groups, if any, go as row records. Local ids ascend with global ids,
+/// so rows and classes map to ascending global ids as they are.
+fn send_parts(
+    parts: BuilderParts,
+    ids: &[u32],
+    block: Option<&[u32]>,
+    emit: &mut impl FnMut(RecordBatch) -> bool,
+) -> Result<()> {
+    let mut out = Outbox { emit, bytes: Vec::with_capacity(ROWS_BYTES + 4096), open: true };
+    let mut values = Vec::new();
+    let mut row = |out: &mut Outbox<'_, _>, u: u32, upper: &mut dyn Iterator<Item = u32>| {
         values.clear();
-        let _ = row.chunks(|chunk| {
-            match &block {
-                None => values.extend(chunk.iter().map(|&v| ids[v as usize])),
-                Some(block) => values.extend(
-                    chunk
-                        .iter()
-                        .filter(|&&v| block[v as usize] != block[u as usize])
-                        .map(|&v| ids[v as usize]),
-                ),
-            }
-            std::ops::ControlFlow::<()>::Continue(())
-        });
-        if values.is_empty() {
-            return;
-        }
-        encode_row(&mut records, ids[u as usize], &values);
-        if records.len() >= ROWS_BYTES {
-            let full = std::mem::replace(&mut records, Vec::with_capacity(ROWS_BYTES + (1 << 16)));
-            match rows_batch(full) {
-                Ok(batch) => open = emit(batch),
-                Err(e) => (open, failed) = (false, Some(e)),
-            }
+        let across = |&v: &u32| block.is_none_or(|b| b[v as usize] != b[u as usize]);
+        values.extend(upper.filter(across).map(|v| ids[v as usize]));
+        encode_row(&mut out.bytes, ids[u as usize], &values);
+        out.flush(rows_batch, true)
+    };
+    let mut failed = Ok(());
+    let read = for_each_record(&parts.records, |u, upper| {
+        if failed.is_ok() && out.open {
+            failed = row(&mut out, u, &mut upper.iter().copied());
         }
     });
-    if let Some(e) = failed {
-        return Err(e);
+    read.map_err(failed_with)?;
+    failed?;
+    let mut upper = Vec::new();
+    if block.is_some() {
+        for (group, shares) in &parts.groups {
+            for i in shares.iter().flat_map(Range::clone) {
+                let (u, class) = group.row(i);
+                upper.clear();
+                group.for_each_upper(u, class, |v| upper.push(v));
+                row(&mut out, u, &mut upper.iter().copied())?;
+            }
+        }
+        return out.flush(rows_batch, false);
     }
-    if open && !records.is_empty() {
-        emit(rows_batch(records)?);
+    out.flush(rows_batch, false)?;
+    for (group, shares) in &parts.groups {
+        let classes = group.classes().map(|c| c.iter().map(|&r| ids[r as usize]));
+        encode_group(&mut out.bytes, classes, shares);
+        out.flush(groups_batch, true)?;
     }
-    Ok(())
+    out.flush(groups_batch, false)
 }

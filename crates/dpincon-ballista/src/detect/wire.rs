@@ -1,9 +1,14 @@
-//! What a detection partition sends: its summary, then its adjacency as
-//! row records (`dpincon_graph::encode_row`: each row's neighbours above
-//! it in global row ids, the frozen graph's own container layout), about
+//! What a detection partition sends: its summary, then its graph's parts
+//! unfrozen in global row ids: row records (`dpincon_graph::encode_row`:
+//! a row's neighbours above it, the frozen graph's own container layout)
+//! and the complete multipartite groups of its keys and FDs, about
 //! [`ROWS_BYTES`] a batch.
 //!
-//! Rows `(kind, data)`: `kind` [`SUMMARY`] once, first, then [`ROWS`].
+//! Rows `(kind, data)`: `kind` [`SUMMARY`] once, first, then [`ROWS`] and
+//! [`GROUPS`]. A groups row holds whole groups, each little-endian u32s:
+//! the class count c and share count s, c class sizes, the classes' rows
+//! (each class ascending), then s shares `(start, end)` of the group's
+//! (class, id) order.
 //! A summary's `data` is little-endian u64s: `group`, `rows`, the maximum
 //! frequency of X (`u64::MAX`: the group has no equality set), then 0, or
 //! 1 and the classes of the group's keys and FDs
@@ -12,6 +17,7 @@
 //! key or an FD), `excess`, `m` and m pairs `(class size, classes of that
 //! size)`. A stream that breaks this shape is an error, never a wrong graph.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, BinaryArray, RecordBatch, UInt8Array};
@@ -19,12 +25,15 @@ use datafusion::arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt8Type};
 use datafusion::error::{DataFusionError, Result};
 use dpincon_detect::ConflictClasses;
+use dpincon_graph::Multipartite;
 
 /// `kind` of a summary row.
 pub const SUMMARY: u8 = 0;
 /// `kind` of a row of row records.
 pub const ROWS: u8 = 1;
-/// Bytes of row records a partition sends per batch.
+/// `kind` of a row of multipartite groups.
+pub const GROUPS: u8 = 2;
+/// Bytes of row records (or groups) a partition sends per batch.
 pub const ROWS_BYTES: usize = 1 << 20;
 
 /// The output schema: `kind` UInt8 and `data` Binary, never NULL.
@@ -50,6 +59,52 @@ fn one(kind: u8, data: Vec<u8>) -> Result<RecordBatch> {
 /// A batch of row records (whole records, as `encode_row` writes them).
 pub fn rows(records: Vec<u8>) -> Result<RecordBatch> {
     one(ROWS, records)
+}
+
+/// A batch of groups (whole, as [`encode_group`] writes them).
+pub fn groups(bytes: Vec<u8>) -> Result<RecordBatch> {
+    one(GROUPS, bytes)
+}
+
+/// Appends a group with classes `classes` (rows ascending in each) and
+/// `shares` to `out`.
+pub fn encode_group(
+    out: &mut Vec<u8>,
+    classes: impl ExactSizeIterator<Item = impl ExactSizeIterator<Item = u32> + Clone> + Clone,
+    shares: &[Range<usize>],
+) {
+    let mut put = |v: u32| out.extend_from_slice(&v.to_le_bytes());
+    put(classes.len() as u32);
+    put(shares.len() as u32);
+    classes.clone().for_each(|class| put(class.len() as u32));
+    classes.for_each(|class| class.for_each(&mut put));
+    for share in shares {
+        put(share.start as u32);
+        put(share.end as u32);
+    }
+}
+
+/// The groups of a [`GROUPS`] row, each checked against a graph of
+/// `nodes` nodes (`Multipartite::try_new`), with their shares.
+pub fn read_groups(data: &[u8], nodes: u32) -> Result<Vec<(Multipartite, Vec<Range<usize>>)>> {
+    if !data.len().is_multiple_of(4) {
+        return Err(bad("groups of stray bytes"));
+    }
+    let mut words = data.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4")));
+    let mut out = Vec::new();
+    while let Some(c) = words.next() {
+        let mut next = || words.next().ok_or_else(|| bad("a group cut short"));
+        let s = next()?;
+        let sizes = (0..c).map(|_| next()).collect::<Result<Vec<_>>>()?;
+        let classes = sizes
+            .iter()
+            .map(|&size| (0..size).map(|_| next()).collect::<Result<Vec<u32>>>())
+            .collect::<Result<Vec<_>>>()?;
+        let shares =
+            (0..s).map(|_| Ok(next()? as usize..next()? as usize)).collect::<Result<Vec<_>>>()?;
+        out.push((Multipartite::try_new(&classes, nodes).map_err(bad)?, shares));
+    }
+    Ok(out)
 }
 
 /// One partition's summary.
@@ -129,6 +184,8 @@ pub enum Part<'a> {
     Summary(Summary),
     /// Row records, to be checked by the graph builder that keeps them.
     Rows(&'a [u8]),
+    /// Multipartite groups ([`read_groups`]).
+    Groups(&'a [u8]),
 }
 
 /// The rows of one output batch, in order.
@@ -151,6 +208,7 @@ pub fn parts(batch: &RecordBatch) -> Result<Vec<Part<'_>>> {
         .map(|(&kind, data)| match kind {
             SUMMARY => read_summary(data).map(Part::Summary),
             ROWS => Ok(Part::Rows(data)),
+            GROUPS => Ok(Part::Groups(data)),
             other => Err(bad(format!("a row of kind {other}"))),
         })
         .collect()
