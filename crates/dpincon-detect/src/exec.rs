@@ -41,7 +41,7 @@ impl Default for DetectOptions {
 }
 
 /// The graph builder: plain, or spilling past the memory limit.
-fn new_builder(n: u32, options: &DetectOptions) -> Result<GraphBuilder, DetectError> {
+pub(crate) fn new_builder(n: u32, options: &DetectOptions) -> Result<GraphBuilder, DetectError> {
     match options.memory_limit {
         None => Ok(GraphBuilder::new(n)),
         Some(limit) => {

@@ -14,6 +14,7 @@
 //!
 //! The crate knows nothing about files: `dpincon-source` builds the relation.
 
+mod across;
 mod algorithms;
 mod compile;
 mod exec;
@@ -21,6 +22,7 @@ mod frequencies;
 mod plan;
 mod relation;
 
+pub use across::detect_parts_across;
 pub use compile::{
     KeyConstraint, KeyOperand, KeyPredicate, OrderedOperator, compile, required_columns,
     string_constants,

@@ -11,9 +11,11 @@
 //! `(i, i)` report their block's rows, so the group's row count sums to n
 //! as every group's must.
 //!
-//! A task `(i, j)` detects among 2n/B rows and drops its pairs inside
-//! either block (found by `(i, i)` and `(j, j)` too): B(B + 1)/2 tasks of
-//! at most 2n/B rows each, where one task read all n before.
+//! A task `(i, j)` detects only the pairs across its blocks
+//! (`dpincon_detect::detect_parts_across`: each constraint's driver on t1
+//! rows of one block and t2 rows of the other, both ways unless the
+//! constraint is symmetric), so no pair is detected twice: B(B + 1)/2
+//! tasks of at most 2n/B rows each, where one task read all n before.
 
 use serde::{Deserialize, Serialize};
 

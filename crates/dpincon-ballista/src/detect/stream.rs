@@ -1,7 +1,6 @@
 //! One partition's detection: rows in, the partition's summary and its
 //! adjacency as row records out (the format of [`super::wire`]).
 
-use std::ops::Range;
 use std::path::PathBuf;
 
 use datafusion::arrow::array::{ArrayRef, AsArray, new_null_array};
@@ -9,7 +8,7 @@ use datafusion::arrow::compute::{concat_batches, sort_to_indices, take_record_ba
 use datafusion::arrow::datatypes::{SchemaRef, UInt32Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::{DataFusionError, Result};
-use dpincon_detect::{DetectOptions, detect_parts, equality_frequencies};
+use dpincon_detect::{DetectOptions, detect_parts, detect_parts_across, equality_frequencies};
 use dpincon_graph::{BuilderParts, encode_row, for_each_record};
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
@@ -40,11 +39,11 @@ fn pair_of(block: &[u32]) -> Result<(u32, u32)> {
 
 /// Detects `spec`'s constraints among the rows of `batches` (a row-id
 /// column first, then some of `table`'s columns) and hands the result to
-/// `emit`: the summary, then the rows of the partition's graph in global
-/// row ids, ascending; stops early when `emit` returns false (the
-/// consumer is gone). A pair task of `spec.blocks` (its rows from two
-/// blocks) keeps only the pairs across them and counts no row; one whose
-/// rows are of one block is that block's own task ([`super::blocks`]).
+/// `emit`: the summary, then the partition's graph, unfrozen, in global
+/// row ids; stops early when `emit` returns false (the consumer is gone).
+/// A pair task of `spec.blocks` (its rows from two blocks) detects only
+/// the pairs across them and counts no row; one whose rows are of one
+/// block is that block's own task ([`super::blocks`]).
 pub fn detect_rows(
     spec: &DetectSpec,
     table: &SchemaRef,
@@ -91,8 +90,28 @@ pub fn detect_rows(
     if members.len() != spec.members.len() {
         return Err(failed("the constraints do not match the plan"));
     }
+    // A pair task's rows by block: only the pairs across its two blocks
+    // are detected, and no row is counted (each block's own task counts
+    // it: every row once).
+    let block: Option<Vec<u32>> =
+        spec.blocks.as_ref().map(|b| ids.iter().map(|&id| b.block_of(id)).collect());
+    let across = match &block {
+        Some(block) => match pair_of(block)? {
+            (i, j) if i != j => Some((block, i)),
+            _ => None,
+        },
+        None => None,
+    };
     let options = DetectOptions { threads: 1, brute_force: spec.brute_force, memory_limit: None };
-    let (parts, _) = detect_parts(&relation, &compiled, options).map_err(failed)?;
+    let (parts, _) = match across {
+        Some((block, i)) => {
+            let side = |row: u32| block[row as usize] == i;
+            detect_parts_across(&relation, &compiled, options, &side)
+        }
+        None => detect_parts(&relation, &compiled, options),
+    }
+    .map_err(failed)?;
+    let rows = if across.is_some() { 0 } else { n };
     let f = equality_frequencies(&relation, &compiled);
     let max_frequency = if spec.keys.is_empty() {
         None
@@ -109,24 +128,12 @@ pub fn detect_rows(
     };
     drop(relation);
 
-    // A pair task's rows by block: the pairs across its two blocks only,
-    // and no row counted (each block's own task counts it: every row once).
-    let block: Option<Vec<u32>> =
-        spec.blocks.as_ref().map(|b| ids.iter().map(|&id| b.block_of(id)).collect());
-    let block: Option<Vec<u32>> = match block {
-        Some(block) => match pair_of(&block)? {
-            (i, j) if i != j => Some(block),
-            _ => None,
-        },
-        None => None,
-    };
-    let rows = if block.is_some() { 0 } else { n };
     // The summary first: the coordinator needs every partition's row count
     // before it can build the graph, and merges the edges as they arrive.
     if !emit(summary(&Summary { group: spec.group, rows, max_frequency, classes })?) {
         return Ok(());
     }
-    send_parts(parts, &ids, block.as_deref(), &mut emit)
+    send_parts(parts, &ids, &mut emit)
 }
 
 /// Batches of one kind, sent when full; `open` turns false once the
@@ -151,45 +158,27 @@ impl<E: FnMut(RecordBatch) -> bool> Outbox<'_, E> {
 
 /// Sends the partition's graph, unfrozen, in global row ids: its row
 /// records, then its groups whole (the coordinator's builder expands them
-/// when it freezes, as an embedded one does). A pair task (`block`: each
-/// local row's block) keeps only the pairs across its blocks, so its
-/// groups, if any, go as row records. Local ids ascend with global ids,
-/// so rows and classes map to ascending global ids as they are.
+/// when it freezes, as an embedded one does). Local ids ascend with
+/// global ids, so rows and classes map to ascending global ids as they
+/// are.
 fn send_parts(
     parts: BuilderParts,
     ids: &[u32],
-    block: Option<&[u32]>,
     emit: &mut impl FnMut(RecordBatch) -> bool,
 ) -> Result<()> {
     let mut out = Outbox { emit, bytes: Vec::with_capacity(ROWS_BYTES + 4096), open: true };
     let mut values = Vec::new();
-    let mut row = |out: &mut Outbox<'_, _>, u: u32, upper: &mut dyn Iterator<Item = u32>| {
-        values.clear();
-        let across = |&v: &u32| block.is_none_or(|b| b[v as usize] != b[u as usize]);
-        values.extend(upper.filter(across).map(|v| ids[v as usize]));
-        encode_row(&mut out.bytes, ids[u as usize], &values);
-        out.flush(rows_batch, true)
-    };
     let mut failed = Ok(());
     let read = for_each_record(&parts.records, |u, upper| {
         if failed.is_ok() && out.open {
-            failed = row(&mut out, u, &mut upper.iter().copied());
+            values.clear();
+            values.extend(upper.iter().map(|&v| ids[v as usize]));
+            encode_row(&mut out.bytes, ids[u as usize], &values);
+            failed = out.flush(rows_batch, true);
         }
     });
     read.map_err(failed_with)?;
     failed?;
-    let mut upper = Vec::new();
-    if block.is_some() {
-        for (group, shares) in &parts.groups {
-            for i in shares.iter().flat_map(Range::clone) {
-                let (u, class) = group.row(i);
-                upper.clear();
-                group.for_each_upper(u, class, |v| upper.push(v));
-                row(&mut out, u, &mut upper.iter().copied())?;
-            }
-        }
-        return out.flush(rows_batch, false);
-    }
     out.flush(rows_batch, false)?;
     for (group, shares) in &parts.groups {
         let classes = group.classes().map(|c| c.iter().map(|&r| ids[r as usize]));
