@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use dpincon_engine::{
     EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, parse_bytes, plan_reports,
@@ -16,7 +16,7 @@ use dpincon_engine::{
 use dpincon_graph::{EdgeFingerprint, SpillConfig, edge_stream_fingerprint};
 use dpincon_release::TableFacts;
 use dpincon_source::object::{ObjectTable, block_on, split_object_csv};
-use dpincon_source::{DataFormat, ObjectUrl, S3Settings, split_csv};
+use dpincon_source::{DataFormat, ObjectUrl, S3Settings, declared_arrow_schema, split_csv};
 
 use crate::BallistaError;
 use crate::assemble::{Assembled, assemble, prefetch};
@@ -225,14 +225,10 @@ pub fn table_layout(
                     names.join(", ")
                 )));
             }
-            let fields: Vec<Field> = options
-                .schema
-                .iter()
-                .map(|o| Field::new(&o.column, o.data_type.clone(), true))
-                .collect();
+            let schema = Arc::new(declared_arrow_schema(&options.schema));
             let unit_rows = split.ranges.iter().map(|r| r.rows).collect();
             let format = ScanFormat::Csv { schema: declared, ranges: split.ranges };
-            Ok(TableLayout { schema: Arc::new(Schema::new(fields)), format, unit_rows })
+            Ok(TableLayout { schema, format, unit_rows })
         }
     }
 }

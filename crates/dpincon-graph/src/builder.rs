@@ -275,12 +275,17 @@ impl GraphBuilder {
         Ok(())
     }
 
-    /// The row records and groups, unfrozen (see [`BuilderParts`]).
-    pub fn into_parts(mut self) -> BuilderParts {
+    /// Absorbs the pairs the builder's own [`EdgeSink`] still buffers.
+    fn absorb_pending(&mut self) {
         let mut pending = std::mem::take(&mut self.pending);
         for (k, pairs) in pending.iter_mut().enumerate() {
             self.absorb(k, pairs);
         }
+    }
+
+    /// The row records and groups, unfrozen (see [`BuilderParts`]).
+    pub fn into_parts(mut self) -> BuilderParts {
+        self.absorb_pending();
         let store = self.budget.map(|b| b.store.into_inner().expect("spill lock"));
         let mut records = Vec::new();
         for (k, slot) in self.slots.into_iter().enumerate() {
@@ -341,10 +346,7 @@ impl GraphBuilder {
     /// [`GraphBuilder::finish`] on `threads` threads (a job's `--threads`):
     /// at 10^6 rows building the rows with their groups takes seconds.
     pub fn finish_on(mut self, threads: usize) -> ConflictGraph {
-        let mut pending = std::mem::take(&mut self.pending);
-        for (k, pairs) in pending.iter_mut().enumerate() {
-            self.absorb(k, pairs);
-        }
+        self.absorb_pending();
         let shards: Vec<_> =
             self.slots.into_iter().map(|s| s.into_inner().expect("shard lock").records).collect();
         let shares = self.shares.into_inner().expect("shares lock");

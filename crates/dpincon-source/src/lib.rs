@@ -30,8 +30,8 @@ pub use object::{ObjectUrl, S3Settings};
 pub use postgres::PostgresSource;
 pub use prepare::{Prepared, prepare_detection};
 pub use read::{
-    DataFormat, ReadOptions, SchemaOverride, TableData, csv_header, declared_schema,
-    parquet_schema, parse_schema_override, read_table,
+    DataFormat, ReadOptions, SchemaOverride, TableData, csv_header, declared_arrow_schema,
+    declared_schema, parquet_schema, parse_schema_override, read_table,
 };
 
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Schema};
+use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 use dpincon_constraints::{ColumnKind, TableSchema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -91,6 +91,18 @@ pub fn declared_schema(entries: &[SchemaOverride]) -> TableSchema {
     TableSchema {
         columns: entries.iter().map(|e| (e.column.clone(), column_kind(&e.data_type))).collect(),
     }
+}
+
+/// The Arrow schema of a table whose every column's type is declared
+/// (`entries` in table order), as the CSV readers decode it: every column
+/// nullable (an empty cell is NULL).
+pub fn declared_arrow_schema(entries: &[SchemaOverride]) -> Schema {
+    Schema::new(
+        entries
+            .iter()
+            .map(|e| Field::new(&e.column, e.data_type.clone(), true))
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// The columns of a Parquet file as the constraint binder sees them, from

@@ -23,10 +23,6 @@ fn failed(what: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::Execution(format!("detection: {what}"))
 }
 
-fn failed_with(what: String) -> DataFusionError {
-    failed(what)
-}
-
 /// The (at most two) blocks of a pair task's rows, given each row's block.
 fn pair_of(block: &[u32]) -> Result<(u32, u32)> {
     let first = block.first().copied().unwrap_or(0);
@@ -168,17 +164,17 @@ fn send_parts(
 ) -> Result<()> {
     let mut out = Outbox { emit, bytes: Vec::with_capacity(ROWS_BYTES + 4096), open: true };
     let mut values = Vec::new();
-    let mut failed = Ok(());
+    let mut sent = Ok(());
     let read = for_each_record(&parts.records, |u, upper| {
-        if failed.is_ok() && out.open {
+        if sent.is_ok() && out.open {
             values.clear();
             values.extend(upper.iter().map(|&v| ids[v as usize]));
             encode_row(&mut out.bytes, ids[u as usize], &values);
-            failed = out.flush(rows_batch, true);
+            sent = out.flush(rows_batch, true);
         }
     });
-    read.map_err(failed_with)?;
-    failed?;
+    read.map_err(failed)?;
+    sent?;
     out.flush(rows_batch, false)?;
     for (group, shares) in &parts.groups {
         let classes = group.classes().map(|c| c.iter().map(|&r| ids[r as usize]));

@@ -6,12 +6,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::{DataFusionError, Result};
 use dpincon_source::object::object_head_bytes;
 use dpincon_source::{
-    CsvRange, ObjectUrl, S3Settings, parse_schema_override, read_csv_range, read_range_from,
+    CsvRange, ObjectUrl, S3Settings, declared_arrow_schema, parse_schema_override, read_csv_range,
+    read_range_from,
 };
 use tokio::sync::mpsc::Sender;
 
@@ -30,9 +31,7 @@ pub(super) async fn read_csv(
     };
     let path = &spec.path;
     let entries = parse_schema_override(declared).map_err(|e| read_error(path, e))?;
-    let fields: Vec<Field> =
-        entries.iter().map(|e| Field::new(&e.column, e.data_type.clone(), true)).collect();
-    let table = Arc::new(Schema::new(fields));
+    let table = Arc::new(declared_arrow_schema(&entries));
     let projection = spec
         .columns
         .iter()
@@ -74,15 +73,9 @@ fn read_range(
     let mut next = range.first_row as u32;
     let mut failed = None;
     let emit = |batch: RecordBatch| {
-        // Columns by name, in scan order, whatever order the reader keeps.
-        let columns = spec.columns.iter().map(|name| batch.column_by_name(name).cloned());
-        let rows = batch.num_rows() as u32;
-        let batch = columns
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| read_error(path, "a projected column is missing"))
-            .and_then(|columns| with_row_ids(&schema, next, columns));
-        next += rows;
-        match batch {
+        let with_ids = with_row_ids(&schema, path, next, &batch);
+        next += batch.num_rows() as u32;
+        match with_ids {
             Ok(batch) => tx.blocking_send(Ok(batch)).is_ok(),
             Err(e) => {
                 failed = Some(e);

@@ -252,19 +252,25 @@ pub(super) fn read_error(path: &str, e: impl fmt::Display) -> DataFusionError {
     DataFusionError::Execution(format!("cannot read '{path}': {e}"))
 }
 
-/// `batch`'s columns (the table's, projected) behind their row ids, cast
-/// to the scan's declared types (a file that no longer matches its plan is
-/// an error, never a silent reinterpretation).
+/// The scan's columns of `batch` (a reader's batch of the table at `path`,
+/// its columns in whatever order the reader keeps), by name in the scan's
+/// order, behind row ids from `first`, cast to the scan's declared types
+/// (a file that no longer matches its plan is an error, never a silent
+/// reinterpretation).
 pub(super) fn with_row_ids(
     schema: &SchemaRef,
+    path: &str,
     first: u32,
-    columns: Vec<ArrayRef>,
+    batch: &RecordBatch,
 ) -> Result<RecordBatch> {
-    let rows = columns.first().map_or(0, |c| c.len()) as u32;
+    let rows = batch.num_rows() as u32;
     let ids: ArrayRef = Arc::new(UInt32Array::from_iter_values(first..first + rows));
     let strict = CastOptions { safe: false, ..Default::default() };
     let mut out = vec![ids];
-    for (column, field) in columns.iter().zip(schema.fields().iter().skip(1)) {
+    for field in schema.fields().iter().skip(1) {
+        let column = batch
+            .column_by_name(field.name())
+            .ok_or_else(|| read_error(path, "a projected column is missing"))?;
         out.push(cast_with_options(column, field.data_type(), &strict)?);
     }
     Ok(RecordBatch::try_new(schema.clone(), out)?)
@@ -314,18 +320,11 @@ fn read_parquet(
         let mut next = first as u32;
         for batch in reader {
             let batch = batch.map_err(|e| read_error(path, e))?;
-            // The projection keeps file order; put the columns in scan order.
-            let columns = spec
-                .columns
-                .iter()
-                .map(|name| batch.column_by_name(name).cloned())
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| read_error(path, "a projected column is missing"))?;
-            let rows = batch.num_rows() as u32;
-            if !emit(with_row_ids(schema, next, columns)?) {
+            // The projection keeps file order; the scan's is by name.
+            if !emit(with_row_ids(schema, path, next, &batch)?) {
                 return Ok(());
             }
-            next += rows;
+            next += batch.num_rows() as u32;
         }
     }
     Ok(())

@@ -71,17 +71,10 @@ pub(super) async fn read_objects(
         while let Some(batch) =
             stream.try_next().await.map_err(|e| source_error(table.parquet_error(i, &e)))?
         {
-            let columns = spec
-                .columns
-                .iter()
-                .map(|name| batch.column_by_name(name).cloned())
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| read_error(&object, "a projected column is missing"))?;
-            let rows = batch.num_rows() as u32;
-            if tx.send(Ok(with_row_ids(schema, next, columns)?)).await.is_err() {
+            if tx.send(Ok(with_row_ids(schema, &object, next, &batch)?)).await.is_err() {
                 return Ok(());
             }
-            next += rows;
+            next += batch.num_rows() as u32;
         }
     }
     Ok(())
