@@ -13,9 +13,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::algorithms::{runs, sort_on};
 use crate::compile::{KeyConstraint, KeyOperand};
 use crate::relation::Relation;
+use crate::tuples::{NO_TUPLE, TupleIndex};
 
 /// Max frequencies of the distinct equality attribute sets, and whether some
 /// constraint has no such set (its degrees are then unbounded by them).
@@ -61,8 +61,9 @@ pub fn equality_frequencies(
             sets.insert(x.into_iter().collect());
         }
     }
+    let mut index = TupleIndex::new(relation);
     let max_frequencies: Vec<u64> =
-        sets.iter().map(|slots| max_frequency(relation, slots)).collect();
+        sets.iter().map(|slots| index.ids(slots).counts().into_iter().max().unwrap_or(0)).collect();
     let sets: Vec<Vec<usize>> = sets.into_iter().collect();
     // X → every B of X's FD-shaped constraints (None: a key, no B).
     let mut fds: std::collections::BTreeMap<Vec<usize>, Option<BTreeSet<usize>>> =
@@ -78,7 +79,7 @@ pub fn equality_frequencies(
             None => *bs = None,
         }
     }
-    let fd_classes = fds.iter().map(|(x, bs)| fd_classes(relation, x, bs.as_ref())).collect();
+    let fd_classes = fds.iter().map(|(x, bs)| classes_of(&mut index, x, bs.as_ref())).collect();
     EqualityFrequencies {
         fd_classes,
         all_fd_shaped: constraints.iter().all(|c| fd_shape(c).is_some()),
@@ -191,47 +192,64 @@ pub fn fd_classes(
     x: &[usize],
     bs: Option<&BTreeSet<usize>>,
 ) -> ConflictClasses {
-    let mut sizes = std::collections::BTreeMap::<u64, u64>::new();
+    classes_of(&mut TupleIndex::new(relation), x, bs)
+}
+
+/// [`fd_classes`] by tuple ids: groups are X's tuples, classes X ∪ B's.
+fn classes_of(
+    index: &mut TupleIndex<'_>,
+    x: &[usize],
+    bs: Option<&BTreeSet<usize>>,
+) -> ConflictClasses {
+    let groups = index.ids(x);
     let Some(bs) = bs else {
-        let rows = sorted_rows(relation, x);
-        let groups = runs(relation, &rows, x);
-        let cover = groups.iter().map(|g| g.len() as u64 - 1).sum();
-        let conflicting: u64 = groups.iter().filter(|g| g.len() > 1).map(|g| g.len() as u64).sum();
-        if conflicting > 0 {
-            sizes.insert(1, conflicting);
-        }
-        let max_class = u64::from(!rows.is_empty());
+        let sizes = groups.counts();
+        let cover = sizes.iter().map(|g| g - 1).sum();
+        let conflicting: u64 = sizes.iter().filter(|&&g| g > 1).sum();
         return ConflictClasses {
             key: true,
             cover,
-            max_class,
+            max_class: u64::from(!sizes.is_empty()),
             null_rows: 0,
-            sizes: sizes.into_iter().collect(),
+            sizes: if conflicting > 0 { vec![(1, conflicting)] } else { vec![] },
             excess: 0,
         };
     };
     let slots: Vec<usize> = x.iter().chain(bs).copied().collect();
-    let rows = sorted_rows(relation, &slots);
-    let with_x = (0..relation.rows())
-        .filter(|&r| x.iter().all(|&s| !relation.column(s).is_null(r)))
-        .count() as u64;
-    let bs: Vec<usize> = bs.iter().copied().collect();
-    let (mut cover, mut max_class, mut excess) = (0, 0, 0);
-    for group in runs(relation, &rows, x) {
-        let classes = runs(relation, &rows[group.clone()], &bs);
-        let largest = classes.iter().map(|c| c.len() as u64).max().unwrap_or(0);
-        excess += classes.iter().map(|c| (c.len() as u64).saturating_sub(EXCESS_FROM)).sum::<u64>();
-        cover += group.len() as u64 - largest;
-        max_class = max_class.max(largest);
-        if classes.len() > 1 {
-            for c in &classes {
-                *sizes.entry(c.len() as u64).or_default() += 1;
-            }
+    let classes = index.ids(&slots);
+    // Each class's group, its size, and per group: its rows with every B
+    // (NULL-B rows are in no class), largest class and class count.
+    let mut group_of = vec![NO_TUPLE; classes.distinct as usize];
+    let mut class_size = vec![0u64; classes.distinct as usize];
+    for (&c, &g) in classes.ids.iter().zip(&groups.ids) {
+        if c != NO_TUPLE {
+            group_of[c as usize] = g;
+            class_size[c as usize] += 1;
         }
     }
-    let null_rows = with_x - rows.len() as u64;
-    let sizes = sizes.into_iter().collect();
-    ConflictClasses { key: false, cover, max_class, null_rows, sizes, excess }
+    let n = groups.distinct as usize;
+    let (mut rows, mut largest, mut count) = (vec![0u64; n], vec![0u64; n], vec![0u32; n]);
+    for (&g, &size) in group_of.iter().zip(&class_size) {
+        let g = g as usize;
+        rows[g] += size;
+        largest[g] = largest[g].max(size);
+        count[g] += 1;
+    }
+    let mut sizes = std::collections::BTreeMap::<u64, u64>::new();
+    for (&g, &size) in group_of.iter().zip(&class_size) {
+        if count[g as usize] > 1 {
+            *sizes.entry(size).or_default() += 1;
+        }
+    }
+    let in_classes: u64 = rows.iter().sum();
+    ConflictClasses {
+        key: false,
+        cover: rows.iter().zip(&largest).map(|(r, l)| r - l).sum(),
+        max_class: largest.iter().copied().max().unwrap_or(0),
+        null_rows: groups.rows() - in_classes,
+        sizes: sizes.into_iter().collect(),
+        excess: class_size.iter().map(|&c| c.saturating_sub(EXCESS_FROM)).sum(),
+    }
 }
 
 impl EqualityFrequencies {
@@ -255,23 +273,6 @@ impl EqualityFrequencies {
             all_fd_shaped: false,
         }
     }
-}
-
-fn max_frequency(relation: &Relation, slots: &[usize]) -> u64 {
-    // The longest run of equal keys once the non-NULL rows are sorted on
-    // them: the same sort and runs as detection's partitioning.
-    let rows = sorted_rows(relation, slots);
-    runs(relation, &rows, slots).iter().map(|r| r.len() as u64).max().unwrap_or(0)
-}
-
-/// The rows with no NULL in `slots` (the only ones that can conflict on
-/// them), sorted on them as detection's partitioning sorts.
-fn sorted_rows(relation: &Relation, slots: &[usize]) -> Vec<u32> {
-    let mut rows: Vec<u32> = (0..relation.rows())
-        .filter(|&r| slots.iter().all(|&s| !relation.column(s).is_null(r)))
-        .collect();
-    sort_on(relation, &mut rows, slots);
-    rows
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ mod exec;
 mod frequencies;
 mod plan;
 mod relation;
+mod tuples;
 
 pub use across::detect_parts_across;
 pub use compile::{
