@@ -294,12 +294,15 @@ mod tests {
 
     /// The minimum vertex cover of X → B1, X → B2's conflict graph.
     fn brute_cover(rows: &[[Option<u64>; 3]]) -> u64 {
-        let n = rows.len();
         let differ = |a: Option<u64>, b: Option<u64>| a.is_some() && b.is_some() && a != b;
-        let conflict = |i: usize, j: usize| {
+        brute_cover_of(rows.len(), |i, j| {
             let (a, b) = (rows[i], rows[j]);
             a[0].is_some() && a[0] == b[0] && (differ(a[1], b[1]) || differ(a[2], b[2]))
-        };
+        })
+    }
+
+    /// The minimum vertex cover of the graph on `n` rows that `conflict` defines.
+    fn brute_cover_of(n: usize, conflict: impl Fn(usize, usize) -> bool) -> u64 {
         (0u32..1 << n)
             .filter(|mask| {
                 (0..n).all(|i| {
@@ -340,6 +343,12 @@ mod tests {
             let key = |v: u64| (v < 3).then_some(v);
             let rows: Vec<[Option<u64>; 3]> =
                 (0..n).map(|_| [key(next(domain)), key(next(domain)), key(next(domain))]).collect();
+            // A key on X: every two rows agreeing on X conflict, NULLs or
+            // not, and the key cover is I_R exactly (the release's
+            // `exact_repair` relies on it).
+            let key_cover = fd_classes(&relation(&rows), &[0], None).cover;
+            let same_x = |i: usize, j: usize| rows[i][0].is_some() && rows[i][0] == rows[j][0];
+            assert_eq!(key_cover, brute_cover_of(n, same_x), "{rows:?}");
             let cover = fd_classes(&relation(&rows), &[0], Some(&bs)).cover;
             let brute = brute_cover(&rows);
             assert!(cover <= brute, "{rows:?}: {cover} > {brute}");
@@ -351,6 +360,8 @@ mod tests {
                 fewer.remove(i);
                 let smaller = fd_classes(&relation(&fewer), &[0], Some(&bs)).cover;
                 assert!(smaller <= cover && cover <= smaller + 1, "{rows:?} without {i}");
+                let smaller = fd_classes(&relation(&fewer), &[0], None).cover;
+                assert!(smaller <= key_cover && key_cover <= smaller + 1, "key, without {i}");
             }
         }
         // The two FDs give one cover (one X); an order predicate is no FD.

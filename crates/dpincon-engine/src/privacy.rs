@@ -177,9 +177,10 @@ pub(crate) fn measure_and_release(
                 }
             }
             if plan.releases_r {
-                let twice_lp =
-                    plan.repair.needs_lp().then(|| twice_fractional_cover(graph, &cover, threads));
-                let values = RepairValues::new(cover.size().cover, twice_lp, facts.fd_cover);
+                // No LP when the key cover is I_R itself (its release is that count).
+                let twice_lp = (plan.repair.needs_lp() && facts.exact_repair().is_none())
+                    .then(|| twice_fractional_cover(graph, &cover, threads));
+                let values = RepairValues::new(cover.size().cover, twice_lp, facts);
                 report.r = Some(release_repair(plan.repair, plan.epsilon, values, rng)?);
             }
             Some(report)

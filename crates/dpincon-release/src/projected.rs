@@ -65,6 +65,17 @@ pub struct TableFacts {
     pub classes: Option<ClassFacts>,
 }
 
+impl TableFacts {
+    /// I_R itself when the constraints make the key cover exact: every
+    /// constraint a key or an FD of one X, a key among them. Two rows then
+    /// conflict iff they agree on X (no NULL), so the graph is a clique per
+    /// X group and I_R = Σ (group − 1) = `fd_cover`. Which case applies is
+    /// public (the constraints); the value is private.
+    pub fn exact_repair(&self) -> Option<u64> {
+        self.classes.as_ref().filter(|c| c.key && c.one_x()).map(|_| self.fd_cover)
+    }
+}
+
 /// The row bound n_max in use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MaxRows {

@@ -11,6 +11,9 @@
 //!   is k/2 and the FD cover k − 1 = I_R (issue 28).
 //! - `combined` (default): both, ε split [`LP_SHARE`] : 1 − [`LP_SHARE`]
 //!   (sequential composition: the parts sum to the measure's ε).
+//! - `lp` and `combined` when every constraint is a key or an FD of one X,
+//!   a key among them (public): I_R is the key cover Σ (group − 1) itself,
+//!   released alone with the whole ε (`TableFacts::exact_repair`).
 //!
 //! The point estimate is [`POINT_FACTOR`]·L̃ (greedy: c̃), clamped into
 //! the interval; the reported interval contains I_R
@@ -44,11 +47,14 @@ use std::str::FromStr;
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 use serde::{Deserialize, Serialize};
 
-use crate::{COVER_SENSITIVITY, ReleaseError};
+use crate::{COVER_SENSITIVITY, ReleaseError, TableFacts};
 
 /// Sensitivity of 2·LP, the doubled minimum fractional vertex cover (LP
 /// itself has node sensitivity 1).
 pub const TWICE_LP_SENSITIVITY: u64 = 2;
+
+/// Sensitivity of the key cover Σ over X groups of (group − 1).
+pub const KEY_COVER_SENSITIVITY: u64 = 1;
 
 /// The share of ε the `combined` method spends on the LP release.
 pub const LP_SHARE: f64 = 0.75;
@@ -120,13 +126,17 @@ pub struct RepairValues {
     /// it: L ≤ I_R ≤ 2·LP ≤ 2·L, and L has node sensitivity 1 (a maximum
     /// of sensitivity-1 statistics; `dpincon_detect::fd_classes`).
     pub twice_lower: Option<u64>,
+    /// I_R itself, when the constraints alone say the key cover is exact
+    /// ([`TableFacts::exact_repair`]): then `lp` and `combined` release it.
+    pub exact: Option<u64>,
 }
 
 impl RepairValues {
-    /// The values from c, 2·LP (if computed) and the largest FD cover.
-    pub fn new(greedy_cover: u64, twice_lp: Option<u64>, fd_cover: u64) -> Self {
-        let twice_lower = twice_lp.map(|l| l.max(2 * fd_cover));
-        RepairValues { greedy_cover, twice_lower }
+    /// The values from c, 2·LP (if computed) and the table's facts (its
+    /// largest FD cover, and whether its key cover is I_R).
+    pub fn new(greedy_cover: u64, twice_lp: Option<u64>, facts: &TableFacts) -> Self {
+        let twice_lower = twice_lp.map(|l| l.max(2 * facts.fd_cover));
+        RepairValues { greedy_cover, twice_lower, exact: facts.exact_repair() }
     }
 }
 
@@ -174,6 +184,11 @@ pub fn release_repair(
     values: RepairValues,
     rng: &mut NoiseRng,
 ) -> Result<RepairRelease, ReleaseError> {
+    if method.needs_lp()
+        && let Some(cover) = values.exact
+    {
+        return release_exact(method, epsilon, cover, rng);
+    }
     let (lp_budget, greedy_budget) = match method {
         RepairMethod::Greedy => (None, Some(epsilon)),
         RepairMethod::Lp => (Some(epsilon), None),
@@ -211,6 +226,30 @@ pub fn release_repair(
         ci95,
         coverage: COVERAGE,
         parts,
+    })
+}
+
+/// I_R when it is the key cover (one X, a key among its constraints: the
+/// graph is a clique per X group, and I_R = Σ (group − 1)): that count
+/// plus DLap(1/ε) with the whole ε. It has node sensitivity 1 (a row joins
+/// or leaves one group), so no bound, factor or second part is needed.
+fn release_exact(
+    method: RepairMethod,
+    epsilon: Budget,
+    cover: u64,
+    rng: &mut NoiseRng,
+) -> Result<RepairRelease, ReleaseError> {
+    let p = part("key-cover", cover, KEY_COVER_SENSITIVITY, epsilon, 1.0 - COVERAGE, rng)?;
+    let h = p.halfwidth.min(i64::MAX as u64) as i64;
+    let ci95 = [p.value.saturating_sub(h).max(0), p.value.saturating_add(h).max(0)];
+    Ok(RepairRelease {
+        method,
+        value: p.value.max(0),
+        epsilon: epsilon.value(),
+        sensitivity: KEY_COVER_SENSITIVITY,
+        ci95,
+        coverage: COVERAGE,
+        parts: vec![p],
     })
 }
 
@@ -324,6 +363,33 @@ mod tests {
     }
 
     #[test]
+    fn an_exact_key_cover_is_released_alone_with_the_whole_budget() {
+        let eps = Budget::new(1.0).unwrap();
+        let values = RepairValues { greedy_cover: 80, twice_lower: None, exact: Some(40) };
+        let mut errors = Vec::new();
+        for seed in 0..400 {
+            let mut rng = NoiseRng::seeded(seed);
+            for method in [RepairMethod::Lp, RepairMethod::Combined] {
+                let r = release_repair(method, eps, values, &mut rng).unwrap();
+                assert_eq!(r.parts.len(), 1);
+                let p = &r.parts[0];
+                assert_eq!((p.statistic.as_str(), p.sensitivity), ("key-cover", 1));
+                assert_eq!((p.epsilon, r.sensitivity, r.method), (1.0, 1, method));
+                assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1]);
+                errors.push((r.value - 40).abs());
+            }
+        }
+        // No 1.1 factor: the point is the count plus DLap(1/ε), whose mean
+        // absolute value is 2e/(e² − 1) ≈ 0.85 at ε = 1.
+        let mean = errors.iter().sum::<i64>() as f64 / errors.len() as f64;
+        assert!((0.7..1.0).contains(&mean), "mean |error| {mean}");
+        // The paper's greedy method ignores it.
+        let g =
+            release_repair(RepairMethod::Greedy, eps, values, &mut NoiseRng::seeded(1)).unwrap();
+        assert_eq!(g.parts[0].statistic, "greedy-cover");
+    }
+
+    #[test]
     fn methods_parse_by_name_and_default_to_combined() {
         for m in RepairMethod::ALL {
             assert_eq!(m.name().parse::<RepairMethod>().unwrap(), m);
@@ -336,7 +402,7 @@ mod tests {
     #[test]
     fn combined_splits_epsilon_and_needs_the_lp() {
         let eps = Budget::new(2.0).unwrap();
-        let values = RepairValues { greedy_cover: 50, twice_lower: Some(60) };
+        let values = RepairValues { greedy_cover: 50, twice_lower: Some(60), exact: None };
         let r =
             release_repair(RepairMethod::Combined, eps, values, &mut NoiseRng::seeded(1)).unwrap();
         let spent: f64 = r.parts.iter().map(|p| p.epsilon).sum();

@@ -71,7 +71,7 @@ fn combined_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     let bucket = |x: i64| x.clamp(0, 2);
     let mut rng = NoiseRng::seeded(77);
     let histogram = |(c, twice_lp, _): (u64, u64, u64), rng: &mut NoiseRng| {
-        let values = RepairValues { greedy_cover: c, twice_lower: Some(twice_lp) };
+        let values = RepairValues { greedy_cover: c, twice_lower: Some(twice_lp), exact: None };
         let mut counts = HashMap::new();
         for _ in 0..samples {
             let r = release_repair(RepairMethod::Combined, eps, values, rng).unwrap();
@@ -101,5 +101,45 @@ fn combined_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
         counts
     };
     let loss = empirical_loss(&sample(0), &sample(2));
+    assert!(loss > 1.6, "half the noise should show a loss near 2ε, got {loss}");
+}
+
+/// The key cover's release (one X with a key: I_R = Σ (group − 1), node
+/// sensitivity 1, the whole ε on it). G has a key group of one row, G'
+/// adds a second row to it: the cover goes 0 → 1. Each output is bucketed
+/// at 0 and 1, which keeps the full loss: e^ε on (≥ 1). Half the noise
+/// (scale 1/(2ε)) shows about 2ε.
+#[test]
+fn key_cover_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
+    let eps = Budget::new(1.0).unwrap();
+    let samples = 200_000u32;
+    let bucket = |x: i64| x.clamp(0, 1);
+    let mut rng = NoiseRng::seeded(78);
+    let histogram = |cover: u64, rng: &mut NoiseRng| {
+        let values =
+            RepairValues { greedy_cover: 2 * cover, twice_lower: None, exact: Some(cover) };
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            let r = release_repair(RepairMethod::Combined, eps, values, rng).unwrap();
+            assert_eq!(r.parts.len(), 1, "one part, no LP and no greedy cover");
+            assert_eq!(r.parts[0].epsilon, 1.0, "the whole ε");
+            *counts.entry(bucket(r.parts[0].value)).or_insert(0) += 1;
+        }
+        counts
+    };
+    let (on_g, on_h) = (histogram(0, &mut rng), histogram(1, &mut rng));
+    let loss = empirical_loss(&on_g, &on_h);
+    assert!(loss < 1.0 + 0.1, "privacy loss {loss} exceeds ε = 1");
+    assert!(loss > 0.9, "the test must see the loss it bounds, got {loss}");
+
+    let half = dpincon_mechanisms::DiscreteLaplace::new(1, 2.0).unwrap();
+    let mut sample = |value: i64| {
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            *counts.entry(bucket(half.release(value, &mut rng))).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    let loss = empirical_loss(&sample(0), &sample(1));
     assert!(loss > 1.6, "half the noise should show a loss near 2ε, got {loss}");
 }

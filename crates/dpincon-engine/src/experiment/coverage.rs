@@ -186,7 +186,7 @@ pub fn coverage(
         let greedy = base.cover.size().cover;
         let facts = exact_repair(graph, greedy, EXACT_COVER_WORK, threads);
         let twice_lp = Some(twice_fractional_cover(graph, &base.cover, threads));
-        (RepairValues::new(greedy, twice_lp, loaded.facts.fd_cover), facts.min_cover)
+        (RepairValues::new(greedy, twice_lp, &loaded.facts), facts.min_cover)
     });
     let mut rows = Vec::new();
     for &epsilon in &options.epsilons {

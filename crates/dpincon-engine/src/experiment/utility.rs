@@ -146,7 +146,7 @@ fn repair_rows(
     let greedy = dpincon_measures::measure_pass(&loaded.graph, &[], 1).cover.size().cover;
     let facts = exact_repair(&loaded.graph, greedy, EXACT_COVER_WORK, loaded.threads);
     let twice_lp = facts.paper_yardstick();
-    let values = RepairValues::new(greedy, Some(twice_lp), loaded.facts.fd_cover);
+    let values = RepairValues::new(greedy, Some(twice_lp), &loaded.facts);
     for method in RepairMethod::ALL {
         let mut released = Vec::with_capacity(runs);
         for run in 0..runs {
