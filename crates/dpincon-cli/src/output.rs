@@ -122,8 +122,11 @@ pub fn table(report: &Report) -> String {
 }
 
 /// Prints to standard output, or writes `path` through a temporary file and
-/// a rename so a failed run never leaves half a report.
+/// a rename so a failed run never leaves half a report. A path that exists
+/// and is no regular file (`/dev/null`, a FIFO, a terminal) is written in
+/// place: a rename would replace the device with a file.
 pub fn emit(text: &str, path: Option<&Path>) -> Result<(), String> {
+    let special = path.and_then(|p| std::fs::metadata(p).ok()).is_some_and(|m| !m.is_file());
     match path {
         None => {
             let mut stdout = std::io::stdout().lock();
@@ -132,6 +135,11 @@ pub fn emit(text: &str, path: Option<&Path>) -> Result<(), String> {
                 .and_then(|_| stdout.flush())
                 .map_err(|e| e.to_string())
         }
+        Some(path) if special => std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|e| format!("cannot write '{}': {e}", path.display())),
         Some(path) => {
             let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             let mut tmp = tempfile::NamedTempFile::new_in(dir)

@@ -290,6 +290,32 @@ fn table_format_and_output_file() {
     );
 }
 
+/// `--output /dev/null` or a FIFO is written in place: the atomic rename
+/// that protects a regular file would replace the device with a file.
+#[test]
+fn an_output_that_is_no_regular_file_is_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "t1&t2&EQ(t1.Zip,t2.Zip)&IQ(t1.City,t2.City)\n");
+    let fifo = dir.path("report.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs), "--non-private"]
+        .into_iter()
+        .chain(["--output", s(&fifo)])
+        .collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Checked before joining: a replaced FIFO leaves its reader waiting.
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "the FIFO is still one, not replaced by a file");
+    let report = reader.join().unwrap();
+    assert!(report.contains("\"non_private\""), "the reader got the report: {report}");
+}
+
 #[test]
 fn unknown_column_is_named() {
     let dir = Dir::new();

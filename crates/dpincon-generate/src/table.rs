@@ -373,6 +373,18 @@ pub(crate) struct TableWriter {
     rows: u64,
 }
 
+/// Makes the complete temporary file `out`: a rename, except onto a path
+/// that exists and is no regular file (`/dev/null`, a FIFO), which is
+/// written in place rather than replaced by a file.
+pub(crate) fn persist_beside(tmp: NamedTempFile, out: &Path) -> std::io::Result<()> {
+    if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
+        let mut target = std::fs::OpenOptions::new().write(true).open(out)?;
+        std::io::copy(&mut tmp.reopen()?, &mut target)?;
+        return Ok(());
+    }
+    tmp.persist(out).map(|_| ()).map_err(|e| e.error)
+}
+
 /// A temporary file in `out`'s directory, to be renamed onto `out` once
 /// complete, so a failed write never leaves a truncated file behind.
 pub(crate) fn temp_beside(out: &Path) -> Result<tempfile::NamedTempFile, GenerateError> {
@@ -502,7 +514,7 @@ impl TableWriter {
             }
         }
         self.tmp.as_file().sync_all().map_err(write_err)?;
-        self.tmp.persist(&out).map_err(|e| write_err(e.error))?;
+        persist_beside(self.tmp, &out).map_err(write_err)?;
         Ok(self.rows)
     }
 }
@@ -526,6 +538,33 @@ impl ParquetSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A table written to a FIFO (or `/dev/null`) goes through it; the
+    /// path is not renamed over. A regular file is still replaced whole.
+    #[test]
+    fn outputs_that_are_no_regular_file_are_written_in_place() {
+        use std::io::Write;
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("table.fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        let mut tmp = temp_beside(&fifo).unwrap();
+        tmp.write_all(b"a,b\n1,2\n").unwrap();
+        persist_beside(tmp, &fifo).unwrap();
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(reader.join().unwrap(), "a,b\n1,2\n");
+        let file = dir.path().join("table.csv");
+        std::fs::write(&file, "old, longer content\n").unwrap();
+        let mut tmp = temp_beside(&file).unwrap();
+        tmp.write_all(b"new\n").unwrap();
+        persist_beside(tmp, &file).unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "no temporary left");
+    }
 
     #[test]
     fn kinds_follow_arrow_inference() {

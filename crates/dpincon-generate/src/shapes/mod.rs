@@ -279,7 +279,7 @@ fn write_text(path: &Path, text: &str) -> Result<(), GenerateError> {
     let mut tmp = crate::table::temp_beside(path)?;
     tmp.write_all(text.as_bytes()).map_err(write_err)?;
     tmp.as_file().sync_all().map_err(write_err)?;
-    tmp.persist(path).map_err(|e| write_err(e.error))?;
+    crate::table::persist_beside(tmp, path).map_err(write_err)?;
     Ok(())
 }
 
