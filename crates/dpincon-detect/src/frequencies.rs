@@ -135,6 +135,12 @@ fn is_cross(p: &crate::compile::KeyPredicate) -> bool {
 pub struct ConflictClasses {
     /// X's constraints include a key: every row is its own class.
     pub key: bool,
+    /// `cover` is the minimum cover of X's constraints' own graph, not only
+    /// a lower bound: a key (a clique per group), or FDs of one B (a row
+    /// with B NULL conflicts with none). With two B or more, a row with
+    /// one B NULL can still conflict outside the classes. Public: it
+    /// depends on the constraints only.
+    pub exact: bool,
     /// Σ over groups of (rows − largest class): a lower bound on I_R.
     pub cover: u64,
     /// The largest class in any group (1 under a key, 0 without rows).
@@ -167,6 +173,7 @@ impl ConflictClasses {
     /// two hash partitions of X, so every statistic adds up).
     pub fn absorb(&mut self, other: &ConflictClasses) {
         self.key |= other.key;
+        self.exact |= other.exact;
         self.cover += other.cover;
         self.max_class = self.max_class.max(other.max_class);
         self.null_rows += other.null_rows;
@@ -208,6 +215,7 @@ fn classes_of(
         let conflicting: u64 = sizes.iter().filter(|&&g| g > 1).sum();
         return ConflictClasses {
             key: true,
+            exact: true,
             cover,
             max_class: u64::from(!sizes.is_empty()),
             null_rows: 0,
@@ -244,6 +252,7 @@ fn classes_of(
     let in_classes: u64 = rows.iter().sum();
     ConflictClasses {
         key: false,
+        exact: bs.len() == 1,
         cover: rows.iter().zip(&largest).map(|(r, l)| r - l).sum(),
         max_class: largest.iter().copied().max().unwrap_or(0),
         null_rows: groups.rows() - in_classes,
@@ -349,7 +358,16 @@ mod tests {
             let key_cover = fd_classes(&relation(&rows), &[0], None).cover;
             let same_x = |i: usize, j: usize| rows[i][0].is_some() && rows[i][0] == rows[j][0];
             assert_eq!(key_cover, brute_cover_of(n, same_x), "{rows:?}");
-            let cover = fd_classes(&relation(&rows), &[0], Some(&bs)).cover;
+            // One B: a row with B NULL conflicts with none, so the cover is
+            // exact too; with two (below) only without NULLs.
+            let one_b = fd_classes(&relation(&rows), &[0], Some(&BTreeSet::from([1])));
+            let differ = |a: Option<u64>, b: Option<u64>| a.is_some() && b.is_some() && a != b;
+            let brute_one =
+                brute_cover_of(n, |i, j| same_x(i, j) && differ(rows[i][1], rows[j][1]));
+            assert!(one_b.exact && one_b.cover == brute_one, "{rows:?}");
+            let classes = fd_classes(&relation(&rows), &[0], Some(&bs));
+            assert!(!classes.exact, "two B");
+            let cover = classes.cover;
             let brute = brute_cover(&rows);
             assert!(cover <= brute, "{rows:?}: {cover} > {brute}");
             if domain == 3 {
@@ -435,9 +453,16 @@ mod tests {
             // fd and its twin are one FD (X = {0}): B agrees in every group;
             // `both` is a key on {0, 1}: (1,5) and (2,5) twice, cover 2.
             fd_classes: vec![
-                ConflictClasses { cover: 0, max_class: 2, null_rows: 1, ..Default::default() },
+                ConflictClasses {
+                    exact: true,
+                    cover: 0,
+                    max_class: 2,
+                    null_rows: 1,
+                    ..Default::default()
+                },
                 ConflictClasses {
                     key: true,
+                    exact: true,
                     cover: 2,
                     max_class: 1,
                     null_rows: 0,

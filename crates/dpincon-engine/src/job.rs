@@ -199,6 +199,7 @@ pub fn to_class_facts<'a>(
     let first = sets.next()?;
     let mut facts = ClassFacts {
         key: first.key,
+        exact_cover: first.exact,
         max_class: first.max_class,
         null_rows: first.null_rows,
         sizes: first.sizes.clone(),

@@ -27,6 +27,9 @@ pub struct ClassFacts {
     /// X's constraints include a key: every row is its own class (τ = 1 is
     /// exact and public).
     pub key: bool,
+    /// The first X's cover is I_R's exact share: a key, or FDs of one B
+    /// (`dpincon_detect::ConflictClasses::exact`; public).
+    pub exact_cover: bool,
     /// The largest class in any group (sensitivity 1).
     pub max_class: u64,
     /// Rows with X but a NULL B, left out of the count (sensitivity 1).

@@ -66,13 +66,14 @@ pub struct TableFacts {
 }
 
 impl TableFacts {
-    /// I_R itself when the constraints make the key cover exact: every
-    /// constraint a key or an FD of one X, a key among them. Two rows then
-    /// conflict iff they agree on X (no NULL), so the graph is a clique per
-    /// X group and I_R = Σ (group − 1) = `fd_cover`. Which case applies is
-    /// public (the constraints); the value is private.
+    /// I_R itself when the constraints make X's cover exact: every
+    /// constraint a key or an FD of one X, and a key among them (the graph
+    /// is a clique per X group) or one B only (complete multipartite by B
+    /// per group; a row with B NULL conflicts with none). I_R is then the
+    /// cover, Σ over groups of (rows − largest class) = `fd_cover`. Which
+    /// case applies is public (the constraints); the value is private.
     pub fn exact_repair(&self) -> Option<u64> {
-        self.classes.as_ref().filter(|c| c.key && c.one_x()).map(|_| self.fd_cover)
+        self.classes.as_ref().filter(|c| c.exact_cover && c.one_x()).map(|_| self.fd_cover)
     }
 }
 

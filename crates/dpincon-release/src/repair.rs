@@ -12,7 +12,7 @@
 //! - `combined` (default): both, ε split [`LP_SHARE`] : 1 − [`LP_SHARE`]
 //!   (sequential composition: the parts sum to the measure's ε).
 //! - `lp` and `combined` when every constraint is a key or an FD of one X,
-//!   a key among them (public): I_R is the key cover Σ (group − 1) itself,
+//!   with a key among them or one B only (public): I_R is X's cover itself,
 //!   released alone with the whole ε (`TableFacts::exact_repair`).
 //!
 //! The point estimate is [`POINT_FACTOR`]·L̃ (greedy: c̃), clamped into
@@ -53,8 +53,8 @@ use crate::{COVER_SENSITIVITY, ReleaseError, TableFacts};
 /// itself has node sensitivity 1).
 pub const TWICE_LP_SENSITIVITY: u64 = 2;
 
-/// Sensitivity of the key cover Σ over X groups of (group − 1).
-pub const KEY_COVER_SENSITIVITY: u64 = 1;
+/// Sensitivity of X's cover Σ over X groups of (rows − largest class).
+pub const EXACT_COVER_SENSITIVITY: u64 = 1;
 
 /// The share of ε the `combined` method spends on the LP release.
 pub const LP_SHARE: f64 = 0.75;
@@ -126,14 +126,14 @@ pub struct RepairValues {
     /// it: L ≤ I_R ≤ 2·LP ≤ 2·L, and L has node sensitivity 1 (a maximum
     /// of sensitivity-1 statistics; `dpincon_detect::fd_classes`).
     pub twice_lower: Option<u64>,
-    /// I_R itself, when the constraints alone say the key cover is exact
+    /// I_R itself, when the constraints alone say X's cover is exact
     /// ([`TableFacts::exact_repair`]): then `lp` and `combined` release it.
     pub exact: Option<u64>,
 }
 
 impl RepairValues {
     /// The values from c, 2·LP (if computed) and the table's facts (its
-    /// largest FD cover, and whether its key cover is I_R).
+    /// largest FD cover, and whether its one X's cover is I_R).
     pub fn new(greedy_cover: u64, twice_lp: Option<u64>, facts: &TableFacts) -> Self {
         let twice_lower = twice_lp.map(|l| l.max(2 * facts.fd_cover));
         RepairValues { greedy_cover, twice_lower, exact: facts.exact_repair() }
@@ -229,24 +229,25 @@ pub fn release_repair(
     })
 }
 
-/// I_R when it is the key cover (one X, a key among its constraints: the
-/// graph is a clique per X group, and I_R = Σ (group − 1)): that count
-/// plus DLap(1/ε) with the whole ε. It has node sensitivity 1 (a row joins
-/// or leaves one group), so no bound, factor or second part is needed.
+/// I_R when it is X's cover (one X, with a key or one B: the graph is a
+/// clique, or complete multipartite by B, per X group, and I_R = Σ (rows −
+/// largest class)): that count plus DLap(1/ε) with the whole ε. It has
+/// node sensitivity 1 (a row joins or leaves one group and class), so no
+/// bound, factor or second part is needed.
 fn release_exact(
     method: RepairMethod,
     epsilon: Budget,
     cover: u64,
     rng: &mut NoiseRng,
 ) -> Result<RepairRelease, ReleaseError> {
-    let p = part("key-cover", cover, KEY_COVER_SENSITIVITY, epsilon, 1.0 - COVERAGE, rng)?;
+    let p = part("exact-cover", cover, EXACT_COVER_SENSITIVITY, epsilon, 1.0 - COVERAGE, rng)?;
     let h = p.halfwidth.min(i64::MAX as u64) as i64;
     let ci95 = [p.value.saturating_sub(h).max(0), p.value.saturating_add(h).max(0)];
     Ok(RepairRelease {
         method,
         value: p.value.max(0),
         epsilon: epsilon.value(),
-        sensitivity: KEY_COVER_SENSITIVITY,
+        sensitivity: EXACT_COVER_SENSITIVITY,
         ci95,
         coverage: COVERAGE,
         parts: vec![p],
@@ -373,7 +374,7 @@ mod tests {
                 let r = release_repair(method, eps, values, &mut rng).unwrap();
                 assert_eq!(r.parts.len(), 1);
                 let p = &r.parts[0];
-                assert_eq!((p.statistic.as_str(), p.sensitivity), ("key-cover", 1));
+                assert_eq!((p.statistic.as_str(), p.sensitivity), ("exact-cover", 1));
                 assert_eq!((p.epsilon, r.sensitivity, r.method), (1.0, 1, method));
                 assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1]);
                 errors.push((r.value - 40).abs());

@@ -23,7 +23,8 @@ fn facts(rows: u64, group: u64, classes: ClassFacts) -> TableFacts {
 }
 
 fn key(singles: u64) -> ClassFacts {
-    ClassFacts { key: true, max_class: 1, sizes: vec![(1, singles)], ..ClassFacts::default() }
+    let sizes = vec![(1, singles)];
+    ClassFacts { key: true, exact_cover: true, max_class: 1, sizes, ..ClassFacts::default() }
 }
 
 /// FDs' classes: `sizes` in impure groups, the largest class and the
@@ -245,17 +246,19 @@ fn several_x_release_their_largest_class_count_at_theta_for_free() {
     assert!(errors.len() >= 95 && mean < 60.0, "mean error {mean} over {} runs", errors.len());
 }
 
-/// I_R is the key cover exactly only for one X with a key: FDs alone (their
-/// classes can miss NULL-B conflicts) or several X (overlapping groups)
-/// keep the LP and its bounds.
+/// I_R is X's cover exactly only for one X with a key or one B: FDs of
+/// two B (a row with one B NULL can conflict outside the classes) or
+/// several X (overlapping groups) keep the LP and its bounds.
 #[test]
-fn only_a_key_of_one_x_makes_the_key_cover_i_r() {
+fn only_a_key_or_one_b_of_one_x_makes_the_cover_i_r() {
     let with = |classes: Option<ClassFacts>| TableFacts {
         fd_cover: 12,
         ..common::one_set_facts(100, 10, classes)
     };
     assert_eq!(with(Some(key(20))).exact_repair(), Some(12));
-    assert_eq!(with(Some(fd(vec![(2, 3)], 4, 0))).exact_repair(), None, "FDs alone");
+    let one_b = ClassFacts { exact_cover: true, ..fd(vec![(2, 3)], 4, 0) };
+    assert_eq!(with(Some(one_b)).exact_repair(), Some(12), "FDs of one B");
+    assert_eq!(with(Some(fd(vec![(2, 3)], 4, 0))).exact_repair(), None, "FDs of two B");
     let two_x = ClassFacts { others: vec![vec![(1, 2)]], ..key(20) };
     assert_eq!(with(Some(two_x)).exact_repair(), None, "a key and another X");
     assert_eq!(with(None).exact_repair(), None, "some constraint is no key or FD");

@@ -104,13 +104,13 @@ fn combined_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     assert!(loss > 1.6, "half the noise should show a loss near 2ε, got {loss}");
 }
 
-/// The key cover's release (one X with a key: I_R = Σ (group − 1), node
+/// The exact cover's release (one X with a key: I_R = Σ (group − 1), node
 /// sensitivity 1, the whole ε on it). G has a key group of one row, G'
 /// adds a second row to it: the cover goes 0 → 1. Each output is bucketed
 /// at 0 and 1, which keeps the full loss: e^ε on (≥ 1). Half the noise
 /// (scale 1/(2ε)) shows about 2ε.
 #[test]
-fn key_cover_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
+fn exact_cover_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     let eps = Budget::new(1.0).unwrap();
     let samples = 200_000u32;
     let bucket = |x: i64| x.clamp(0, 1);

@@ -14,7 +14,7 @@
 //! 1 and the classes of the group's keys and FDs
 //! (`dpincon_detect::fd_classes`; a group is one X): `cover`,
 //! `max_class`, `null_rows`, flags (bit 0 a key, bit 1 every member is a
-//! key or an FD), `excess`, `m` and m pairs `(class size, classes of that
+//! key or an FD, bit 2 the cover is exact), `excess`, `m` and m pairs `(class size, classes of that
 //! size)`. A stream that breaks this shape is an error, never a wrong graph.
 
 use std::ops::Range;
@@ -123,6 +123,7 @@ pub struct Summary {
 
 const KEY: u64 = 1;
 const ALL_FD_SHAPED: u64 = 2;
+const EXACT: u64 = 4;
 
 /// A partition's summary as a batch.
 pub fn summary(s: &Summary) -> Result<RecordBatch> {
@@ -131,7 +132,9 @@ pub fn summary(s: &Summary) -> Result<RecordBatch> {
     match &s.classes {
         None => words.push(0),
         Some((c, all)) => {
-            let flags = if c.key { KEY } else { 0 } | if *all { ALL_FD_SHAPED } else { 0 };
+            let flags = if c.key { KEY } else { 0 }
+                | if *all { ALL_FD_SHAPED } else { 0 }
+                | if c.exact { EXACT } else { 0 };
             words.extend([1, c.cover, c.max_class, c.null_rows, flags, c.excess]);
             words.push(c.sizes.len() as u64);
             words.extend(c.sizes.iter().flat_map(|&(size, count)| [size, count]));
@@ -165,8 +168,8 @@ fn read_summary(data: &[u8]) -> Result<Summary> {
                 (next()?, next()?, next()?, next()?, next()?);
             let m = next()?;
             let sizes = (0..m).map(|_| Ok((next()?, next()?))).collect::<Result<Vec<_>>>()?;
-            let key = flags & KEY != 0;
-            let c = ConflictClasses { key, cover, max_class, null_rows, sizes, excess };
+            let (key, exact) = (flags & KEY != 0, flags & EXACT != 0);
+            let c = ConflictClasses { key, exact, cover, max_class, null_rows, sizes, excess };
             Some((c, flags & ALL_FD_SHAPED != 0))
         }
         _ => return Err(bad("a summary with more than one X")),
@@ -222,6 +225,7 @@ mod tests {
     fn summaries_and_rows_read_back_and_bad_batches_are_refused() {
         let classes = ConflictClasses {
             key: false,
+            exact: true,
             cover: 2,
             max_class: 3,
             null_rows: 1,
