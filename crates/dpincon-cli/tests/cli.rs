@@ -96,7 +96,8 @@ fn exact_measures_as_json() {
 fn dp_release_by_default_hides_exact_values() {
     let dir = Dir::new();
     let data = dir.file("people.csv", PEOPLE);
-    let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
+    // Two right-hand sides: I_R from its bounds (one alone: its count, below).
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\nFD: Zip -> State\n");
     let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs), "--epsilon", "1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -128,6 +129,19 @@ fn dp_release_by_default_hides_exact_values() {
     assert!(report["measures"]["p"]["theta"].as_u64().unwrap() >= 1);
     assert_eq!(report["measures"]["r"]["sensitivity"], 2);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("NON-PRIVATE"));
+
+    // One FD of one right-hand side: I_R is its classes' cover exactly,
+    // released alone with the whole ε at sensitivity 1.
+    let one = dir.file("one.txt", "FD: Zip -> City\n");
+    let out = cli(&["run", "--data", s(&data), "--constraints", s(&one), "--epsilon", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &report["measures"]["r"];
+    assert_eq!((r["parts"].as_array().unwrap().len(), &r["sensitivity"]), (1, &1.into()));
+    assert_eq!(
+        (&r["parts"][0]["statistic"], &r["parts"][0]["epsilon"]),
+        (&"exact-cover".into(), &1.0.into())
+    );
 }
 
 #[test]
