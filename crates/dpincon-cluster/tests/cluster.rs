@@ -152,6 +152,19 @@ async fn the_number_of_executors_never_changes_the_edge_stream() {
     }
     assert_eq!(fingerprints, vec![want_fp.clone(), want_fp.clone()]);
 
+    // One FD of one right-hand side: I_R is its classes' cover, exact, and
+    // released alone; that it is exact crosses the wire with each
+    // partition's classes (three partitions on the single executor).
+    let one_fd = dir.path().join("one-fd.txt");
+    std::fs::write(&one_fd, "FD: Zip -> City\n").unwrap();
+    let one_fd_job = job(&one_fd, json!({"epsilon": 1.0, "seed": 5}));
+    let (want, _) = embedded(&embedded_job(&data, &one_fd, &one_fd_job)).await;
+    assert_eq!(want["measures"]["r"]["parts"][0]["statistic"], "exact-cover");
+    let c = client(&single, ALICE);
+    let id = c.submit(&one_fd_job).await.unwrap();
+    let got = within(c.wait(&id, |_| {})).await.unwrap();
+    assert_eq!(comparable(&report(&got)), comparable(&want));
+
     // The brute-force oracle on the executors finds the same stream.
     let mut brute = remote.clone();
     brute["brute-force"] = json!(true);
