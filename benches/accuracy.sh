@@ -11,7 +11,8 @@
 # (seed 1) first. The generated hard shapes (issue 28: hubs, mixed,
 # cliques, sparse, order; `dpincon-cli generate shapes`, seed 1, default
 # sizes) follow, and every table gets `experiment coverage` too (how often
-# each interval holds the measure). Needs a release build:
+# each interval holds the measure) and `experiment utility --measures r`
+# (I_R's error against the exact minimum cover at ε = 0.5, 1, 2). Needs a release build:
 # cargo build --release -p dpincon-cli
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,12 @@ while read -r name table constraints; do
     --runs "$runs" --epsilons 0.1,0.2,0.5,1,2,5 --out "$out/$name" | tail -n +3
   "$bin" experiment coverage --data "$table" --constraints "$constraints" --non-private \
     --runs "$((runs * 2))" --epsilons 0.5,1,2 --out "$out/$name/coverage" | tail -n +3
+  # I_R against the exact minimum cover (README's I_R tables), the default
+  # strategy, every I_R method.
+  for eps in 0.5 1 2; do
+    "$bin" experiment utility --data "$table" --constraints "$constraints" --non-private \
+      --runs "$runs" --epsilon "$eps" --measures r --strategies ub-direct | grep -E '^(r |I_R|ε)'
+  done
 done <<TABLES
 tax $data/Tax/inputDB_sample10k_dirty.csv $data/Tax/dcs.txt
 stock $data/Stock/inputDB_sample10k_dirty.csv $data/Stock/dcs.txt
