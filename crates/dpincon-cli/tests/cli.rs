@@ -318,10 +318,16 @@ fn an_output_that_is_no_regular_file_is_written_in_place() {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
     };
-    let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs), "--non-private"]
-        .into_iter()
-        .chain(["--output", s(&fifo)])
-        .collect::<Vec<_>>());
+    let out = cli(&[
+        "run",
+        "--data",
+        s(&data),
+        "--constraints",
+        s(&dcs),
+        "--non-private",
+        "--output",
+        s(&fifo),
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // Checked before joining: a replaced FIFO leaves its reader waiting.
     let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();

@@ -225,14 +225,13 @@ fn classes_of(
     };
     let slots: Vec<usize> = x.iter().chain(bs).copied().collect();
     let classes = index.ids(&slots);
-    // Each class's group, its size, and per group: its rows with every B
+    // Each class's size and group, and per group: its rows with every B
     // (NULL-B rows are in no class), largest class and class count.
+    let class_size = classes.counts();
     let mut group_of = vec![NO_TUPLE; classes.distinct as usize];
-    let mut class_size = vec![0u64; classes.distinct as usize];
     for (&c, &g) in classes.ids.iter().zip(&groups.ids) {
         if c != NO_TUPLE {
             group_of[c as usize] = g;
-            class_size[c as usize] += 1;
         }
     }
     let n = groups.distinct as usize;

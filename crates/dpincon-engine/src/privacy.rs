@@ -177,8 +177,9 @@ pub(crate) fn measure_and_release(
                 }
             }
             if plan.releases_r {
-                // No LP when the key cover is I_R itself (its release is that count).
-                let twice_lp = (plan.repair.needs_lp() && facts.exact_repair().is_none())
+                let twice_lp = plan
+                    .repair
+                    .computes_lp(facts)
                     .then(|| twice_fractional_cover(graph, &cover, threads));
                 let values = RepairValues::new(cover.size().cover, twice_lp, facts);
                 report.r = Some(release_repair(plan.repair, plan.epsilon, values, rng)?);

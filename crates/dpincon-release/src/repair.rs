@@ -99,6 +99,13 @@ impl RepairMethod {
     pub fn needs_lp(self) -> bool {
         self != RepairMethod::Greedy
     }
+
+    /// Whether this job must compute the LP: the method needs it and the
+    /// constraints do not make X's cover I_R itself, which is then
+    /// released instead ([`TableFacts::exact_repair`]).
+    pub fn computes_lp(self, facts: &TableFacts) -> bool {
+        self.needs_lp() && facts.exact_repair().is_none()
+    }
 }
 
 impl fmt::Display for RepairMethod {

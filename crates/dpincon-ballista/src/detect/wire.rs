@@ -14,8 +14,9 @@
 //! 1 and the classes of the group's keys and FDs
 //! (`dpincon_detect::fd_classes`; a group is one X): `cover`,
 //! `max_class`, `null_rows`, flags (bit 0 a key, bit 1 every member is a
-//! key or an FD, bit 2 the cover is exact), `excess`, `m` and m pairs `(class size, classes of that
-//! size)`. A stream that breaks this shape is an error, never a wrong graph.
+//! key or an FD, bit 2 the cover is exact), `excess`, `m` and m pairs
+//! `(class size, classes of that size)`. A stream that breaks this shape
+//! is an error, never a wrong graph.
 
 use std::ops::Range;
 use std::sync::Arc;
