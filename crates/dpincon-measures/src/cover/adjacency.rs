@@ -94,27 +94,80 @@ impl Adjacency {
     /// both ascending: no row needs sorting.
     pub fn from_stream(nodes: u32, edges: &[Edge]) -> Self {
         debug_assert!(edges.is_sorted_by(|a, b| a < b), "edges not in the stable order");
+        let adjacency = Self::from_streams(nodes, &[edges], 1);
+        debug_assert!((0..nodes).all(|u| adjacency.neighbours(u).is_sorted()));
+        adjacency
+    }
+
+    /// The adjacency of the graph on `nodes` nodes whose edges are those of
+    /// `streams` (no edge twice), on `threads` threads. Each row lists its
+    /// neighbours in the order the streams give them, stream after stream,
+    /// whatever `threads`: sorted when the streams are one in Λ's order.
+    ///
+    /// The degrees are counted by stream; then the nodes are cut into
+    /// ranges holding about as many entries each, and a thread reads every
+    /// stream and writes the entries of its own range's rows, one slice of
+    /// the array: the threads share nothing mutable.
+    pub fn from_streams(nodes: u32, streams: &[&[Edge]], threads: usize) -> Self {
         let n = nodes as usize;
-        let mut offsets = vec![0u64; n + 1];
-        for e in edges {
-            offsets[e.u as usize + 1] += 1;
-            offsets[e.v as usize + 1] += 1;
+        let threads = threads.clamp(1, n.max(1));
+        let counters = threads.min(streams.len()).max(1);
+        let counts: Vec<Vec<u64>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..counters)
+                .map(|t| {
+                    scope.spawn(move || {
+                        let mut count = vec![0u64; n + 1];
+                        for edges in streams.iter().skip(t).step_by(counters) {
+                            for e in *edges {
+                                count[e.u as usize + 1] += 1;
+                                count[e.v as usize + 1] += 1;
+                            }
+                        }
+                        count
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("degree thread panicked")).collect()
+        });
+        let mut counts = counts.into_iter();
+        let mut offsets = counts.next().unwrap_or_else(|| vec![0; n + 1]);
+        for count in counts {
+            offsets.iter_mut().zip(count).for_each(|(o, c)| *o += c);
         }
         for i in 0..n {
             offsets[i + 1] += offsets[i];
         }
-        let mut next: Vec<u64> = offsets[..n].to_vec();
-        let mut neighbours = vec![0u32; offsets[n] as usize];
-        for e in edges {
-            for (from, to) in [(e.u, e.v), (e.v, e.u)] {
-                let slot = &mut next[from as usize];
-                neighbours[*slot as usize] = to;
-                *slot += 1;
+        let total = offsets[n];
+        let mut neighbours = vec![0u32; total as usize];
+        let mut cuts: Vec<usize> = (0..threads)
+            .map(|t| offsets[..n].partition_point(|&o| o < total * t as u64 / threads as u64))
+            .collect();
+        cuts[0] = 0;
+        cuts.push(n);
+        std::thread::scope(|scope| {
+            let mut rest: &mut [u32] = &mut neighbours;
+            for w in cuts.windows(2) {
+                let (lo, hi) = (w[0], w[1]);
+                let (rows, tail) = rest.split_at_mut((offsets[hi] - offsets[lo]) as usize);
+                rest = tail;
+                let offsets = &offsets;
+                scope.spawn(move || {
+                    let base = offsets[lo];
+                    let mut next: Vec<u64> = offsets[lo..hi].iter().map(|o| o - base).collect();
+                    let (lo, hi) = (lo as u32, hi as u32);
+                    for e in streams.iter().flat_map(|edges| edges.iter()) {
+                        for (from, to) in [(e.u, e.v), (e.v, e.u)] {
+                            if (lo..hi).contains(&from) {
+                                let slot = &mut next[(from - lo) as usize];
+                                rows[*slot as usize] = to;
+                                *slot += 1;
+                            }
+                        }
+                    }
+                });
             }
-        }
-        let adjacency = Adjacency { offsets, neighbours };
-        debug_assert!((0..nodes).all(|u| adjacency.neighbours(u).is_sorted()));
-        adjacency
+        });
+        Adjacency { offsets, neighbours }
     }
 
     /// Number of nodes.

@@ -54,7 +54,7 @@ pub(super) fn kernel_twice_lp(
     let matched = greedy.size().cover;
     loop {
         let mut kernel = GreedyKernel::collect(graph, greedy, keep, threads);
-        let (adjacency, id) = kernel.adjacency(graph.nodes());
+        let (adjacency, id) = kernel.adjacency(graph.nodes(), greedy, threads);
         let lp = fractional_cover(&adjacency);
         let twice = lp.twice_value();
         debug_assert!(twice >= matched, "the greedy matching lies in the kernel");
@@ -67,12 +67,23 @@ pub(super) fn kernel_twice_lp(
 }
 
 /// The kernel's edges, in original node ids until
-/// [`GreedyKernel::adjacency`] renumbers them.
+/// [`GreedyKernel::adjacency`] renumbers them; one vector of each kind per
+/// range of rows walked, the ranges in row order, so that each kind
+/// read range after range is in the stable order of Λ.
 struct GreedyKernel {
-    /// G[C] and the kept edges to free nodes, in the stable order of Λ.
-    edges: Vec<Edge>,
+    /// G[C].
+    inner: Vec<Vec<Edge>>,
+    /// The kept edges to free nodes.
+    free: Vec<Vec<Edge>>,
     /// Cover nodes with more free neighbours than were kept, ascending.
     cut: Vec<u32>,
+}
+
+/// One range's walk: its edges of each kind and its free-edge counts.
+struct Part {
+    inner: Vec<Edge>,
+    free: Vec<Edge>,
+    kept: Kept,
 }
 
 /// How many free neighbours of each cover node were kept so far.
@@ -122,10 +133,14 @@ impl Kept {
 
 impl GreedyKernel {
     /// The rows shared out among `threads` threads, each keeping its own
-    /// first `keep` per node; then the first `keep` over the threads in
-    /// row order: the stable-order kernel, whatever `threads`.
+    /// first `keep` per node; then the first `keep` over the ranges in row
+    /// order: the stable-order kernel, whatever `threads`.
+    ///
+    /// The first range's own counts are the stable order's, so only the
+    /// later ranges' free edges are admitted again, after the earlier
+    /// ones'; edges inside C are always kept and stay where they are.
     fn collect(graph: &ConflictGraph, greedy: &GreedyCover, keep: u32, threads: usize) -> Self {
-        let parts: Vec<(Vec<Edge>, Vec<u32>)> = std::thread::scope(|scope| {
+        let parts: Vec<Part> = std::thread::scope(|scope| {
             let handles: Vec<_> = graph
                 .balanced_shard_ranges(threads.max(1))
                 .into_iter()
@@ -133,79 +148,115 @@ impl GreedyKernel {
                 .collect();
             handles.into_iter().map(|h| h.join().expect("kernel thread panicked")).collect()
         });
-        let mut kept = Kept::new(graph.nodes(), keep);
-        let mut edges = Vec::with_capacity(parts.iter().map(|(e, _)| e.len()).sum());
-        let mut cut = Vec::new();
-        for (part, part_cut) in parts {
-            cut.extend(part_cut);
-            edges.extend(
-                part.into_iter()
-                    .filter(|&e| kept.admit(e, greedy.contains(e.u), greedy.contains(e.v))),
-            );
+        let mut kernel = GreedyKernel { inner: Vec::new(), free: Vec::new(), cut: Vec::new() };
+        let mut kept: Option<Kept> = None;
+        for mut part in parts {
+            match &mut kept {
+                None => kept = Some(part.kept),
+                Some(kept) => {
+                    part.free
+                        .retain(|&e| kept.admit(e, greedy.contains(e.u), greedy.contains(e.v)));
+                    kernel.cut.extend(part.kept.cut);
+                }
+            }
+            kernel.inner.push(part.inner);
+            kernel.free.push(part.free);
         }
-        cut.extend(kept.cut);
-        cut.sort_unstable();
-        cut.dedup();
-        GreedyKernel { edges, cut }
+        kernel.cut.extend(kept.map(|k| k.cut).unwrap_or_default());
+        kernel.cut.sort_unstable();
+        kernel.cut.dedup();
+        kernel
     }
 
-    /// The kernel's share from the rows of `shards`, and the nodes it cut.
+    /// The kernel's share from the rows of `shards`.
     ///
     /// Most edges join a free row to a cover node that was cut long
     /// before (a dirty row with thousands of clean neighbours): a bitset of
     /// the cover nodes still open (in C, not cut) answers those from cache,
-    /// where [`Kept`]'s 4-byte counters would miss it at every edge.
+    /// where [`Kept`]'s 4-byte counters would miss it at every edge, and a
+    /// chunk with no open node is passed over whole. A cut cover row keeps
+    /// its neighbours in C only, compacted without a branch per edge (which
+    /// way it goes is a coin toss there).
     fn walk(
         graph: &ConflictGraph,
         shards: std::ops::Range<usize>,
         greedy: &GreedyCover,
         keep: u32,
-    ) -> (Vec<Edge>, Vec<u32>) {
-        let mut edges = Vec::new();
+    ) -> Part {
+        let (mut inner, mut free) = (Vec::new(), Vec::new());
         let mut kept = Kept::new(graph.nodes(), keep);
         let cover = greedy.bits();
         let mut open = cover.to_vec();
         let bit = |bits: &[u64], v: u32| bits[(v / 64) as usize] >> (v % 64) & 1 == 1;
         graph.for_each_row(shards, |u, upper| {
             let _ = upper.chunks(|chunk| {
-                if bit(cover, u) {
-                    for &v in chunk {
-                        let e = Edge { u, v };
-                        if bit(cover, v) || (bit(&open, u) && kept.admit(e, true, false)) {
-                            edges.push(e);
-                        }
-                    }
-                    if kept.is_cut(u) {
-                        open[(u / 64) as usize] &= !(1 << (u % 64));
-                    }
-                } else {
+                if !bit(cover, u) {
                     // Every neighbour of a free row is in C (the matching is maximal).
                     debug_assert!(chunk.iter().all(|&v| bit(cover, v)), "greedy cover misses {u}");
+                    let any =
+                        chunk.iter().fold(0, |any, &v| any | open[(v / 64) as usize] >> (v % 64));
+                    if any & 1 == 0 {
+                        return ControlFlow::<()>::Continue(());
+                    }
                     for &v in chunk {
                         if !bit(&open, v) {
                             continue;
                         }
                         let e = Edge { u, v };
                         if kept.admit(e, false, true) {
-                            edges.push(e);
+                            free.push(e);
                         } else {
                             open[(v / 64) as usize] &= !(1 << (v % 64));
                         }
                     }
+                } else if bit(&open, u) {
+                    for &v in chunk {
+                        let e = Edge { u, v };
+                        if bit(cover, v) {
+                            inner.push(e);
+                        } else if kept.admit(e, true, false) {
+                            free.push(e);
+                        }
+                    }
+                    if kept.is_cut(u) {
+                        open[(u / 64) as usize] &= !(1 << (u % 64));
+                    }
+                } else {
+                    let start = inner.len();
+                    inner.resize(start + chunk.len(), Edge { u, v: 0 });
+                    let mut at = start;
+                    for &v in chunk {
+                        inner[at].v = v;
+                        at += (cover[(v / 64) as usize] >> (v % 64) & 1) as usize;
+                    }
+                    inner.truncate(at);
                 }
-                ControlFlow::<()>::Continue(())
+                ControlFlow::Continue(())
             });
         });
-        (edges, kept.cut)
+        Part { inner, free, kept }
     }
 
-    /// The kernel as an adjacency on its own nodes, numbered in id order
-    /// (so the edges keep the stable order), and each node's number there.
-    /// Renumbers the edges in place.
-    fn adjacency(&mut self, nodes: u32) -> (Adjacency, Vec<u32>) {
+    /// The kernel as an adjacency on its own nodes, numbered in id order,
+    /// and each node's number there; built on `threads` threads. Renumbers
+    /// the edges in place. Every cover node is in G[C] (its matched edge),
+    /// so the nodes are C and the free ends of the kept edges.
+    fn adjacency(
+        &mut self,
+        nodes: u32,
+        greedy: &GreedyCover,
+        threads: usize,
+    ) -> (Adjacency, Vec<u32>) {
         const ABSENT: u32 = u32::MAX;
         let mut id = vec![ABSENT; nodes as usize];
-        for e in &self.edges {
+        for (w, &word) in greedy.bits().iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                id[w * 64 + bits.trailing_zeros() as usize] = 0;
+                bits &= bits - 1;
+            }
+        }
+        for e in self.free.iter().flatten() {
             id[e.u as usize] = 0;
             id[e.v as usize] = 0;
         }
@@ -214,10 +265,25 @@ impl GreedyKernel {
             *slot = next;
             next += 1;
         }
-        for e in &mut self.edges {
-            *e = Edge { u: id[e.u as usize], v: id[e.v as usize] };
-        }
-        (Adjacency::from_stream(next, &self.edges), id)
+        // Renumbered in pieces of about equal size, shared out in order.
+        const PIECE: usize = 1 << 20;
+        let threads = threads.max(1);
+        let mut pieces: Vec<&mut [Edge]> =
+            self.inner.iter_mut().chain(&mut self.free).flat_map(|e| e.chunks_mut(PIECE)).collect();
+        let share = pieces.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            for group in pieces.chunks_mut(share) {
+                let id = &id;
+                scope.spawn(move || {
+                    for e in group.iter_mut().flat_map(|piece| piece.iter_mut()) {
+                        *e = Edge { u: id[e.u as usize], v: id[e.v as usize] };
+                    }
+                });
+            }
+        });
+        let streams: Vec<&[Edge]> =
+            self.inner.iter().chain(&self.free).map(Vec::as_slice).collect();
+        (Adjacency::from_streams(next, &streams, threads), id)
     }
 }
 
@@ -270,7 +336,13 @@ mod tests {
                 assert!(keep > 3 || !want_cut.is_empty(), "hubs are cut");
                 for threads in [1, 2, 3] {
                     let got = GreedyKernel::collect(&graph, &greedy, keep, threads);
-                    assert_eq!(got.edges, want, "seed {seed}, keep {keep}, {threads} threads");
+                    let inside = |e: &Edge| greedy.contains(e.u) && greedy.contains(e.v);
+                    let (want_inner, want_free): (Vec<Edge>, Vec<Edge>) =
+                        want.iter().partition(|e| inside(e));
+                    let context = format!("seed {seed}, keep {keep}, {threads} threads");
+                    assert_eq!(got.inner.concat(), want_inner, "{context}");
+                    assert_eq!(got.free.concat(), want_free, "{context}");
+                    assert_eq!(got.inner.len(), threads.min(graph.shard_count()), "{context}");
                     assert_eq!(got.cut, want_cut, "seed {seed}, keep {keep}, {threads} threads");
                 }
             }

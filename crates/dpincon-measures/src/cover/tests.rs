@@ -139,6 +139,37 @@ fn adjacency_rows_stay_sorted_across_many_flushes() {
     }
 }
 
+/// Several streams on several threads: each row lists its neighbours in
+/// stream order, stream after stream, whatever the threads; one stream in
+/// Λ's order gives sorted rows.
+#[test]
+fn adjacency_from_streams_keeps_stream_order_on_any_threads() {
+    let n = 2_000u32;
+    let mut edges = random_edges(n, 15_000, 5);
+    edges.sort_unstable();
+    edges.dedup();
+    let sorted = Adjacency::from_stream(n, &edges);
+    // Λ cut in three, and the same edges dealt out of order.
+    let (a, rest) = edges.split_at(4_000);
+    let (b, c) = rest.split_at(6_000);
+    let shuffled: Vec<Vec<Edge>> =
+        (0..4).map(|k| edges.iter().rev().skip(k).step_by(4).copied().collect()).collect();
+    for threads in [1, 2, 3, 7] {
+        assert_eq!(Adjacency::from_streams(n, &[a, b, c], threads), sorted, "{threads} threads");
+        let streams: Vec<&[Edge]> = shuffled.iter().map(Vec::as_slice).collect();
+        let got = Adjacency::from_streams(n, &streams, threads);
+        for u in 0..n {
+            let expected: Vec<u32> = streams
+                .iter()
+                .flat_map(|s| s.iter())
+                .filter_map(|e| (e.u == u).then_some(e.v).or((e.v == u).then_some(e.u)))
+                .collect();
+            assert_eq!(got.neighbours(u), &expected[..], "row {u}, {threads} threads");
+        }
+    }
+    assert_eq!(Adjacency::from_streams(5, &[], 2).edges(), 0);
+}
+
 #[test]
 fn a_work_limit_reports_bounds_not_a_value() {
     // A random kernel (no cliques or stars to reduce): many search nodes.
