@@ -1,6 +1,7 @@
-//! Driving the measures over a graph, row by row: the degrees (rows shared
-//! out among threads), then the greedy cover and one projection per θ
-//! (each an order-dependent walk of Λ) side by side.
+//! Driving the measures over a graph, row by row: the greedy cover (an
+//! order-dependent walk of Λ) beside the degrees (shards shared out among
+//! the other threads), then one projection per θ (each an order-dependent
+//! walk), side by side.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -29,15 +30,15 @@ impl PassCounts {
 }
 
 /// The exact counts, the greedy cover and f(G_θ) for every θ, on up to
-/// `threads` threads. The degrees come first: they tell each projection
-/// which rows it can skip ([`project_rows`]). The cover and the
-/// projections each walk Λ in order on one thread, so the result does not
-/// depend on `threads`; batches of θs are handed out to whichever thread
-/// is free.
+/// `threads` threads. The degrees and the cover come first, side by side
+/// ([`degrees_beside_cover`]); the degrees tell each projection which rows
+/// it can skip ([`project_rows`]). The cover and the projections each walk
+/// Λ in order on one thread, so the result does not depend on `threads`;
+/// batches of θs are handed out to whichever thread is free.
 pub fn measure_pass(graph: &ConflictGraph, thetas: &[DegreeBound], threads: usize) -> PassCounts {
     let threads = threads.max(1);
-    let degrees = count_degrees(graph, threads);
     let nodes = graph.nodes();
+    let (degrees, cover) = degrees_beside_cover(graph, threads);
     let max_degree = degrees.counts().max_degree;
     // θ above every degree keeps G whole and needs no more walks.
     let neighbours = if thetas.iter().any(|t| t.get() <= max_degree) {
@@ -82,19 +83,48 @@ pub fn measure_pass(graph: &ConflictGraph, thetas: &[DegreeBound], threads: usiz
         }
         done
     };
-    let (cover, mut projected) = std::thread::scope(|scope| {
+    let mut projected = std::thread::scope(|scope| {
         let handles: Vec<_> =
             (1..threads.min(batches.len())).map(|_| scope.spawn(project)).collect();
-        let mut cover = GreedyCover::new(nodes);
-        graph.for_each_row(0..graph.shard_count(), |u, upper| cover.visit_row(u, upper));
         let mut projected = project();
         for h in handles {
             projected.extend(h.join().expect("projection thread panicked"));
         }
-        (cover, projected)
+        projected
     });
     projected.sort_unstable_by_key(|&(i, _)| i);
     PassCounts { degrees, cover, projected: projected.into_iter().map(|(_, c)| c).collect() }
+}
+
+/// The degrees and the greedy cover: this thread walks the cover (an
+/// order-dependent walk, one thread) while `threads` − 1 others count the
+/// degrees a shard at a time, and joins them when it is done. Counting
+/// shard by shard is summing, so the degrees do not depend on who counted
+/// which shard. At 10^6 Tax rows this pass took 1.0–1.1 s with the cover
+/// after the degrees, 0.64–0.80 s so.
+fn degrees_beside_cover(graph: &ConflictGraph, threads: usize) -> (DegreeCounts, GreedyCover) {
+    let nodes = graph.nodes();
+    let next = AtomicUsize::new(0);
+    let count = || {
+        let mut part = DegreeCounts::new(nodes);
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= graph.shard_count() {
+                break part;
+            }
+            graph.for_each_row(k..k + 1, |u, upper| part.visit_row(u, upper));
+        }
+    };
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(count)).collect();
+        let mut cover = GreedyCover::new(nodes);
+        graph.for_each_row(0..graph.shard_count(), |u, upper| cover.visit_row(u, upper));
+        let mut total = count();
+        for h in helpers {
+            total.merge(&h.join().expect("degree thread panicked"));
+        }
+        (total, cover)
+    })
 }
 
 /// Node degrees, the rows split among `threads` threads (each with its
