@@ -236,7 +236,7 @@ fn detected(
 ) -> Vec<Edge> {
     let table = table_data(columns);
     let bind_error = |e: ConstraintError| -> Box<dyn std::error::Error> { e.into() };
-    let prepared = prepare_detection(dcs, &table, |_| true, bind_error)
+    let prepared = prepare_detection(dcs, &table, |_| true, 2, bind_error)
         .expect("generated constraints are well typed");
     detect(&prepared.relation, &prepared.compiled, options).unwrap().graph.edges().collect()
 }

@@ -97,7 +97,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
     // one will have: enough for planning, sets and reports.
     let empty = TableData::empty(request.path, table.clone());
     let Prepared { bound, relation, compiled } =
-        prepare_detection(&parsed, &empty, |_| true, BallistaError::Constraint)?;
+        prepare_detection(&parsed, &empty, |_| true, 1, BallistaError::Constraint)?;
     if bound.is_empty() {
         return Err(BallistaError::Plan("the job has no constraint".into()));
     }

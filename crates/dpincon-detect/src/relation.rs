@@ -107,7 +107,7 @@ fn set_bit(bits: &mut Vec<u64>, i: usize) {
 /// String keys are positions in one sorted dictionary shared by every
 /// string column and constant, so comparing codes is comparing strings
 /// lexicographically (SPEC §1) and columns can be compared with each other.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Relation {
     rows: u32,
     slots: HashMap<(usize, Domain), usize>,

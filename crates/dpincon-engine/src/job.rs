@@ -143,10 +143,12 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
     };
     refuse_degenerate(&table, &parsed)?;
     let path = &config.constraints;
+    let threads = threads(config);
     let Prepared { bound, relation, compiled } = prepare_detection(
         &parsed,
         &table,
         |_| true,
+        threads,
         |source| EngineError::Constraint { path: path.clone(), source },
     )?;
     drop(table);
@@ -154,7 +156,7 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
     progress.finish(Phase::Read, read_s);
 
     let options = DetectOptions {
-        threads: config.data.threads.unwrap_or_else(|| DetectOptions::default().threads).max(1),
+        threads,
         brute_force: config.test.brute_force,
         memory_limit: config.data.memory_limit.as_deref().map(parse_bytes).transpose()?,
     };
@@ -232,7 +234,14 @@ pub fn parse_bytes(text: &str) -> Result<u64, EngineError> {
     }
 }
 
-/// How the job's table is read (format, forced column types, inference).
+/// The threads a job reads, encodes and detects on: `--threads`, else
+/// every core.
+fn threads(config: &JobConfig) -> usize {
+    config.data.threads.unwrap_or_else(|| DetectOptions::default().threads).max(1)
+}
+
+/// How the job's table is read (format, forced column types, inference,
+/// threads).
 pub fn read_options(config: &JobConfig) -> Result<ReadOptions, EngineError> {
     Ok(ReadOptions {
         format: config.data.format,
@@ -244,6 +253,7 @@ pub fn read_options(config: &JobConfig) -> Result<ReadOptions, EngineError> {
             .transpose()?
             .unwrap_or_default(),
         infer_rows: config.data.infer_rows,
+        threads: threads(config),
     })
 }
 

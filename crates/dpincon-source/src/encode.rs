@@ -1,6 +1,7 @@
 //! Encoding the compared columns as order-preserving keys.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow::array::{ArrayRef, AsArray};
 use arrow::compute::{CastOptions, cast_with_options};
@@ -11,33 +12,100 @@ use dpincon_detect::{KeyColumn, Relation, float_key, int_key, required_columns, 
 use crate::{SourceError, TableData};
 
 /// Encodes every (column, domain) the constraints compare as order-preserving
-/// keys. Strings share one sorted dictionary, constants included, so string
-/// codes compare like the strings (lexicographically, SPEC §1).
-pub fn encode(table: &TableData, constraints: &[BoundConstraint]) -> Result<Relation, SourceError> {
+/// keys, on up to `threads` threads. Strings share one sorted dictionary,
+/// constants included, so string codes compare like the strings
+/// (lexicographically, SPEC §1): one job on one thread, while the others
+/// key the numeric columns, a column each. Slots are numbered as the
+/// columns are listed (strings first), whatever `threads`.
+pub fn encode(
+    table: &TableData,
+    constraints: &[BoundConstraint],
+    threads: usize,
+) -> Result<Relation, SourceError> {
     let required = required_columns(constraints);
-    let mut relation = Relation::new(table.rows);
-    let strict = CastOptions { safe: false, ..Default::default() };
-    let column_name = |index: usize| table.arrow_schema.field(index).name().clone();
-    let cast = |index: usize, to: &DataType| -> Result<Vec<ArrayRef>, SourceError> {
-        table
-            .batches
-            .iter()
-            .map(|b| cast_with_options(b.column(index), to, &strict))
-            .collect::<Result<_, _>>()
-            .map_err(|e| SourceError::Encode {
-                column: column_name(index),
-                row: 0,
-                message: format!("cannot compare as {to}: {e}"),
-            })
+    let strings: Vec<usize> =
+        required.iter().filter(|(_, d)| *d == Domain::Str).map(|&(i, _)| i).collect();
+    let numeric: Vec<(usize, Domain)> =
+        required.iter().copied().filter(|(_, d)| *d != Domain::Str).collect();
+    // Job 0 is the strings; job k > 0 is numeric column k − 1.
+    let jobs = 1 + numeric.len();
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let job = next.fetch_add(1, Ordering::Relaxed);
+            if job >= jobs {
+                break done;
+            }
+            let keyed = match job {
+                0 => string_columns(table, &strings, constraints).map(Keyed::Strings),
+                k => numeric_column(table, numeric[k - 1]).map(Keyed::Numeric),
+            };
+            done.push((job, keyed));
+        }
     };
+    let mut done: Vec<(usize, Result<Keyed, SourceError>)> = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads.clamp(1, jobs)).map(|_| scope.spawn(work)).collect();
+        let mut done = work();
+        for h in helpers {
+            done.extend(h.join().expect("encoding thread panicked"));
+        }
+        done
+    });
+    // The first error in column order, as one thread would have met it.
+    done.sort_unstable_by_key(|&(job, _)| job);
+    let mut relation = Relation::new(table.rows);
+    for (job, keyed) in done {
+        match keyed? {
+            Keyed::Strings((codes, columns)) => {
+                codes.into_iter().for_each(|(s, code)| relation.insert_string_code(s, code));
+                for (&index, keys) in strings.iter().zip(columns) {
+                    relation.insert_column(index, Domain::Str, keys);
+                }
+            }
+            Keyed::Numeric(keys) => {
+                let (index, domain) = numeric[job - 1];
+                relation.insert_column(index, domain, keys);
+            }
+        }
+    }
+    Ok(relation)
+}
 
-    let string_columns: Vec<(usize, Vec<ArrayRef>)> = required
+/// What one encoding job yields.
+enum Keyed {
+    Strings(StringKeys),
+    Numeric(KeyColumn),
+}
+
+/// The string constants' codes, and the string columns' keys.
+type StringKeys = (Vec<(String, u64)>, Vec<KeyColumn>);
+
+/// `index` cast to `to`, batch by batch; an error names the column.
+fn cast(table: &TableData, index: usize, to: &DataType) -> Result<Vec<ArrayRef>, SourceError> {
+    let strict = CastOptions { safe: false, ..Default::default() };
+    table
+        .batches
         .iter()
-        .filter(|(_, d)| *d == Domain::Str)
-        .map(|&(index, _)| Ok((index, cast(index, &DataType::Utf8)?)))
-        .collect::<Result<_, SourceError>>()?;
-    // Each distinct string once (hashed), then ranked by one sort of the
-    // distinct values: codes compare like the strings.
+        .map(|b| cast_with_options(b.column(index), to, &strict))
+        .collect::<Result<_, _>>()
+        .map_err(|e| SourceError::Encode {
+            column: table.arrow_schema.field(index).name().clone(),
+            row: 0,
+            message: format!("cannot compare as {to}: {e}"),
+        })
+}
+
+/// The string columns `indices` and the constraints' string constants in
+/// one dictionary: each distinct string once (hashed), then ranked by one
+/// sort of the distinct values, so codes compare like the strings.
+fn string_columns(
+    table: &TableData,
+    indices: &[usize],
+    constraints: &[BoundConstraint],
+) -> Result<StringKeys, SourceError> {
+    let arrays: Vec<Vec<ArrayRef>> =
+        indices.iter().map(|&i| cast(table, i, &DataType::Utf8)).collect::<Result<_, _>>()?;
     let constants = string_constants(constraints);
     let mut ids: HashMap<&str, u32, foldhash::fast::RandomState> = HashMap::default();
     let mut distinct: Vec<&str> = Vec::new();
@@ -48,9 +116,9 @@ pub fn encode(table: &TableData, constraints: &[BoundConstraint]) -> Result<Rela
         })
     };
     let constant_ids: Vec<u32> = constants.iter().map(|s| intern(s.as_str())).collect();
-    let column_ids: Vec<Vec<Option<u32>>> = string_columns
+    let column_ids: Vec<Vec<Option<u32>>> = arrays
         .iter()
-        .map(|(_, arrays)| {
+        .map(|arrays| {
             let cells = arrays.iter().flat_map(|a| a.as_string::<i32>().iter());
             cells.map(|v| v.map(&mut intern)).collect()
         })
@@ -61,35 +129,38 @@ pub fn encode(table: &TableData, constraints: &[BoundConstraint]) -> Result<Rela
     for (code, &id) in order.iter().enumerate() {
         rank[id as usize] = code as u64;
     }
-    for (s, id) in constants.iter().zip(constant_ids) {
-        relation.insert_string_code(s.clone(), rank[id as usize]);
-    }
-    for ((index, _), ids) in string_columns.iter().zip(column_ids) {
-        let keys = ids.into_iter().map(|id| id.map(|id| rank[id as usize]));
-        relation.insert_column(*index, Domain::Str, KeyColumn::from_keys(keys));
-    }
+    let codes = constants.iter().zip(constant_ids).map(|(s, id)| (s.clone(), rank[id as usize]));
+    let columns = column_ids
+        .into_iter()
+        .map(|ids| KeyColumn::from_keys(ids.into_iter().map(|id| id.map(|id| rank[id as usize]))))
+        .collect();
+    Ok((codes.collect(), columns))
+}
 
-    for &(index, domain) in &required {
-        let keys: Vec<Option<u64>> = match domain {
-            Domain::Str => continue,
-            Domain::Int => cast(index, &DataType::Int64)?
-                .iter()
-                .flat_map(|a| {
-                    a.as_primitive::<Int64Type>().iter().map(|v| v.map(int_key)).collect::<Vec<_>>()
-                })
-                .collect(),
-            Domain::Float => cast(index, &DataType::Float64)?
-                .iter()
-                .flat_map(|a| {
-                    a.as_primitive::<Float64Type>()
-                        .iter()
-                        .map(|v| v.map(float_key))
-                        .collect::<Vec<_>>()
-                })
-                .collect(),
-        };
-        debug_assert_eq!(keys.len(), table.rows as usize);
-        relation.insert_column(index, domain, KeyColumn::from_keys(keys));
-    }
-    Ok(relation)
+/// A numeric column's order-preserving keys.
+fn numeric_column(
+    table: &TableData,
+    (index, domain): (usize, Domain),
+) -> Result<KeyColumn, SourceError> {
+    let keys = match domain {
+        Domain::Int => {
+            let arrays = cast(table, index, &DataType::Int64)?;
+            KeyColumn::from_keys(
+                arrays
+                    .iter()
+                    .flat_map(|a| a.as_primitive::<Int64Type>().iter().map(|v| v.map(int_key))),
+            )
+        }
+        Domain::Float => {
+            let arrays = cast(table, index, &DataType::Float64)?;
+            KeyColumn::from_keys(
+                arrays
+                    .iter()
+                    .flat_map(|a| a.as_primitive::<Float64Type>().iter().map(|v| v.map(float_key))),
+            )
+        }
+        Domain::Str => unreachable!("strings are keyed together"),
+    };
+    debug_assert_eq!(keys.len(), table.rows as usize);
+    Ok(keys)
 }

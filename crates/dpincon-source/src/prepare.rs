@@ -25,13 +25,15 @@ pub struct Prepared {
 }
 
 /// Binds `parsed` to `table`'s schema, keeps the bound constraints `keep`
-/// accepts, encodes the table for them and compiles them. A binding error
+/// accepts, encodes the table for them (on up to `threads` threads) and
+/// compiles them. A binding error
 /// goes through `bind_error` (callers name the constraint file or not);
 /// the others convert into the caller's error.
 pub fn prepare_detection<E>(
     parsed: &[DenialConstraint],
     table: &TableData,
     keep: impl Fn(&BoundConstraint) -> bool,
+    threads: usize,
     bind_error: impl FnOnce(ConstraintError) -> E,
 ) -> Result<Prepared, E>
 where
@@ -39,7 +41,7 @@ where
 {
     let bound = dpincon_constraints::bind(parsed, &table.schema()).map_err(bind_error)?;
     let bound: Vec<BoundConstraint> = bound.into_iter().filter(keep).collect();
-    let relation = encode(table, &bound)?;
+    let relation = encode(table, &bound, threads)?;
     let compiled = compile(&bound, &relation)?;
     Ok(Prepared { bound, relation, compiled })
 }
@@ -81,26 +83,81 @@ mod tests {
         let parsed =
             parse_constraints("FD: Zip -> City\nnot(t1.Zip<t2.Zip & t1.City=\"x\")\n").unwrap();
         let full =
-            prepare_detection::<AnyError>(&parsed, &table(), |_| true, |e| e.into()).unwrap();
+            prepare_detection::<AnyError>(&parsed, &table(), |_| true, 1, |e| e.into()).unwrap();
         assert_eq!((full.bound.len(), full.relation.rows()), (2, 3));
         let ids = |p: &Prepared| p.compiled.iter().map(|c| c.id).collect::<Vec<_>>();
         assert_eq!(ids(&full), [0, 1]);
         let empty = TableData::empty("t.csv", table().arrow_schema);
         let planned =
-            prepare_detection::<AnyError>(&parsed, &empty, |_| true, |e| e.into()).unwrap();
+            prepare_detection::<AnyError>(&parsed, &empty, |_| true, 1, |e| e.into()).unwrap();
         assert_eq!(planned.relation.rows(), 0);
         let shown = |p: &Prepared| p.compiled.iter().map(|c| c.display.clone()).collect::<Vec<_>>();
         assert_eq!(shown(&planned), shown(&full));
         // An executor keeps its group's members only.
-        let second = prepare_detection::<AnyError>(&parsed, &table(), |c| c.id == 1, |e| e.into());
+        let second =
+            prepare_detection::<AnyError>(&parsed, &table(), |c| c.id == 1, 1, |e| e.into());
         assert_eq!(ids(&second.unwrap()), [1]);
+    }
+
+    /// The strings (one dictionary) on one thread and the numeric columns
+    /// on others: the same slots, keys and constants' codes whatever
+    /// `threads`, NULLs included.
+    #[test]
+    fn threads_do_not_change_the_encoding() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("Zip", DataType::Int64, true),
+            Field::new("City", DataType::Utf8, true),
+            Field::new("Rate", DataType::Float64, true),
+            Field::new("State", DataType::Utf8, true),
+            Field::new("Salary", DataType::Int64, true),
+        ]));
+        let rows = 300;
+        let batches = (0..3)
+            .map(|b| {
+                let at = |i: i64| b * 100 + i;
+                let columns: Vec<ArrayRef> = vec![
+                    Arc::new(Int64Array::from_iter(
+                        (0..100).map(|i| (at(i) % 7 != 0).then_some(at(i) % 13)),
+                    )),
+                    Arc::new(StringArray::from_iter(
+                        (0..100).map(|i| (at(i) % 5 != 0).then(|| format!("c{}", at(i) % 11))),
+                    )),
+                    Arc::new(arrow::array::Float64Array::from_iter(
+                        (0..100).map(|i| Some(at(i) as f64 / 3.0)),
+                    )),
+                    Arc::new(StringArray::from_iter(
+                        (0..100).map(|i| Some(format!("s{}", at(i) % 4))),
+                    )),
+                    Arc::new(Int64Array::from_iter((0..100).map(|i| Some(-at(i))))),
+                ];
+                RecordBatch::try_new(schema.clone(), columns).unwrap()
+            })
+            .collect();
+        let table = TableData { path: "t.csv".into(), arrow_schema: schema, batches, rows };
+        let parsed = parse_constraints(
+            "FD: Zip -> City\nnot(t1.State=t2.State & t1.Salary>t2.Salary & t1.Rate<t2.Rate)\n\
+             not(t1.City=\"c3\" & t1.State=\"zz\" & t1.Zip=t2.Zip)\n",
+        )
+        .unwrap();
+        let encoded = |threads| {
+            prepare_detection::<AnyError>(&parsed, &table, |_| true, threads, |e| e.into())
+                .unwrap()
+                .relation
+        };
+        let one = encoded(1);
+        use dpincon_constraints::Domain;
+        let wanted = [(0, Domain::Int), (1, Domain::Str), (2, Domain::Float), (3, Domain::Str)];
+        assert!(wanted.iter().all(|&(c, d)| one.slot(c, d).is_some()) && one.rows() == rows);
+        for threads in [2, 3, 8] {
+            assert!(encoded(threads) == one, "{threads} threads");
+        }
     }
 
     #[test]
     fn a_binding_error_is_the_callers_to_name() {
         let parsed = parse_constraints("FD: Zip -> Town\n").unwrap();
         let named = |e: ConstraintError| -> AnyError { format!("t.dcs: {e}").into() };
-        let err = prepare_detection(&parsed, &table(), |_| true, named).unwrap_err().to_string();
+        let err = prepare_detection(&parsed, &table(), |_| true, 1, named).unwrap_err().to_string();
         assert!(err.starts_with("t.dcs: ") && err.contains("Town"), "{err}");
     }
 }

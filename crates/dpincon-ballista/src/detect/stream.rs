@@ -81,7 +81,7 @@ pub fn detect_rows(
     let parsed = dpincon_constraints::parse_constraints(&spec.constraints).map_err(failed)?;
     let member = |c: &dpincon_constraints::BoundConstraint| spec.members.contains(&c.id);
     let Prepared { bound: members, relation, compiled } =
-        prepare_detection(&parsed, &data, member, BallistaError::Constraint).map_err(failed)?;
+        prepare_detection(&parsed, &data, member, 1, BallistaError::Constraint).map_err(failed)?;
     drop(data);
     if members.len() != spec.members.len() {
         return Err(failed("the constraints do not match the plan"));
