@@ -110,10 +110,16 @@ struct Budget {
 pub struct GraphBuilder {
     nodes: u32,
     shard_nodes: u32,
+    /// log2 of `shard_nodes` when it is a power of two (the default): a
+    /// pair's shard is then a shift, not a division (at 10^8 pairs the
+    /// division was a visible part of detection).
+    shard_shift: Option<u32>,
     slots: Vec<Mutex<Slot>>,
     flush_pairs: usize,
     budget: Option<Budget>,
     pending: Vec<Vec<(u32, u32)>>,
+    /// The builder's own sink's row values while it absorbs ([`RowValues`]).
+    scratch: RowValues,
     /// Multipartite shares whose rows are added when the graph is
     /// finished (`freezer.rs`); under a budget their rows' bytes
     /// ([`SHARE_ROW_BYTES`]) count against it.
@@ -134,10 +140,12 @@ impl GraphBuilder {
         GraphBuilder {
             nodes,
             shard_nodes,
+            shard_shift: shard_nodes.is_power_of_two().then(|| shard_nodes.trailing_zeros()),
             slots,
             flush_pairs: FLUSH_PAIRS,
             budget: None,
             pending: vec![Vec::new(); count],
+            scratch: RowValues::default(),
             shares: Mutex::new(Vec::new()),
         }
     }
@@ -176,22 +184,26 @@ impl GraphBuilder {
         ShardWriter {
             builder: self,
             pending: vec![Vec::new(); self.slots.len()],
+            scratch: RowValues::default(),
             shares: Vec::new(),
         }
     }
 
     fn shard_of(&self, u: u32) -> usize {
-        (u / self.shard_nodes) as usize
+        match self.shard_shift {
+            Some(shift) => (u >> shift) as usize,
+            None => (u / self.shard_nodes) as usize,
+        }
     }
 
-    /// Sorts `pairs` (all of shard `k`) and absorbs them under the shard's lock.
-    fn absorb(&self, k: usize, pairs: &mut Vec<(u32, u32)>) {
+    /// Absorbs `pairs` (all of shard `k`) under the shard's lock, as one
+    /// row record per row (its values sorted, each once), `scratch` holding
+    /// the rows' values meanwhile.
+    fn absorb(&self, k: usize, pairs: &mut Vec<(u32, u32)>, scratch: &mut RowValues) {
         if pairs.is_empty() {
             return;
         }
         let first = k as u32 * self.shard_nodes;
-        sort_pairs(pairs, first, self.shard_nodes);
-        pairs.dedup();
         // Pairs are kept as row records (8 bytes a row, 4 a container, 2 a
         // value) and unioned at the freeze, as a cluster's pieces are. In a
         // roaring bitmap per row a pair alone in its row and key (the
@@ -199,12 +211,8 @@ impl GraphBuilder {
         // of ~66 bytes: a 10^7-row Tax build under 6 GiB did not finish, and
         // the 10^6 default job is 8% faster so.
         let mut records = Vec::new();
-        let mut values = Vec::new();
-        for run in pairs.chunk_by(|a, b| a.0 == b.0) {
-            values.clear();
-            values.extend(run.iter().map(|&(_, v)| v));
-            encode_row(&mut records, run[0].0, &values);
-        }
+        scratch.fill(pairs, first, self.shard_nodes);
+        scratch.for_each_row(|u, values| encode_row(&mut records, u, values));
         self.update(k, |slot| slot.append_records(&records));
         pairs.clear();
     }
@@ -278,8 +286,9 @@ impl GraphBuilder {
     /// Absorbs the pairs the builder's own [`EdgeSink`] still buffers.
     fn absorb_pending(&mut self) {
         let mut pending = std::mem::take(&mut self.pending);
+        let mut scratch = std::mem::take(&mut self.scratch);
         for (k, pairs) in pending.iter_mut().enumerate() {
-            self.absorb(k, pairs);
+            self.absorb(k, pairs, &mut scratch);
         }
     }
 
@@ -384,16 +393,67 @@ impl GraphBuilder {
 /// Sorts pairs whose `u` lies in `first..first + len`: a counting sort on
 /// `u`, then each node's short run of `v`s. Faster than a comparison sort of
 /// the whole buffer, and the buffers are the detection's hot path.
-fn sort_pairs(pairs: &mut Vec<(u32, u32)>, first: u32, len: u32) {
-    if pairs.len() < 4096 {
-        pairs.sort_unstable();
-        return;
+/// A flush's pairs as rows: each row's values (the pairs' v), sorted, each
+/// once. A row's pairs share u, so a counting sort on u moves only v (4
+/// bytes, not 8) and each row then sorts plain integers; a small flush
+/// sorts its pairs instead of counting over every row of the shard.
+#[derive(Debug, Default)]
+pub(crate) struct RowValues {
+    /// (row, start) of each row with values, ascending, then (·, end).
+    rows: Vec<(u32, u32)>,
+    values: Vec<u32>,
+    counts: Vec<u32>,
+}
+
+impl RowValues {
+    /// The rows of `pairs`, whose u lie in `first..first + len`.
+    fn fill(&mut self, pairs: &mut [(u32, u32)], first: u32, len: u32) {
+        let RowValues { rows, values, counts } = self;
+        rows.clear();
+        values.clear();
+        if pairs.len() < 4096 {
+            pairs.sort_unstable();
+            for run in pairs.chunk_by(|a, b| a.0 == b.0) {
+                rows.push((run[0].0, values.len() as u32));
+                values.extend(run.iter().map(|&(_, v)| v));
+            }
+        } else {
+            counts.clear();
+            counts.resize(len as usize + 1, 0);
+            for &(u, _) in pairs.iter() {
+                counts[(u - first) as usize + 1] += 1;
+            }
+            for i in 0..len as usize {
+                if counts[i + 1] > 0 {
+                    rows.push((first + i as u32, counts[i]));
+                }
+                counts[i + 1] += counts[i];
+            }
+            values.resize(pairs.len(), 0);
+            for &(u, v) in pairs.iter() {
+                let slot = &mut counts[(u - first) as usize];
+                values[*slot as usize] = v;
+                *slot += 1;
+            }
+        }
+        rows.push((u32::MAX, values.len() as u32));
     }
-    let (mut sorted, starts) = bucket_by_row(pairs, first, len, |p| p.0);
-    for w in starts.windows(2) {
-        sorted[w[0] as usize..w[1] as usize].sort_unstable_by_key(|p| p.1);
+
+    /// Calls `f` with each row and its values, ascending and each once.
+    fn for_each_row(&mut self, mut f: impl FnMut(u32, &[u32])) {
+        for w in self.rows.windows(2) {
+            let row = &mut self.values[w[0].1 as usize..w[1].1 as usize];
+            row.sort_unstable();
+            let mut kept = 0;
+            for i in 0..row.len() {
+                if i == 0 || row[i] != row[kept - 1] {
+                    row[kept] = row[i];
+                    kept += 1;
+                }
+            }
+            f(w[0].0, &row[..kept]);
+        }
     }
-    *pairs = sorted;
 }
 
 /// A counting sort of `items` on their `row` in `first..first + len`,
@@ -427,6 +487,7 @@ pub(crate) fn bucket_by_row<T: Copy + Default>(
 pub struct ShardWriter<'a> {
     builder: &'a GraphBuilder,
     pending: Vec<Vec<(u32, u32)>>,
+    scratch: RowValues,
     shares: Vec<Share>,
 }
 
@@ -438,7 +499,7 @@ impl EdgeSink for ShardWriter<'_> {
         let pending = &mut self.pending[k];
         pending.push((e.u, e.v));
         if pending.len() >= self.builder.flush_pairs {
-            self.builder.absorb(k, pending);
+            self.builder.absorb(k, pending, &mut self.scratch);
         }
     }
 
@@ -455,7 +516,7 @@ impl EdgeSink for ShardWriter<'_> {
 impl Drop for ShardWriter<'_> {
     fn drop(&mut self) {
         for (k, pairs) in self.pending.iter_mut().enumerate() {
-            self.builder.absorb(k, pairs);
+            self.builder.absorb(k, pairs, &mut self.scratch);
         }
         self.builder.shares.lock().expect("shares lock").append(&mut self.shares);
     }
@@ -469,8 +530,9 @@ impl EdgeSink for GraphBuilder {
         self.pending[k].push((e.u, e.v));
         if self.pending[k].len() >= self.flush_pairs {
             let mut pairs = std::mem::take(&mut self.pending[k]);
-            self.absorb(k, &mut pairs);
-            self.pending[k] = pairs;
+            let mut scratch = std::mem::take(&mut self.scratch);
+            self.absorb(k, &mut pairs, &mut scratch);
+            (self.pending[k], self.scratch) = (pairs, scratch);
         }
     }
 
@@ -486,20 +548,30 @@ impl EdgeSink for GraphBuilder {
 
 #[cfg(test)]
 mod tests {
-    use super::sort_pairs;
+    use super::RowValues;
 
+    /// Rows from a counting sort (large flushes) or a pair sort (small
+    /// ones) are the pairs grouped by u, each row's v sorted and distinct.
     #[test]
-    fn counting_sort_matches_a_comparison_sort() {
+    fn row_values_are_the_pairs_grouped_sorted_and_distinct() {
         let mut state = 3u64;
-        let mut pairs: Vec<(u32, u32)> = (0..50_000)
-            .map(|_| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                (1000 + (state >> 50) as u32 % 700, (state >> 20) as u32)
-            })
-            .collect();
-        let mut want = pairs.clone();
-        want.sort_unstable();
-        sort_pairs(&mut pairs, 1000, 700);
-        assert_eq!(pairs, want);
+        let mut scratch = RowValues::default();
+        for count in [0, 1, 50, 4_095, 4_096, 50_000] {
+            let mut pairs: Vec<(u32, u32)> = (0..count)
+                .map(|_| {
+                    state =
+                        state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (1000 + (state >> 50) as u32 % 700, 2_000 + (state >> 20) as u32 % 5_000)
+                })
+                .collect();
+            let mut want: Vec<(u32, u32)> = pairs.clone();
+            want.sort_unstable();
+            want.dedup();
+            assert!(count < 4_096 || want.len() < count, "duplicates are met");
+            scratch.fill(&mut pairs, 1000, 700);
+            let mut got = Vec::new();
+            scratch.for_each_row(|u, values| got.extend(values.iter().map(|&v| (u, v))));
+            assert_eq!(got, want, "{count} pairs");
+        }
     }
 }
