@@ -390,9 +390,6 @@ impl GraphBuilder {
     }
 }
 
-/// Sorts pairs whose `u` lies in `first..first + len`: a counting sort on
-/// `u`, then each node's short run of `v`s. Faster than a comparison sort of
-/// the whole buffer, and the buffers are the detection's hot path.
 /// A flush's pairs as rows: each row's values (the pairs' v), sorted, each
 /// once. A row's pairs share u, so a counting sort on u moves only v (4
 /// bytes, not 8) and each row then sorts plain integers; a small flush
@@ -402,13 +399,13 @@ pub(crate) struct RowValues {
     /// (row, start) of each row with values, ascending, then (·, end).
     rows: Vec<(u32, u32)>,
     values: Vec<u32>,
-    counts: Vec<u32>,
+    starts: Vec<u32>,
 }
 
 impl RowValues {
     /// The rows of `pairs`, whose u lie in `first..first + len`.
     fn fill(&mut self, pairs: &mut [(u32, u32)], first: u32, len: u32) {
-        let RowValues { rows, values, counts } = self;
+        let RowValues { rows, values, starts } = self;
         rows.clear();
         values.clear();
         if pairs.len() < 4096 {
@@ -418,22 +415,11 @@ impl RowValues {
                 values.extend(run.iter().map(|&(_, v)| v));
             }
         } else {
-            counts.clear();
-            counts.resize(len as usize + 1, 0);
-            for &(u, _) in pairs.iter() {
-                counts[(u - first) as usize + 1] += 1;
-            }
-            for i in 0..len as usize {
-                if counts[i + 1] > 0 {
-                    rows.push((first + i as u32, counts[i]));
+            bucket_by_row_into(pairs, first, len, |p| p.0, |p| p.1, values, starts);
+            for (i, w) in starts.windows(2).enumerate() {
+                if w[1] > w[0] {
+                    rows.push((first + i as u32, w[0]));
                 }
-                counts[i + 1] += counts[i];
-            }
-            values.resize(pairs.len(), 0);
-            for &(u, v) in pairs.iter() {
-                let slot = &mut counts[(u - first) as usize];
-                values[*slot as usize] = v;
-                *slot += 1;
             }
         }
         rows.push((u32::MAX, values.len() as u32));
@@ -465,21 +451,42 @@ pub(crate) fn bucket_by_row<T: Copy + Default>(
     len: u32,
     row: impl Fn(&T) -> u32,
 ) -> (Vec<T>, Vec<u32>) {
-    let mut starts = vec![0u32; len as usize + 1];
+    let (mut sorted, mut starts) = (Vec::new(), Vec::new());
+    bucket_by_row_into(items, first, len, row, |&item| item, &mut sorted, &mut starts);
+    (sorted, starts)
+}
+
+/// [`bucket_by_row`] into the caller's buffers (a writer reuses them flush
+/// after flush), each item written as `value(item)`: a flush keeps only
+/// its pairs' v, 4 bytes instead of 8.
+pub(crate) fn bucket_by_row_into<T, V: Copy + Default>(
+    items: &[T],
+    first: u32,
+    len: u32,
+    row: impl Fn(&T) -> u32,
+    value: impl Fn(&T) -> V,
+    sorted: &mut Vec<V>,
+    starts: &mut Vec<u32>,
+) {
+    starts.clear();
+    starts.resize(len as usize + 1, 0);
     for item in items {
         starts[(row(item) - first) as usize + 1] += 1;
     }
     for i in 1..starts.len() {
         starts[i] += starts[i - 1];
     }
-    let mut sorted = vec![T::default(); items.len()];
-    let mut next = starts.clone();
-    for &item in items {
-        let slot = &mut next[(row(&item) - first) as usize];
-        sorted[*slot as usize] = item;
+    sorted.clear();
+    sorted.resize(items.len(), V::default());
+    // Each row's next slot, in `starts` itself: row i then ends where row
+    // i + 1 starts, so shifting by one restores the starts.
+    for item in items {
+        let slot = &mut starts[(row(item) - first) as usize];
+        sorted[*slot as usize] = value(item);
         *slot += 1;
     }
-    (sorted, starts)
+    starts.copy_within(..len as usize, 1);
+    starts[0] = 0;
 }
 
 /// One thread's way into a [`GraphBuilder`].
