@@ -54,11 +54,7 @@ impl Adjacency {
         let mut neighbours = vec![0u32; offsets[n] as usize];
         let mut lower_next: Vec<u64> = offsets[..n].to_vec();
         let threads = threads.clamp(1, n.max(1));
-        let mut cuts: Vec<usize> = (0..threads)
-            .map(|t| offsets[..n].partition_point(|&o| o < offsets[n] * t as u64 / threads as u64))
-            .collect();
-        cuts[0] = 0;
-        cuts.push(n);
+        let cuts = row_cuts(&offsets, threads);
         let mut ranges = Vec::with_capacity(threads);
         let (mut rows, mut next): (&mut [u32], &mut [u64]) = (&mut neighbours, &mut lower_next);
         for w in cuts.windows(2) {
@@ -139,11 +135,7 @@ impl Adjacency {
         }
         let total = offsets[n];
         let mut neighbours = vec![0u32; total as usize];
-        let mut cuts: Vec<usize> = (0..threads)
-            .map(|t| offsets[..n].partition_point(|&o| o < total * t as u64 / threads as u64))
-            .collect();
-        cuts[0] = 0;
-        cuts.push(n);
+        let cuts = row_cuts(&offsets, threads);
         std::thread::scope(|scope| {
             let mut rest: &mut [u32] = &mut neighbours;
             for w in cuts.windows(2) {
@@ -190,6 +182,19 @@ impl Adjacency {
     pub fn degree(&self, u: u32) -> usize {
         (self.offsets[u as usize + 1] - self.offsets[u as usize]) as usize
     }
+}
+
+/// Where `threads` ranges of rows holding about as many entries each
+/// begin, then the row count: `offsets` are the rows' first entries, then
+/// the total.
+fn row_cuts(offsets: &[u64], threads: usize) -> Vec<usize> {
+    let (n, total) = (offsets.len() - 1, offsets[offsets.len() - 1]);
+    let mut cuts: Vec<usize> = (0..threads)
+        .map(|t| offsets[..n].partition_point(|&o| o < total * t as u64 / threads as u64))
+        .collect();
+    cuts[0] = 0;
+    cuts.push(n);
+    cuts
 }
 
 /// The rows `lo..hi` of an adjacency being built: their slice of the
