@@ -10,8 +10,8 @@ use std::time::Instant;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use dpincon_engine::{
-    EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, parse_bytes, plan_reports,
-    read_options, to_class_facts,
+    EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, job_threads, parse_bytes,
+    plan_reports, read_options, to_class_facts,
 };
 use dpincon_graph::{EdgeFingerprint, SpillConfig, edge_stream_fingerprint};
 use dpincon_release::TableFacts;
@@ -276,7 +276,8 @@ impl JobLoader for BallistaLoader {
             Some(limit) => parse_bytes(limit)?,
             None => self.graph_memory,
         };
-        let (facts, graph, mut stats) = self.detect(&plan, memory).await?;
+        let threads = job_threads(config);
+        let (facts, graph, mut stats) = self.detect(&plan, memory, threads).await?;
         if config.test.non_private {
             stats.fingerprint = Some(edge_stream_fingerprint(graph.edges()));
         }
@@ -302,6 +303,7 @@ impl BallistaLoader {
         &self,
         plan: &JobPlan,
         memory: u64,
+        threads: usize,
     ) -> Result<(TableFacts, dpincon_graph::ConflictGraph, DetectStats), EngineError> {
         let mut scheduler =
             Scheduler::connect(&self.scheduler, self.tls.as_ref()).await.map_err(remote)?;
@@ -310,7 +312,8 @@ impl BallistaLoader {
             (hook.0)(&job);
         }
         let mut seconds = DetectSeconds::default();
-        let received = self.receive(&mut scheduler, &job, plan, memory, &mut seconds).await;
+        let received =
+            self.receive(&mut scheduler, &job, plan, memory, threads, &mut seconds).await;
         // The job's files (rows shuffled between stages, edges of its
         // result) go as soon as it is read, or failed (issue 27).
         let ended = match &received {
@@ -375,6 +378,7 @@ impl BallistaLoader {
         job: &BallistaJobId,
         plan: &JobPlan,
         memory: u64,
+        threads: usize,
         seconds: &mut DetectSeconds,
     ) -> Result<(Assembled, Vec<GroupTotals>, u64), EngineError> {
         let waiting = Instant::now();
@@ -409,7 +413,6 @@ impl BallistaLoader {
         let nodes = u32::try_from(rows).map_err(|_| remote("more than 2^32 rows"))?;
         let spill = SpillConfig { dir: self.work_dir.clone(), memory_limit: memory };
         let assembling = Instant::now();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let assembled =
             tokio::task::spawn_blocking(move || assemble(partitions, nodes, &spill, threads))
                 .await

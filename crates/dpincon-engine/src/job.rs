@@ -73,7 +73,8 @@ pub struct LoadedJob {
     pub plans: Vec<PlanReport>,
     /// Denial constraints after FD expansion.
     pub constraint_count: usize,
-    /// Detection threads used.
+    /// Threads a detection task ran on (the report's; the measures run on
+    /// [`job_threads`]).
     pub threads: usize,
     /// Seconds reading and encoding the table.
     pub read_s: f64,
@@ -143,7 +144,7 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
     };
     refuse_degenerate(&table, &parsed)?;
     let path = &config.constraints;
-    let threads = threads(config);
+    let threads = job_threads(config);
     let Prepared { bound, relation, compiled } = prepare_detection(
         &parsed,
         &table,
@@ -234,9 +235,10 @@ pub fn parse_bytes(text: &str) -> Result<u64, EngineError> {
     }
 }
 
-/// The threads a job reads, encodes and detects on: `--threads`, else
+/// The threads this process runs a job's work on (reading, encoding,
+/// detection, assembly, the measure pass and the LP): `--threads`, else
 /// every core.
-fn threads(config: &JobConfig) -> usize {
+pub fn job_threads(config: &JobConfig) -> usize {
     config.data.threads.unwrap_or_else(|| DetectOptions::default().threads).max(1)
 }
 
@@ -253,7 +255,7 @@ pub fn read_options(config: &JobConfig) -> Result<ReadOptions, EngineError> {
             .transpose()?
             .unwrap_or_default(),
         infer_rows: config.data.infer_rows,
-        threads: threads(config),
+        threads: job_threads(config),
     })
 }
 
@@ -345,7 +347,7 @@ async fn run(
     let measure_start = Instant::now();
     let release = privacy.as_ref().zip(rng.as_mut());
     let PassResult { exact, cover, releases } =
-        measure_and_release(&loaded.graph, release, &loaded.facts, loaded.threads)?;
+        measure_and_release(&loaded.graph, release, &loaded.facts, job_threads(config))?;
     let measures_s = measure_start.elapsed().as_secs_f64();
     failpoint::hit("after-release");
     progress.finish(Phase::Measure, measures_s);
@@ -362,7 +364,7 @@ async fn run(
         // memory budget cannot promise (8 bytes per edge).
         repair: data.memory_limit.is_none().then(|| {
             let work = crate::repair::EXACT_COVER_WORK;
-            crate::repair::exact_repair(&loaded.graph, cover.cover, work, loaded.threads)
+            crate::repair::exact_repair(&loaded.graph, cover.cover, work, job_threads(config))
         }),
         drastic: exact.drastic,
         edge_stream: loaded

@@ -24,8 +24,8 @@ pub use config::{DataSpec, JobConfig};
 pub use dpincon_options::{Measure, ReleaseOptions, TestOptions};
 pub use dpincon_source::{DataFormat, PostgresSource};
 pub use job::{
-    JobLoader, LoadedJob, LocalLoader, NoProgress, Phase, Prepaid, Progress, load, new_job_id,
-    parse_bytes, plan_reports, read_constraints, read_options, run_job, run_job_with,
+    JobLoader, LoadedJob, LocalLoader, NoProgress, Phase, Prepaid, Progress, job_threads, load,
+    new_job_id, parse_bytes, plan_reports, read_constraints, read_options, run_job, run_job_with,
     run_prepaid_job, to_class_facts,
 };
 pub use privacy::validate;
