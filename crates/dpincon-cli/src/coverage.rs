@@ -9,7 +9,8 @@ use dpincon_engine::experiment::{CoverageOptions, CoverageReport, coverage};
 use plotters::prelude::*;
 
 use crate::JobArgs;
-use crate::experiment_io::{self, epsilon_bar, write};
+use crate::experiment_io::{self, epsilon_bar};
+use crate::output::emit;
 
 #[derive(Debug, clap::Args)]
 pub struct CoverageArgs {
@@ -41,9 +42,9 @@ pub async fn run_coverage(args: CoverageArgs) -> Result<(), String> {
         args.out.join("coverage.json"),
         args.out.join("coverage.svg"),
     );
-    write(&csv_path, &csv(&report))?;
+    emit(&csv(&report), Some(&csv_path))?;
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n";
-    write(&json_path, &json)?;
+    emit(&json, Some(&json_path))?;
     chart(&report, &svg_path)?;
     println!(
         "{}\nwrote {}, {} and {}",

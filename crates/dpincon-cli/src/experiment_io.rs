@@ -49,11 +49,6 @@ pub fn epsilon_bar(name: &str, epsilons: usize) -> ProgressBar {
     bar
 }
 
-/// Writes `text` to `path`, naming the file in the error.
-pub fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("cannot write '{}': {e}", path.display()))
-}
-
 /// The result of drawing on a chart.
 pub type Drawn = Result<(), Box<dyn Error>>;
 

@@ -205,8 +205,7 @@ pub fn run_generate(args: GenerateArgs) -> Result<(), String> {
             let options =
                 TaxOptions { rows: tax.rows, seed: tax.table.seed, format: tax.table.format()? };
             if let Some(path) = &tax.constraints_out {
-                std::fs::write(path, dpincon_generate::TAX_CONSTRAINTS)
-                    .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+                crate::output::emit(dpincon_generate::TAX_CONSTRAINTS, Some(path))?;
             }
             let stats = dpincon_generate::generate_tax(&options, &tax.table.out)
                 .map_err(|e| e.to_string())?;

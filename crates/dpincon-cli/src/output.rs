@@ -5,6 +5,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use dpincon_engine::Report;
+use dpincon_generate::OutputFile;
 
 pub fn json(report: &Report) -> Result<String, String> {
     serde_json::to_string_pretty(report).map(|s| s + "\n").map_err(|e| e.to_string())
@@ -121,37 +122,21 @@ pub fn table(report: &Report) -> String {
     out
 }
 
-/// Prints to standard output, or writes `path` through a temporary file and
-/// a rename so a failed run never leaves half a report. A path that exists
-/// and is no regular file (`/dev/null`, a FIFO, a terminal) is written in
-/// place: a rename would replace the device with a file.
+/// Prints to standard output, or writes `path` whole or not at all
+/// ([`OutputFile`]: a failed run never leaves half a report, and
+/// `/dev/null` or a FIFO is written in place).
 pub fn emit(text: &str, path: Option<&Path>) -> Result<(), String> {
-    let special = path.and_then(|p| std::fs::metadata(p).ok()).is_some_and(|m| !m.is_file());
-    match path {
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(text.as_bytes())
-                .and_then(|_| stdout.flush())
-                .map_err(|e| e.to_string())
-        }
-        Some(path) if special => std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .and_then(|mut f| f.write_all(text.as_bytes()))
-            .map_err(|e| format!("cannot write '{}': {e}", path.display())),
-        Some(path) => {
-            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)
-                .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
-            tmp.write_all(text.as_bytes())
-                .and_then(|_| tmp.as_file().sync_all())
-                .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
-            tmp.persist(path)
-                .map_err(|e| format!("cannot write '{}': {}", path.display(), e.error))?;
-            Ok(())
-        }
-    }
+    let Some(path) = path else {
+        let mut stdout = std::io::stdout().lock();
+        return stdout
+            .write_all(text.as_bytes())
+            .and_then(|_| stdout.flush())
+            .map_err(|e| e.to_string());
+    };
+    let fail = |e: std::io::Error| format!("cannot write '{}': {e}", path.display());
+    let mut out = OutputFile::create(path).map_err(fail)?;
+    out.write_all(text.as_bytes()).map_err(fail)?;
+    out.commit().map_err(fail)
 }
 
 pub fn utility_table(report: &dpincon_engine::experiment::UtilityReport) -> String {

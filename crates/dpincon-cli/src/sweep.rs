@@ -9,7 +9,8 @@ use dpincon_engine::experiment::{ORACLE, SweepOptions, SweepReport, projection_c
 use plotters::prelude::*;
 
 use crate::JobArgs;
-use crate::experiment_io::{self, epsilon_bar, write};
+use crate::experiment_io::{self, epsilon_bar};
+use crate::output::emit;
 
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
@@ -40,9 +41,9 @@ pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
     let report =
         sweep(&job, &loaded, &curve, &options, &|| bar.inc(1)).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
-    write(&args.out.join("sweep.csv"), &csv(&report))?;
+    emit(&csv(&report), Some(&args.out.join("sweep.csv")))?;
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n";
-    write(&args.out.join("sweep.json"), &json)?;
+    emit(&json, Some(&args.out.join("sweep.json")))?;
     let mut charts = Vec::new();
     for measure in ["mi", "p", "r"] {
         if report.rows.iter().any(|r| r.row.measure == measure) {

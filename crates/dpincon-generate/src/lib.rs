@@ -19,9 +19,11 @@
 //!   bytes a row).
 //!
 //! Tables are CSV (header row, empty cell = NULL, RFC 4180 quoting) or
-//! Parquet, by extension. Outputs are written to a temporary file next to the
-//! target and renamed when complete; the generators never modify their
-//! input. All randomness is ChaCha8 seeded by the caller: this is synthetic
+//! Parquet, by extension. Outputs are written whole or not at all through
+//! [`OutputFile`] (a temporary file beside the target, renamed when
+//! complete; a device or FIFO in place), the one way a dpincon command
+//! writes a file: the CLI's reports go through it too. The generators
+//! never modify their input. All randomness is ChaCha8 seeded by the caller: this is synthetic
 //! data, not privacy noise, so the same seed gives the same bytes.
 
 #![forbid(unsafe_code)]
@@ -29,6 +31,7 @@
 
 mod conoise;
 mod error;
+mod output;
 mod rnoise;
 mod shapes;
 mod table;
@@ -40,6 +43,7 @@ use std::path::Path;
 pub use conoise::{ConoisePair, ConoiseStats, conoise};
 pub use dpincon_constraints::DenialConstraint;
 pub use error::GenerateError;
+pub use output::OutputFile;
 pub use rnoise::{NoiseStats, rnoise};
 pub use shapes::{Shape, ShapeOptions, ShapeStats, generate_shape};
 pub use table::TableFormat;

@@ -11,6 +11,7 @@ use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::output::OutputFile;
 use arrow::array::{ArrayRef, Float64Builder, Int64Builder, RecordBatch, StringBuilder};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -19,7 +20,6 @@ use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchR
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use serde::Serialize;
-use tempfile::NamedTempFile;
 
 use crate::GenerateError;
 
@@ -363,45 +363,14 @@ impl ColumnBuilder {
     }
 }
 
-/// A streaming writer to a temporary file that becomes `out` on
-/// [`TableWriter::finish`]; dropped unfinished, the temporary file is removed.
+/// A streaming writer to an [`OutputFile`] that becomes `out` on
+/// [`TableWriter::finish`]; dropped unfinished, `out` is left as it was.
 pub(crate) struct TableWriter {
     out: PathBuf,
     names: Vec<String>,
-    tmp: NamedTempFile,
+    file: OutputFile,
     sink: Sink,
     rows: u64,
-}
-
-/// Makes the complete temporary file `out`: a rename, except onto a path
-/// that exists and is no regular file (`/dev/null`, a FIFO), which is
-/// written in place rather than replaced by a file.
-pub(crate) fn persist_beside(tmp: NamedTempFile, out: &Path) -> std::io::Result<()> {
-    if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
-        let mut target = std::fs::OpenOptions::new().write(true).open(out)?;
-        std::io::copy(&mut tmp.reopen()?, &mut target)?;
-        return Ok(());
-    }
-    tmp.persist(out).map(|_| ()).map_err(|e| e.error)
-}
-
-/// A temporary file in `out`'s directory, to be renamed onto `out` once
-/// complete, so a failed write never leaves a truncated file behind.
-pub(crate) fn temp_beside(out: &Path) -> Result<tempfile::NamedTempFile, GenerateError> {
-    let dir = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".dpincon-generate-").suffix(".tmp");
-    // A temporary file is private (0600); the file it becomes is an
-    // ordinary one (0644, before the umask).
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    builder.tempfile_in(dir).map_err(|source| GenerateError::Write { path: out.into(), source })
 }
 
 impl TableWriter {
@@ -414,8 +383,8 @@ impl TableWriter {
         kinds: &[Kind],
     ) -> Result<Self, GenerateError> {
         let write_err = |source| GenerateError::Write { path: out.into(), source };
-        let tmp = temp_beside(out)?;
-        let file = tmp.as_file().try_clone().map_err(write_err)?;
+        let output = OutputFile::create(out).map_err(write_err)?;
+        let file = output.file().try_clone().map_err(write_err)?;
         let sink = match format {
             TableFormat::Csv => {
                 let mut w =
@@ -456,7 +425,7 @@ impl TableWriter {
                 Sink::Parquet(ParquetSink { writer, schema, builders, buffered: 0 })
             }
         };
-        Ok(TableWriter { out: out.into(), names: names.to_vec(), tmp, sink, rows: 0 })
+        Ok(TableWriter { out: out.into(), names: names.to_vec(), file: output, sink, rows: 0 })
     }
 
     /// Append one row (`None` is NULL: an empty CSV cell, a Parquet null).
@@ -498,8 +467,8 @@ impl TableWriter {
         Ok(())
     }
 
-    /// Flush, sync and rename the temporary file over `out`; returns the
-    /// number of rows written.
+    /// Flush the sink and commit the file to `out`; returns the number of
+    /// rows written.
     pub(crate) fn finish(self) -> Result<u64, GenerateError> {
         let out = self.out;
         let write_err = |source| GenerateError::Write { path: out.clone(), source };
@@ -513,8 +482,7 @@ impl TableWriter {
                 p.writer.close().map_err(|e| write_err(std::io::Error::other(e)))?;
             }
         }
-        self.tmp.as_file().sync_all().map_err(write_err)?;
-        persist_beside(self.tmp, &out).map_err(write_err)?;
+        self.file.commit().map_err(write_err)?;
         Ok(self.rows)
     }
 }
@@ -538,33 +506,6 @@ impl ParquetSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A table written to a FIFO (or `/dev/null`) goes through it; the
-    /// path is not renamed over. A regular file is still replaced whole.
-    #[test]
-    fn outputs_that_are_no_regular_file_are_written_in_place() {
-        use std::io::Write;
-        use std::os::unix::fs::FileTypeExt;
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("table.fifo");
-        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
-        };
-        let mut tmp = temp_beside(&fifo).unwrap();
-        tmp.write_all(b"a,b\n1,2\n").unwrap();
-        persist_beside(tmp, &fifo).unwrap();
-        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
-        assert_eq!(reader.join().unwrap(), "a,b\n1,2\n");
-        let file = dir.path().join("table.csv");
-        std::fs::write(&file, "old, longer content\n").unwrap();
-        let mut tmp = temp_beside(&file).unwrap();
-        tmp.write_all(b"new\n").unwrap();
-        persist_beside(tmp, &file).unwrap();
-        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "no temporary left");
-    }
 
     #[test]
     fn kinds_follow_arrow_inference() {

@@ -39,8 +39,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use crate::GenerateError;
 use crate::table::{Kind, TableFormat, TableWriter};
+use crate::{GenerateError, OutputFile};
 
 /// A conflict-graph shape (see the module documentation of each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -272,15 +272,13 @@ pub fn generate_shape(options: &ShapeOptions) -> Result<ShapeStats, GenerateErro
     })
 }
 
-/// Write `text` to `path` through a temporary file in its directory, as the
-/// tables are, so a failed write never leaves a truncated constraint file.
+/// Write `text` to `path` whole, as the tables are ([`OutputFile`]), so a
+/// failed write never leaves a truncated constraint file.
 fn write_text(path: &Path, text: &str) -> Result<(), GenerateError> {
     let write_err = |source| GenerateError::Write { path: path.into(), source };
-    let mut tmp = crate::table::temp_beside(path)?;
-    tmp.write_all(text.as_bytes()).map_err(write_err)?;
-    tmp.as_file().sync_all().map_err(write_err)?;
-    crate::table::persist_beside(tmp, path).map_err(write_err)?;
-    Ok(())
+    let mut out = OutputFile::create(path).map_err(write_err)?;
+    out.write_all(text.as_bytes()).map_err(write_err)?;
+    out.commit().map_err(write_err)
 }
 
 /// Group indexes, the largest group first (ties by index).
