@@ -33,6 +33,11 @@ type Entry = (u32, u32, u32);
 /// dense scratch, whose cost does not grow with their number.
 const MERGE_RECORDS: usize = 8;
 
+/// A row with at most this many values from its groups and records (an
+/// upper bound: the groups' rows outside its class) is sorted in a
+/// vector rather than marked in the dense scratch.
+const FEW_VALUES: usize = 32;
+
 /// What a shard holds when the graph is finished: its row records.
 pub(crate) type ShardParts = Vec<u8>;
 
@@ -160,6 +165,11 @@ impl Freezer {
         let mut mine = Vec::new();
         let room = |n: usize| n + n / 8;
         let mut out = FrozenShard::with_capacity(first, len, room(last.0), room(last.1));
+        let few = |groups: &[Entry], records: &[(u32, u32)]| {
+            let in_groups = groups.iter().map(|&(_, g, class)| shares[g as usize].0.others(class));
+            let in_records = records.iter().map(|&(_, r)| rows[r as usize].len() as usize);
+            in_groups.chain(in_records).sum::<usize>() <= FEW_VALUES
+        };
         for k in 0..len as usize {
             let u = first + k as u32;
             let groups = &sorted[starts[k] as usize..starts[k + 1] as usize];
@@ -177,6 +187,21 @@ impl Freezer {
                     // One group and no pair: its upper row comes out ascending.
                     values.clear();
                     shares[*g as usize].0.for_each_upper(u, *class, |v| values.push(v));
+                    out.push_sorted(values);
+                }
+                _ if few(groups, records) => {
+                    // A few neighbours (a big class's row in several
+                    // groups): sorted, with no sweep of the scratch's
+                    // summary, which spans the rows above u.
+                    values.clear();
+                    for &(_, g, class) in groups {
+                        shares[g as usize].0.for_each_upper(u, class, |v| values.push(v));
+                    }
+                    for &(_, r) in records {
+                        rows[r as usize].append_to(values);
+                    }
+                    values.sort_unstable();
+                    values.dedup();
                     out.push_sorted(values);
                 }
                 _ => {
@@ -275,8 +300,9 @@ mod tests {
     use crate::test_pairs::pseudo_random_pairs;
     use crate::{Edge, EdgeSink, GraphBuilder, Multipartite, SpillConfig};
 
-    /// Groups over `n` nodes: members drawn from the pairs, classes by a
-    /// member's value mod `classes`, some classes holding most rows.
+    /// Groups over `n` nodes: four large ones (members drawn from the
+    /// pairs, classes by a member's value mod `classes`, some classes
+    /// holding most rows) and many small ones.
     fn groups(n: u32) -> Vec<Multipartite> {
         let mut out = Vec::new();
         for (i, classes) in [2u32, 3, 7, 40].into_iter().enumerate() {
@@ -288,6 +314,17 @@ mod tests {
             let class = |r: u32| if r.is_multiple_of(4) || r < n / 2 { 0 } else { r % classes };
             let mut by_class: Vec<Vec<u32>> = vec![Vec::new(); classes as usize];
             rows.iter().for_each(|&r| by_class[class(r) as usize].push(r));
+            out.push(Multipartite::new(by_class.iter().map(Vec::as_slice)));
+        }
+        // Many small groups (3 to 9 rows, classes by value mod 3), so rows
+        // lie in several groups with few values (sorted, not marked).
+        for (i, pair) in pseudo_random_pairs(n, 300, 7).into_iter().enumerate() {
+            let mut rows: Vec<u32> =
+                (0..3 + i as u32 % 7).map(|j| (pair.0 + j * pair.1) % n).collect();
+            rows.sort_unstable();
+            rows.dedup();
+            let mut by_class: Vec<Vec<u32>> = vec![Vec::new(); 3];
+            rows.iter().for_each(|&r| by_class[(r % 3) as usize].push(r));
             out.push(Multipartite::new(by_class.iter().map(Vec::as_slice)));
         }
         out
