@@ -127,24 +127,6 @@ impl<'a> EncodedRow<'a> {
         self.units[at..at + 2 * c.units()].chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]))
     }
 
-    /// Appends the neighbours to `values`, ascending.
-    pub(crate) fn append_to(&self, values: &mut Vec<u32>) {
-        for c in self.containers() {
-            let base = u32::from(c.key) << 16;
-            if c.is_bitmap() {
-                for (i, word) in self.units_of(c).enumerate() {
-                    let mut word = word;
-                    while word != 0 {
-                        values.push(base | (i as u32 * 16 + word.trailing_zeros()));
-                        word &= word - 1;
-                    }
-                }
-            } else {
-                values.extend(self.units_of(c).map(|low| base | u32::from(low)));
-            }
-        }
-    }
-
     /// The record's size in bytes.
     pub(crate) fn byte_len(&self) -> usize {
         8 + self.headers.len() + self.units.len()
@@ -217,7 +199,20 @@ pub fn for_each_record(bytes: &[u8], mut f: impl FnMut(u32, &[u32])) -> Result<(
     for row in records(bytes) {
         let row = row?;
         values.clear();
-        row.append_to(&mut values);
+        for c in row.containers() {
+            let base = u32::from(c.key) << 16;
+            if c.is_bitmap() {
+                for (i, word) in row.units_of(c).enumerate() {
+                    let mut word = word;
+                    while word != 0 {
+                        values.push(base | (i as u32 * 16 + word.trailing_zeros()));
+                        word &= word - 1;
+                    }
+                }
+            } else {
+                values.extend(row.units_of(c).map(|low| base | u32::from(low)));
+            }
+        }
         f(row.node, &values);
     }
     Ok(())

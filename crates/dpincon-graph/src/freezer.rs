@@ -33,11 +33,6 @@ type Entry = (u32, u32, u32);
 /// dense scratch, whose cost does not grow with their number.
 const MERGE_RECORDS: usize = 8;
 
-/// A row with at most this many values from its groups and records (an
-/// upper bound: the groups' rows outside its class) is sorted in a
-/// vector rather than marked in the dense scratch.
-const FEW_VALUES: usize = 32;
-
 /// What a shard holds when the graph is finished: its row records.
 pub(crate) type ShardParts = Vec<u8>;
 
@@ -165,11 +160,6 @@ impl Freezer {
         let mut mine = Vec::new();
         let room = |n: usize| n + n / 8;
         let mut out = FrozenShard::with_capacity(first, len, room(last.0), room(last.1));
-        let few = |groups: &[Entry], records: &[(u32, u32)]| {
-            let in_groups = groups.iter().map(|&(_, g, class)| shares[g as usize].0.others(class));
-            let in_records = records.iter().map(|&(_, r)| rows[r as usize].len() as usize);
-            in_groups.chain(in_records).sum::<usize>() <= FEW_VALUES
-        };
         for k in 0..len as usize {
             let u = first + k as u32;
             let groups = &sorted[starts[k] as usize..starts[k + 1] as usize];
@@ -187,21 +177,6 @@ impl Freezer {
                     // One group and no pair: its upper row comes out ascending.
                     values.clear();
                     shares[*g as usize].0.for_each_upper(u, *class, |v| values.push(v));
-                    out.push_sorted(values);
-                }
-                _ if few(groups, records) => {
-                    // A few neighbours (a big class's row in several
-                    // groups): sorted, with no sweep of the scratch's
-                    // summary, which spans the rows above u.
-                    values.clear();
-                    for &(_, g, class) in groups {
-                        shares[g as usize].0.for_each_upper(u, class, |v| values.push(v));
-                    }
-                    for &(_, r) in records {
-                        rows[r as usize].append_to(values);
-                    }
-                    values.sort_unstable();
-                    values.dedup();
                     out.push_sorted(values);
                 }
                 _ => {
@@ -317,7 +292,7 @@ mod tests {
             out.push(Multipartite::new(by_class.iter().map(Vec::as_slice)));
         }
         // Many small groups (3 to 9 rows, classes by value mod 3), so rows
-        // lie in several groups with few values (sorted, not marked).
+        // lie in several groups as well as in pairs.
         for (i, pair) in pseudo_random_pairs(n, 300, 7).into_iter().enumerate() {
             let mut rows: Vec<u32> =
                 (0..3 + i as u32 % 7).map(|j| (pair.0 + j * pair.1) % n).collect();

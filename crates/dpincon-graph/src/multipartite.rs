@@ -108,18 +108,6 @@ impl Multipartite {
         (self.by_class[i], class as u32)
     }
 
-    /// The rows outside class `class`: at least the neighbours above any
-    /// row of it ([`Multipartite::for_each_upper`]).
-    pub fn others(&self, class: u32) -> usize {
-        match &self.big {
-            Some((big, rest)) if *big == class => rest.len(),
-            _ => {
-                let c = class as usize;
-                self.by_id.len() - (self.class_start[c + 1] - self.class_start[c]) as usize
-            }
-        }
-    }
-
     /// Calls `f` with the neighbours above `row` (of class `class`) in
     /// ascending order: the group's rows of other classes. Costs the
     /// group's rows above `row`, or, for rows of the big class, only the
