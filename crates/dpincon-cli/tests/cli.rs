@@ -96,8 +96,9 @@ fn exact_measures_as_json() {
 fn dp_release_by_default_hides_exact_values() {
     let dir = Dir::new();
     let data = dir.file("people.csv", PEOPLE);
-    // Two right-hand sides: I_R from its bounds (one alone: its count, below).
-    let dcs = dir.file("dcs.txt", "FD: Zip -> City\nFD: Zip -> State\n");
+    // FDs of two X: I_R from its LP and greedy bounds (one X: its classes,
+    // below).
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\nFD: City -> State\n");
     let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs), "--epsilon", "1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -142,6 +143,17 @@ fn dp_release_by_default_hides_exact_values() {
         (&r["parts"][0]["statistic"], &r["parts"][0]["epsilon"]),
         (&"exact-cover".into(), &1.0.into())
     );
+
+    // Two right-hand sides of one X: the midpoint of [cover, cover +
+    // NULL-B rows] and those rows (02110's NULL City), no LP.
+    let two = dir.file("two.txt", "FD: Zip -> City\nFD: Zip -> State\n");
+    let out = cli(&["run", "--data", s(&data), "--constraints", s(&two), "--epsilon", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &report["measures"]["r"];
+    let parts: Vec<&str> =
+        r["parts"].as_array().unwrap().iter().map(|p| p["statistic"].as_str().unwrap()).collect();
+    assert_eq!((parts, &r["sensitivity"]), (vec!["twice-midpoint", "null-rows"], &2.into()));
 }
 
 #[test]

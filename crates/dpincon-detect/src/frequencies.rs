@@ -138,8 +138,9 @@ pub struct ConflictClasses {
     /// `cover` is the minimum cover of X's constraints' own graph, not only
     /// a lower bound: a key (a clique per group), or FDs of one B (a row
     /// with B NULL conflicts with none). With two B or more, a row with
-    /// one B NULL can still conflict outside the classes. Public: it
-    /// depends on the constraints only.
+    /// one B NULL can still conflict outside the classes; deleting those
+    /// rows leaves the classes, so the minimum cover is at most `cover +
+    /// null_rows`. Public: it depends on the constraints only.
     pub exact: bool,
     /// Σ over groups of (rows − largest class): a lower bound on I_R.
     pub cover: u64,
@@ -324,7 +325,9 @@ mod tests {
 
     /// Tables of up to 7 rows over small domains from a seeded stream:
     /// the FD cover is at most the FDs' minimum cover, equal to it without
-    /// NULLs, and removing any row moves it by at most 1.
+    /// NULLs, and removing any row moves it by at most 1; with two B the
+    /// minimum cover is at most cover + null_rows, and 2·cover + null_rows
+    /// moves by at most 2.
     #[test]
     fn fd_cover_bounds_the_fds_cover_with_sensitivity_one() {
         let fd = |b| KeyConstraint {
@@ -344,6 +347,7 @@ mod tests {
             state ^= state << 17;
             state % m
         };
+        let mut worst_midpoint = 0;
         for round in 0..3000 {
             let n = 1 + next(7) as usize;
             // Half the tables without NULLs, where the bound is exact.
@@ -369,18 +373,27 @@ mod tests {
             let cover = classes.cover;
             let brute = brute_cover(&rows);
             assert!(cover <= brute, "{rows:?}: {cover} > {brute}");
+            // Deleting the rows with a NULL B leaves complete multipartite
+            // groups: I_R ≤ cover + null_rows (the release's midpoint).
+            assert!(brute <= cover + classes.null_rows, "{rows:?}: {brute} > {classes:?}");
             if domain == 3 {
                 assert_eq!(cover, brute, "{rows:?}");
             }
+            let twice_midpoint = 2 * cover + classes.null_rows;
             for i in 0..n {
                 let mut fewer = rows.clone();
                 fewer.remove(i);
-                let smaller = fd_classes(&relation(&fewer), &[0], Some(&bs)).cover;
+                let less = fd_classes(&relation(&fewer), &[0], Some(&bs));
+                let smaller = less.cover;
                 assert!(smaller <= cover && cover <= smaller + 1, "{rows:?} without {i}");
+                let moved = twice_midpoint.abs_diff(2 * smaller + less.null_rows);
+                assert!(moved <= 2, "2·cover + null_rows moved by {moved}: {rows:?} without {i}");
+                worst_midpoint = worst_midpoint.max(moved);
                 let smaller = fd_classes(&relation(&fewer), &[0], None).cover;
                 assert!(smaller <= key_cover && key_cover <= smaller + 1, "key, without {i}");
             }
         }
+        assert_eq!(worst_midpoint, 2, "the midpoint's sensitivity is reached");
         // The two FDs give one cover (one X); an order predicate is no FD.
         let f = equality_frequencies(&relation(&[[Some(1), Some(1), Some(2)]]), &[fd(1), fd(2)]);
         assert_eq!(f.fd_classes.iter().map(|c| c.cover).collect::<Vec<_>>(), vec![0]);

@@ -66,14 +66,17 @@ pub struct TableFacts {
 }
 
 impl TableFacts {
-    /// I_R itself when the constraints make X's cover exact: every
-    /// constraint a key or an FD of one X, and a key among them (the graph
-    /// is a clique per X group) or one B only (complete multipartite by B
-    /// per group; a row with B NULL conflicts with none). I_R is then the
-    /// cover, Σ over groups of (rows − largest class) = `fd_cover`. Which
-    /// case applies is public (the constraints); the value is private.
-    pub fn exact_repair(&self) -> Option<u64> {
-        self.classes.as_ref().filter(|c| c.exact_cover && c.one_x()).map(|_| self.fd_cover)
+    /// X's cover when every constraint is a key or an FD of one X (public:
+    /// the constraints decide it; the values are private). With a key among
+    /// them the graph is a clique per X group, with FDs of one B complete
+    /// multipartite by B (a row with B NULL conflicts with none): I_R is
+    /// the cover, Σ over groups of (rows − largest class) = `fd_cover`.
+    /// With several B, rows with some B NULL can conflict across classes:
+    /// cover ≤ I_R ≤ cover + null_rows.
+    pub fn one_x_cover(&self) -> Option<crate::repair::OneXCover> {
+        let classes = self.classes.as_ref().filter(|c| c.one_x())?;
+        let null_rows = (!classes.exact_cover).then_some(classes.null_rows);
+        Some(crate::repair::OneXCover { cover: self.fd_cover, null_rows })
     }
 }
 

@@ -11,9 +11,12 @@
 //!   is k/2 and the FD cover k − 1 = I_R (issue 28).
 //! - `combined` (default): both, ε split [`LP_SHARE`] : 1 − [`LP_SHARE`]
 //!   (sequential composition: the parts sum to the measure's ε).
-//! - `lp` and `combined` when every constraint is a key or an FD of one X,
-//!   with a key among them or one B only (public): I_R is X's cover itself,
-//!   released alone with the whole ε (`TableFacts::exact_repair`).
+//! - `lp` and `combined` when every constraint is a key or an FD of one X
+//!   (public; `TableFacts::one_x_cover`): with a key among them or one B
+//!   only, I_R is X's cover itself, released alone with the whole ε; with
+//!   FDs of several B, cover ≤ I_R ≤ cover + null_rows, and their
+//!   midpoint is released ([`MIDPOINT_SHARE`] of ε) beside null_rows (the
+//!   rest) for the interval. No LP, no greedy cover and no 1.1 factor.
 //!
 //! The point estimate is [`POINT_FACTOR`]·L̃ (greedy: c̃), clamped into
 //! the interval; the reported interval contains I_R
@@ -53,8 +56,12 @@ use crate::{COVER_SENSITIVITY, ReleaseError, TableFacts};
 /// itself has node sensitivity 1).
 pub const TWICE_LP_SENSITIVITY: u64 = 2;
 
-/// Sensitivity of X's cover Σ over X groups of (rows − largest class).
+/// Sensitivity of X's cover Σ over X groups of (rows − largest class),
+/// and of the rows with X and a NULL B.
 pub const EXACT_COVER_SENSITIVITY: u64 = 1;
+
+/// Sensitivity of 2·cover + null_rows (the several-B midpoint, doubled).
+pub const MIDPOINT_SENSITIVITY: u64 = 2;
 
 /// The share of ε the `combined` method spends on the LP release.
 pub const LP_SHARE: f64 = 0.75;
@@ -101,10 +108,10 @@ impl RepairMethod {
     }
 
     /// Whether this job must compute the LP: the method needs it and the
-    /// constraints do not make X's cover I_R itself, which is then
-    /// released instead ([`TableFacts::exact_repair`]).
+    /// constraints are not keys and FDs of one X, whose cover bounds I_R
+    /// on both sides and is released instead ([`TableFacts::one_x_cover`]).
     pub fn computes_lp(self, facts: &TableFacts) -> bool {
-        self.needs_lp() && facts.exact_repair().is_none()
+        self.needs_lp() && facts.one_x_cover().is_none()
     }
 }
 
@@ -124,6 +131,22 @@ impl FromStr for RepairMethod {
     }
 }
 
+/// The share of ε the several-B release spends on the midpoint (the
+/// point); null_rows, for the interval only, gets the rest. See the README
+/// ("a key or FDs of one X") for how it was chosen.
+pub const MIDPOINT_SHARE: f64 = 0.8;
+
+/// X's cover when every constraint is a key or an FD of one X
+/// ([`TableFacts::one_x_cover`]; which case applies is public).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OneXCover {
+    /// Σ over X groups of (rows with every B − largest class).
+    pub cover: u64,
+    /// `None` when the cover is I_R itself (a key, or FDs of one B). With
+    /// several B, the rows with X but some B NULL: I_R ≤ cover + null_rows.
+    pub null_rows: Option<u64>,
+}
+
 /// The private inputs of an I_R release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RepairValues {
@@ -133,17 +156,17 @@ pub struct RepairValues {
     /// it: L ≤ I_R ≤ 2·LP ≤ 2·L, and L has node sensitivity 1 (a maximum
     /// of sensitivity-1 statistics; `dpincon_detect::fd_classes`).
     pub twice_lower: Option<u64>,
-    /// I_R itself, when the constraints alone say X's cover is exact
-    /// ([`TableFacts::exact_repair`]): then `lp` and `combined` release it.
-    pub exact: Option<u64>,
+    /// X's cover, when every constraint is a key or an FD of one X
+    /// ([`TableFacts::one_x_cover`]): then `lp` and `combined` release it.
+    pub one_x: Option<OneXCover>,
 }
 
 impl RepairValues {
     /// The values from c, 2·LP (if computed) and the table's facts (its
-    /// largest FD cover, and whether its one X's cover is I_R).
+    /// largest FD cover, and its one X's cover if it has one).
     pub fn new(greedy_cover: u64, twice_lp: Option<u64>, facts: &TableFacts) -> Self {
         let twice_lower = twice_lp.map(|l| l.max(2 * facts.fd_cover));
-        RepairValues { greedy_cover, twice_lower, exact: facts.exact_repair() }
+        RepairValues { greedy_cover, twice_lower, one_x: facts.one_x_cover() }
     }
 }
 
@@ -192,9 +215,12 @@ pub fn release_repair(
     rng: &mut NoiseRng,
 ) -> Result<RepairRelease, ReleaseError> {
     if method.needs_lp()
-        && let Some(cover) = values.exact
+        && let Some(one_x) = values.one_x
     {
-        return release_exact(method, epsilon, cover, rng);
+        return match one_x.null_rows {
+            None => release_exact(method, epsilon, one_x.cover, rng),
+            Some(null_rows) => release_midpoint(method, epsilon, one_x.cover, null_rows, rng),
+        };
     }
     let (lp_budget, greedy_budget) = match method {
         RepairMethod::Greedy => (None, Some(epsilon)),
@@ -261,6 +287,58 @@ fn release_exact(
     })
 }
 
+/// I_R under FDs X → B1, …, Bm of one X (m ≥ 2, no key). Within an X
+/// group two rows with every B conflict iff their B-tuples differ, so
+/// those rows are complete multipartite and `cover` is their minimum
+/// cover; a row with some B NULL can conflict across classes, and deleting
+/// those rows leaves the rest complete multipartite. So cover ≤ I_R ≤
+/// cover + null_rows. Released:
+/// - M = 2·cover + null_rows (the midpoint, doubled) with [`MIDPOINT_SHARE`]
+///   of ε: sensitivity 2, as a row with every B moves the cover by at most
+///   1 and null_rows by 0, and a row with a NULL B moves null_rows by 1 and
+///   the cover by 0 (`dpincon_detect::fd_classes`' brute-force test);
+/// - null_rows with the rest, sensitivity 1, for the interval only.
+///
+/// Point M̃/2; without NULLs (the usual table) that is I_R plus noise. The
+/// interval: I_R ≥ (M − N)/2 ≥ (M̃ − h_M − N_hi)/2 and I_R ≤ (M + N)/2 ≤
+/// (M̃ + h_M + N_hi)/2, N_hi = Ñ + h_N, each part within its bound with
+/// probability 1 − 0.05/2.
+fn release_midpoint(
+    method: RepairMethod,
+    epsilon: Budget,
+    cover: u64,
+    null_rows: u64,
+    rng: &mut NoiseRng,
+) -> Result<RepairRelease, ReleaseError> {
+    let budgets = epsilon.split(&[MIDPOINT_SHARE, 1.0 - MIDPOINT_SHARE])?;
+    let miss = (1.0 - COVERAGE) / 2.0;
+    let twice_midpoint = (2 * cover).saturating_add(null_rows);
+    let mid = part("twice-midpoint", twice_midpoint, MIDPOINT_SENSITIVITY, budgets[0], miss, rng)?;
+    let nulls = part("null-rows", null_rows, EXACT_COVER_SENSITIVITY, budgets[1], miss, rng)?;
+    let h = |p: &RepairPart| p.halfwidth.min(i64::MAX as u64) as i64;
+    let nulls_high = nulls.value.saturating_add(h(&nulls)).max(0);
+    let spread = h(&mid).saturating_add(nulls_high);
+    let lo = half_up(mid.value.saturating_sub(spread)).max(0);
+    let hi = mid.value.saturating_add(spread).div_euclid(2).max(0);
+    // Noise can cross the ends (outside the coverage event): swap them.
+    let (lo, hi) = (lo.min(hi), lo.max(hi));
+    let value = half_up(mid.value).clamp(lo, hi);
+    Ok(RepairRelease {
+        method,
+        value,
+        epsilon: epsilon.value(),
+        sensitivity: MIDPOINT_SENSITIVITY,
+        ci95: [lo, hi],
+        coverage: COVERAGE,
+        parts: vec![mid, nulls],
+    })
+}
+
+/// ⌈x/2⌉.
+fn half_up(x: i64) -> i64 {
+    x.div_euclid(2) + i64::from(x.rem_euclid(2) == 1)
+}
+
 fn part(
     statistic: &'static str,
     exact: u64,
@@ -289,7 +367,6 @@ fn part(
 ///   with a quarter of ε, c̃'s noise pulled the point off on small counts
 ///   (generated hubs, I_R = 9: 0.46 against LP alone's 0.27 at ε = 0.5).
 pub(crate) fn estimate(lp: Option<&RepairPart>, greedy: Option<&RepairPart>) -> (i64, [i64; 2]) {
-    let half_up = |x: i64| x.div_euclid(2) + i64::from(x.rem_euclid(2) == 1);
     let mut lo = 0i64;
     let mut hi = i64::MAX;
     // Both statistics s (2·LP and c) satisfy s/2 ≤ I_R ≤ s.
@@ -373,7 +450,8 @@ mod tests {
     #[test]
     fn an_exact_key_cover_is_released_alone_with_the_whole_budget() {
         let eps = Budget::new(1.0).unwrap();
-        let values = RepairValues { greedy_cover: 80, twice_lower: None, exact: Some(40) };
+        let one_x = Some(OneXCover { cover: 40, null_rows: None });
+        let values = RepairValues { greedy_cover: 80, twice_lower: None, one_x };
         let mut errors = Vec::new();
         for seed in 0..400 {
             let mut rng = NoiseRng::seeded(seed);
@@ -397,6 +475,33 @@ mod tests {
         assert_eq!(g.parts[0].statistic, "greedy-cover");
     }
 
+    /// FDs of several B: the point is the midpoint of [cover, cover +
+    /// null_rows] plus noise, and the interval holds that whole range (so
+    /// I_R, wherever it lies in it) at the stated rate.
+    #[test]
+    fn several_b_release_the_midpoint_and_an_interval_over_the_nulls() {
+        let eps = Budget::new(1.0).unwrap();
+        for null_rows in [0u64, 10] {
+            let one_x = Some(OneXCover { cover: 40, null_rows: Some(null_rows) });
+            let values = RepairValues { greedy_cover: 80, twice_lower: None, one_x };
+            let (mut errors, mut held) = (Vec::new(), 0);
+            for seed in 0..400 {
+                let mut rng = NoiseRng::seeded(seed);
+                let r = release_repair(RepairMethod::Combined, eps, values, &mut rng).unwrap();
+                assert_eq!((r.parts.len(), r.sensitivity), (2, MIDPOINT_SENSITIVITY));
+                assert!((r.parts[0].epsilon - MIDPOINT_SHARE).abs() < 1e-12);
+                assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1]);
+                held += usize::from(r.ci95[0] <= 40 && 40 + null_rows as i64 <= r.ci95[1]);
+                errors.push((2 * r.value - (80 + null_rows as i64)).abs());
+            }
+            // 2·point − M is M's noise, DLap(2/0.8ε), rounded up to even:
+            // mean |·| about 2.7 at ε = 1, no 1.1 factor (which would add 8).
+            let mean = errors.iter().sum::<i64>() as f64 / errors.len() as f64;
+            assert!((2.0..3.3).contains(&mean), "{null_rows} NULL rows: mean |2·error| {mean}");
+            assert!(held >= 380, "{null_rows} NULL rows: the range held {held} of 400 times");
+        }
+    }
+
     #[test]
     fn methods_parse_by_name_and_default_to_combined() {
         for m in RepairMethod::ALL {
@@ -410,7 +515,7 @@ mod tests {
     #[test]
     fn combined_splits_epsilon_and_needs_the_lp() {
         let eps = Budget::new(2.0).unwrap();
-        let values = RepairValues { greedy_cover: 50, twice_lower: Some(60), exact: None };
+        let values = RepairValues { greedy_cover: 50, twice_lower: Some(60), one_x: None };
         let r =
             release_repair(RepairMethod::Combined, eps, values, &mut NoiseRng::seeded(1)).unwrap();
         let spent: f64 = r.parts.iter().map(|p| p.epsilon).sum();

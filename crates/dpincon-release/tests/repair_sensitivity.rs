@@ -15,9 +15,18 @@ use dpincon_measures::{
     Adjacency, GreedyCover, MinimumCover, fractional_cover, minimum_cover, walk,
 };
 use dpincon_release::{
-    Budget, COVER_SENSITIVITY, NoiseRng, RepairMethod, RepairValues, release_repair,
-    repair::TWICE_LP_SENSITIVITY,
+    Budget, COVER_SENSITIVITY, NoiseRng, OneXCover, RepairMethod, RepairValues, release_repair,
+    repair::{MIDPOINT_SHARE, TWICE_LP_SENSITIVITY},
 };
+
+/// How often each outcome of `draw` comes up in `samples` draws.
+fn draws<K: Eq + std::hash::Hash>(samples: u32, mut draw: impl FnMut() -> K) -> HashMap<K, u32> {
+    let mut counts = HashMap::new();
+    for _ in 0..samples {
+        *counts.entry(draw()).or_insert(0) += 1;
+    }
+    counts
+}
 
 /// (c, 2·LP, I_R) of a graph.
 fn profile(nodes: u32, edges: &[Edge]) -> (u64, u64, u64) {
@@ -71,15 +80,13 @@ fn combined_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     let bucket = |x: i64| x.clamp(0, 2);
     let mut rng = NoiseRng::seeded(77);
     let histogram = |(c, twice_lp, _): (u64, u64, u64), rng: &mut NoiseRng| {
-        let values = RepairValues { greedy_cover: c, twice_lower: Some(twice_lp), exact: None };
-        let mut counts = HashMap::new();
-        for _ in 0..samples {
+        let values = RepairValues { greedy_cover: c, twice_lower: Some(twice_lp), one_x: None };
+        draws(samples, || {
             let r = release_repair(RepairMethod::Combined, eps, values, rng).unwrap();
             let spent: f64 = r.parts.iter().map(|p| p.epsilon).sum();
             assert!(spent <= 1.0);
-            *counts.entry((bucket(r.parts[0].value), bucket(r.parts[1].value))).or_insert(0) += 1;
-        }
-        counts
+            (bucket(r.parts[0].value), bucket(r.parts[1].value))
+        })
     };
     let (on_g, on_h) = (histogram(g, &mut rng), histogram(h, &mut rng));
     let loss = empirical_loss(&on_g, &on_h);
@@ -89,16 +96,10 @@ fn combined_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     // The mutant: each part with half its noise (sensitivity 1 instead of 2).
     let lp_noise = dpincon_mechanisms::DiscreteLaplace::new(1, 0.75).unwrap();
     let c_noise = dpincon_mechanisms::DiscreteLaplace::new(1, 0.25).unwrap();
-    let mut sample = |value: i64| {
-        let mut counts = HashMap::new();
-        for _ in 0..samples {
-            let key = (
-                bucket(lp_noise.release(value, &mut rng)),
-                bucket(c_noise.release(value, &mut rng)),
-            );
-            *counts.entry(key).or_insert(0u32) += 1;
-        }
-        counts
+    let mut sample = |value| {
+        draws(samples, || {
+            (bucket(lp_noise.release(value, &mut rng)), bucket(c_noise.release(value, &mut rng)))
+        })
     };
     let loss = empirical_loss(&sample(0), &sample(2));
     assert!(loss > 1.6, "half the noise should show a loss near 2ε, got {loss}");
@@ -116,16 +117,14 @@ fn exact_cover_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     let bucket = |x: i64| x.clamp(0, 1);
     let mut rng = NoiseRng::seeded(78);
     let histogram = |cover: u64, rng: &mut NoiseRng| {
-        let values =
-            RepairValues { greedy_cover: 2 * cover, twice_lower: None, exact: Some(cover) };
-        let mut counts = HashMap::new();
-        for _ in 0..samples {
+        let one_x = Some(OneXCover { cover, null_rows: None });
+        let values = RepairValues { greedy_cover: 2 * cover, twice_lower: None, one_x };
+        draws(samples, || {
             let r = release_repair(RepairMethod::Combined, eps, values, rng).unwrap();
             assert_eq!(r.parts.len(), 1, "one part, no LP and no greedy cover");
             assert_eq!(r.parts[0].epsilon, 1.0, "the whole ε");
-            *counts.entry(bucket(r.parts[0].value)).or_insert(0) += 1;
-        }
-        counts
+            bucket(r.parts[0].value)
+        })
     };
     let (on_g, on_h) = (histogram(0, &mut rng), histogram(1, &mut rng));
     let loss = empirical_loss(&on_g, &on_h);
@@ -133,13 +132,51 @@ fn exact_cover_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     assert!(loss > 0.9, "the test must see the loss it bounds, got {loss}");
 
     let half = dpincon_mechanisms::DiscreteLaplace::new(1, 2.0).unwrap();
-    let mut sample = |value: i64| {
-        let mut counts = HashMap::new();
-        for _ in 0..samples {
-            *counts.entry(bucket(half.release(value, &mut rng))).or_insert(0u32) += 1;
-        }
-        counts
-    };
+    let mut sample = |value| draws(samples, || bucket(half.release(value, &mut rng)));
     let loss = empirical_loss(&sample(0), &sample(1));
     assert!(loss > 1.6, "half the noise should show a loss near 2ε, got {loss}");
+}
+
+/// The several-B release (FDs X → B1, B2 of one X): M = 2·cover +
+/// null_rows with [`MIDPOINT_SHARE`] of ε and null_rows with the rest.
+/// G has one row (cover 0, no NULL); G' adds a row with every B to its
+/// group in another class (cover 0 → 1, M 0 → 2), the largest move of M;
+/// G'' instead adds a row with a NULL B (null_rows 0 → 1, M 0 → 1), the
+/// largest move of null_rows. Bucketing each part at its moves keeps the
+/// full loss; each neighbour's loss is at most ε, and half the noise on M
+/// shows its share twice over.
+#[test]
+fn midpoint_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
+    let eps = Budget::new(1.0).unwrap();
+    let samples = 200_000u32;
+    let mut rng = NoiseRng::seeded(79);
+    let mut histogram = |cover: u64, null_rows: u64| {
+        let one_x = Some(OneXCover { cover, null_rows: Some(null_rows) });
+        let values = RepairValues { greedy_cover: 2 * cover, twice_lower: None, one_x };
+        draws(samples, || {
+            let r = release_repair(RepairMethod::Combined, eps, values, &mut rng).unwrap();
+            let stats: Vec<&str> = r.parts.iter().map(|p| p.statistic.as_str()).collect();
+            assert_eq!(stats, ["twice-midpoint", "null-rows"]);
+            let spent: f64 = r.parts.iter().map(|p| p.epsilon).sum();
+            assert!(spent <= 1.0 && spent > 1.0 - 1e-12);
+            assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1]);
+            (r.parts[0].value.clamp(0, 2), r.parts[1].value.clamp(0, 1))
+        })
+    };
+    let g = histogram(0, 0);
+    let (with_b, with_null) = (histogram(1, 0), histogram(0, 1));
+    for (name, h) in [("a row with every B", &with_b), ("a row with a NULL B", &with_null)] {
+        let loss = empirical_loss(&g, h);
+        assert!(loss < 1.0 + 0.1, "{name}: privacy loss {loss} exceeds ε = 1");
+    }
+    // The row with every B moves M by its full sensitivity: the loss is
+    // the midpoint's share of ε, and the test sees it.
+    let loss = empirical_loss(&g, &with_b);
+    assert!(loss > MIDPOINT_SHARE - 0.1, "the test must see the loss it bounds, got {loss}");
+
+    // The mutant: M with half its noise (sensitivity 1 instead of 2).
+    let half = dpincon_mechanisms::DiscreteLaplace::new(1, MIDPOINT_SHARE).unwrap();
+    let mut sample = |value| draws(samples, || half.release(value, &mut rng).clamp(0, 2));
+    let loss = empirical_loss(&sample(0), &sample(2));
+    assert!(loss > 1.4, "half the noise should show a loss near 2 × 0.8ε, got {loss}");
 }
