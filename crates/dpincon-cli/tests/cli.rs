@@ -144,8 +144,8 @@ fn dp_release_by_default_hides_exact_values() {
         (&"exact-cover".into(), &1.0.into())
     );
 
-    // Two right-hand sides of one X: the midpoint of [cover, cover +
-    // NULL-B rows] and those rows (02110's NULL City), no LP.
+    // Two right-hand sides of one X: 2·L and the NULL-B rows (02110's NULL
+    // City), which bound I_R from above; no greedy part.
     let two = dir.file("two.txt", "FD: Zip -> City\nFD: Zip -> State\n");
     let out = cli(&["run", "--data", s(&data), "--constraints", s(&two), "--epsilon", "1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -153,7 +153,7 @@ fn dp_release_by_default_hides_exact_values() {
     let r = &report["measures"]["r"];
     let parts: Vec<&str> =
         r["parts"].as_array().unwrap().iter().map(|p| p["statistic"].as_str().unwrap()).collect();
-    assert_eq!((parts, &r["sensitivity"]), (vec!["twice-midpoint", "null-rows"], &2.into()));
+    assert_eq!((parts, &r["sensitivity"]), (vec!["twice-lower-bound", "null-rows"], &2.into()));
 }
 
 #[test]

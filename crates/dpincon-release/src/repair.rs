@@ -13,10 +13,10 @@
 //!   (sequential composition: the parts sum to the measure's ε).
 //! - `lp` and `combined` when every constraint is a key or an FD of one X
 //!   (public; `TableFacts::one_x_cover`): with a key among them or one B
-//!   only, I_R is X's cover itself, released alone with the whole ε; with
-//!   FDs of several B, cover ≤ I_R ≤ cover + null_rows, and their
-//!   midpoint is released ([`MIDPOINT_SHARE`] of ε) beside null_rows (the
-//!   rest) for the interval. No LP, no greedy cover and no 1.1 factor.
+//!   only, I_R is X's cover itself, released alone with the whole ε (no
+//!   LP). With FDs of several B, L ≤ I_R ≤ cover + N ≤ L + N (N: rows with
+//!   a NULL B): 2·L and N are released ([`NULL_ROWS_SHARE`] of ε on N),
+//!   and the point's hedge above L̃ is at most what N leaves room for.
 //!
 //! The point estimate is [`POINT_FACTOR`]·L̃ (greedy: c̃), clamped into
 //! the interval; the reported interval contains I_R
@@ -59,9 +59,6 @@ pub const TWICE_LP_SENSITIVITY: u64 = 2;
 /// Sensitivity of X's cover Σ over X groups of (rows − largest class),
 /// and of the rows with X and a NULL B.
 pub const EXACT_COVER_SENSITIVITY: u64 = 1;
-
-/// Sensitivity of 2·cover + null_rows (the several-B midpoint, doubled).
-pub const MIDPOINT_SENSITIVITY: u64 = 2;
 
 /// The share of ε the `combined` method spends on the LP release.
 pub const LP_SHARE: f64 = 0.75;
@@ -108,10 +105,10 @@ impl RepairMethod {
     }
 
     /// Whether this job must compute the LP: the method needs it and the
-    /// constraints are not keys and FDs of one X, whose cover bounds I_R
-    /// on both sides and is released instead ([`TableFacts::one_x_cover`]).
+    /// constraints do not make X's cover I_R itself, which is then
+    /// released instead ([`TableFacts::one_x_cover`]).
     pub fn computes_lp(self, facts: &TableFacts) -> bool {
-        self.needs_lp() && facts.one_x_cover().is_none()
+        self.needs_lp() && !facts.one_x_cover().is_some_and(|c| c.is_exact())
     }
 }
 
@@ -131,10 +128,10 @@ impl FromStr for RepairMethod {
     }
 }
 
-/// The share of ε the several-B release spends on the midpoint (the
-/// point); null_rows, for the interval only, gets the rest. See the README
-/// ("a key or FDs of one X") for how it was chosen.
-pub const MIDPOINT_SHARE: f64 = 0.8;
+/// The share of ε the several-B release spends on N, the rows with a NULL
+/// B (2·L gets the rest). See the README ("FDs of one X with several B")
+/// for how it was chosen.
+pub const NULL_ROWS_SHARE: f64 = 0.2;
 
 /// X's cover when every constraint is a key or an FD of one X
 /// ([`TableFacts::one_x_cover`]; which case applies is public).
@@ -145,6 +142,13 @@ pub struct OneXCover {
     /// `None` when the cover is I_R itself (a key, or FDs of one B). With
     /// several B, the rows with X but some B NULL: I_R ≤ cover + null_rows.
     pub null_rows: Option<u64>,
+}
+
+impl OneXCover {
+    /// The cover is I_R itself: released alone, no LP needed.
+    pub fn is_exact(&self) -> bool {
+        self.null_rows.is_none()
+    }
 }
 
 /// The private inputs of an I_R release.
@@ -219,7 +223,7 @@ pub fn release_repair(
     {
         return match one_x.null_rows {
             None => release_exact(method, epsilon, one_x.cover, rng),
-            Some(null_rows) => release_midpoint(method, epsilon, one_x.cover, null_rows, rng),
+            Some(null_rows) => release_with_nulls(method, epsilon, values, null_rows, rng),
         };
     }
     let (lp_budget, greedy_budget) = match method {
@@ -291,46 +295,53 @@ fn release_exact(
 /// group two rows with every B conflict iff their B-tuples differ, so
 /// those rows are complete multipartite and `cover` is their minimum
 /// cover; a row with some B NULL can conflict across classes, and deleting
-/// those rows leaves the rest complete multipartite. So cover ≤ I_R ≤
-/// cover + null_rows. Released:
-/// - M = 2·cover + null_rows (the midpoint, doubled) with [`MIDPOINT_SHARE`]
-///   of ε: sensitivity 2, as a row with every B moves the cover by at most
-///   1 and null_rows by 0, and a row with a NULL B moves null_rows by 1 and
-///   the cover by 0 (`dpincon_detect::fd_classes`' brute-force test);
-/// - null_rows with the rest, sensitivity 1, for the interval only.
+/// those N rows leaves the rest complete multipartite. So L ≤ I_R ≤
+/// cover + N ≤ L + N, with L = max(LP, cover) as for `lp`. Released: 2·L
+/// (sensitivity 2) with 1 − [`NULL_ROWS_SHARE`] of ε and N (sensitivity
+/// 1) with the rest; no greedy part.
 ///
-/// Point M̃/2; without NULLs (the usual table) that is I_R plus noise. The
-/// interval: I_R ≥ (M − N)/2 ≥ (M̃ − h_M − N_hi)/2 and I_R ≤ (M + N)/2 ≤
-/// (M̃ + h_M + N_hi)/2, N_hi = Ñ + h_N, each part within its bound with
-/// probability 1 − 0.05/2.
-fn release_midpoint(
+/// Without NULL B (the usual table) L = cover = I_R, so the point is L̃
+/// itself: its hedge above L̃ is min(0.1·L̃, N_lo/2), the LP path's 1.1
+/// factor capped at the midpoint of [L, L + N], with N_lo = max(Ñ − h_N,
+/// 0), which is 0 with probability 1 − 0.025 when N is. The interval:
+/// I_R ≥ (l̃ − h_l)/2 and I_R ≤ min(2·L, L + N) ≤ min(l̃ + h_l, (l̃ +
+/// h_l)/2 + Ñ + h_N), each part within its bound with probability
+/// 1 − 0.025.
+fn release_with_nulls(
     method: RepairMethod,
     epsilon: Budget,
-    cover: u64,
+    values: RepairValues,
     null_rows: u64,
     rng: &mut NoiseRng,
 ) -> Result<RepairRelease, ReleaseError> {
-    let budgets = epsilon.split(&[MIDPOINT_SHARE, 1.0 - MIDPOINT_SHARE])?;
+    let twice_lower = values.twice_lower.ok_or_else(|| {
+        ReleaseError::Invalid("the I_R release needs 2·LP, which was not computed".into())
+    })?;
+    let budgets = epsilon.split(&[1.0 - NULL_ROWS_SHARE, NULL_ROWS_SHARE])?;
     let miss = (1.0 - COVERAGE) / 2.0;
-    let twice_midpoint = (2 * cover).saturating_add(null_rows);
-    let mid = part("twice-midpoint", twice_midpoint, MIDPOINT_SENSITIVITY, budgets[0], miss, rng)?;
-    let nulls = part("null-rows", null_rows, EXACT_COVER_SENSITIVITY, budgets[1], miss, rng)?;
+    let l = part("twice-lower-bound", twice_lower, TWICE_LP_SENSITIVITY, budgets[0], miss, rng)?;
+    let n = part("null-rows", null_rows, EXACT_COVER_SENSITIVITY, budgets[1], miss, rng)?;
     let h = |p: &RepairPart| p.halfwidth.min(i64::MAX as u64) as i64;
-    let nulls_high = nulls.value.saturating_add(h(&nulls)).max(0);
-    let spread = h(&mid).saturating_add(nulls_high);
-    let lo = half_up(mid.value.saturating_sub(spread)).max(0);
-    let hi = mid.value.saturating_add(spread).div_euclid(2).max(0);
+    let l_high = l.value.saturating_add(h(&l));
+    let lo = half_up(l.value.saturating_sub(h(&l))).max(0);
+    let n_high = n.value.saturating_add(h(&n)).max(0);
+    let hi = l_high.min(l_high.div_euclid(2).saturating_add(n_high)).max(0);
     // Noise can cross the ends (outside the coverage event): swap them.
     let (lo, hi) = (lo.min(hi), lo.max(hi));
-    let value = half_up(mid.value).clamp(lo, hi);
+    // 2·point = l̃ + min(0.1·l̃, N_lo), rounded to nearest.
+    let (num, den) = POINT_FACTOR;
+    let hedge = (i128::from(l.value.max(0)) * i128::from(num - den)).div_euclid(i128::from(den));
+    let n_low = n.value.saturating_sub(h(&n)).max(0);
+    let twice_point = i128::from(l.value) + hedge.min(i128::from(n_low));
+    let point = (twice_point + 1).div_euclid(2).clamp(i128::from(i64::MIN), i128::from(i64::MAX));
     Ok(RepairRelease {
         method,
-        value,
+        value: (point as i64).clamp(lo, hi),
         epsilon: epsilon.value(),
-        sensitivity: MIDPOINT_SENSITIVITY,
+        sensitivity: TWICE_LP_SENSITIVITY,
         ci95: [lo, hi],
         coverage: COVERAGE,
-        parts: vec![mid, nulls],
+        parts: vec![l, n],
     })
 }
 
@@ -475,30 +486,34 @@ mod tests {
         assert_eq!(g.parts[0].statistic, "greedy-cover");
     }
 
-    /// FDs of several B: the point is the midpoint of [cover, cover +
-    /// null_rows] plus noise, and the interval holds that whole range (so
-    /// I_R, wherever it lies in it) at the stated rate.
+    /// FDs of several B: without NULL B the point is L̃ itself (no 1.1
+    /// factor), and with a few (4, below Ñ's noise bound) too; with many
+    /// it is hedged by min(0.1·L̃, N_lo/2) (4 rows here); the interval
+    /// holds [L, min(2·L, L + N)], where I_R lies.
     #[test]
-    fn several_b_release_the_midpoint_and_an_interval_over_the_nulls() {
+    fn several_b_hedge_only_what_the_null_rows_leave_room_for() {
         let eps = Budget::new(1.0).unwrap();
-        for null_rows in [0u64, 10] {
+        for (null_rows, hedge) in [(0u64, 0i64), (4, 0), (30, 8)] {
             let one_x = Some(OneXCover { cover: 40, null_rows: Some(null_rows) });
-            let values = RepairValues { greedy_cover: 80, twice_lower: None, one_x };
+            let values = RepairValues { greedy_cover: 90, twice_lower: Some(80), one_x };
+            let top = 80.min(40 + null_rows as i64);
             let (mut errors, mut held) = (Vec::new(), 0);
             for seed in 0..400 {
                 let mut rng = NoiseRng::seeded(seed);
                 let r = release_repair(RepairMethod::Combined, eps, values, &mut rng).unwrap();
-                assert_eq!((r.parts.len(), r.sensitivity), (2, MIDPOINT_SENSITIVITY));
-                assert!((r.parts[0].epsilon - MIDPOINT_SHARE).abs() < 1e-12);
+                let stats: Vec<&str> = r.parts.iter().map(|p| p.statistic.as_str()).collect();
+                assert_eq!(stats, ["twice-lower-bound", "null-rows"]);
+                assert!((r.parts[1].epsilon - NULL_ROWS_SHARE).abs() < 1e-12);
                 assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1]);
-                held += usize::from(r.ci95[0] <= 40 && 40 + null_rows as i64 <= r.ci95[1]);
-                errors.push((2 * r.value - (80 + null_rows as i64)).abs());
+                held += usize::from(r.ci95[0] <= 40 && top <= r.ci95[1]);
+                errors.push(2 * r.value - (80 + hedge));
             }
-            // 2·point − M is M's noise, DLap(2/0.8ε), rounded up to even:
-            // mean |·| about 2.7 at ε = 1, no 1.1 factor (which would add 8).
+            // 2·point − (2·L + hedge) is l̃'s noise, DLap(2/0.8ε), and
+            // N_lo's shortfall: centred on 0 within a row, |·| about 2.7.
             let mean = errors.iter().sum::<i64>() as f64 / errors.len() as f64;
-            assert!((2.0..3.3).contains(&mean), "{null_rows} NULL rows: mean |2·error| {mean}");
-            assert!(held >= 380, "{null_rows} NULL rows: the range held {held} of 400 times");
+            let spread = errors.iter().map(|e| e.abs()).sum::<i64>() as f64 / errors.len() as f64;
+            assert!(mean.abs() < 2.1 && spread < 4.0, "{null_rows} NULL: {mean}, {spread}");
+            assert!(held >= 380, "{null_rows} NULL rows: [40, {top}] held {held} of 400 times");
         }
     }
 

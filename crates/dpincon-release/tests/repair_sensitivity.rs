@@ -16,7 +16,7 @@ use dpincon_measures::{
 };
 use dpincon_release::{
     Budget, COVER_SENSITIVITY, NoiseRng, OneXCover, RepairMethod, RepairValues, release_repair,
-    repair::{MIDPOINT_SHARE, TWICE_LP_SENSITIVITY},
+    repair::{NULL_ROWS_SHARE, TWICE_LP_SENSITIVITY},
 };
 
 /// How often each outcome of `draw` comes up in `samples` draws.
@@ -137,46 +137,44 @@ fn exact_cover_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     assert!(loss > 1.6, "half the noise should show a loss near 2ε, got {loss}");
 }
 
-/// The several-B release (FDs X → B1, B2 of one X): M = 2·cover +
-/// null_rows with [`MIDPOINT_SHARE`] of ε and null_rows with the rest.
-/// G has one row (cover 0, no NULL); G' adds a row with every B to its
-/// group in another class (cover 0 → 1, M 0 → 2), the largest move of M;
-/// G'' instead adds a row with a NULL B (null_rows 0 → 1, M 0 → 1), the
-/// largest move of null_rows. Bucketing each part at its moves keeps the
-/// full loss; each neighbour's loss is at most ε, and half the noise on M
-/// shows its share twice over.
+/// The several-B release (FDs X → B1, B2 of one X): 2·L with 1 −
+/// [`NULL_ROWS_SHARE`] of ε and N, the rows with a NULL B, with the rest.
+/// G has one row; G' adds a row with one B NULL that conflicts with it
+/// through the other B: 2·L goes 0 → 2 and N 0 → 1, both parts' largest
+/// move at once. Bucketing each part at its move keeps the full loss, ε;
+/// half the noise on 2·L shows about 2·0.8ε + 0.2ε.
 #[test]
-fn midpoint_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
+fn several_b_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     let eps = Budget::new(1.0).unwrap();
     let samples = 200_000u32;
     let mut rng = NoiseRng::seeded(79);
-    let mut histogram = |cover: u64, null_rows: u64| {
-        let one_x = Some(OneXCover { cover, null_rows: Some(null_rows) });
-        let values = RepairValues { greedy_cover: 2 * cover, twice_lower: None, one_x };
+    let mut histogram = |twice_lower: u64, null_rows: u64| {
+        let one_x = Some(OneXCover { cover: 0, null_rows: Some(null_rows) });
+        let values =
+            RepairValues { greedy_cover: twice_lower, twice_lower: Some(twice_lower), one_x };
         draws(samples, || {
             let r = release_repair(RepairMethod::Combined, eps, values, &mut rng).unwrap();
             let stats: Vec<&str> = r.parts.iter().map(|p| p.statistic.as_str()).collect();
-            assert_eq!(stats, ["twice-midpoint", "null-rows"]);
+            assert_eq!(stats, ["twice-lower-bound", "null-rows"]);
             let spent: f64 = r.parts.iter().map(|p| p.epsilon).sum();
             assert!(spent <= 1.0 && spent > 1.0 - 1e-12);
             assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1]);
             (r.parts[0].value.clamp(0, 2), r.parts[1].value.clamp(0, 1))
         })
     };
-    let g = histogram(0, 0);
-    let (with_b, with_null) = (histogram(1, 0), histogram(0, 1));
-    for (name, h) in [("a row with every B", &with_b), ("a row with a NULL B", &with_null)] {
-        let loss = empirical_loss(&g, h);
-        assert!(loss < 1.0 + 0.1, "{name}: privacy loss {loss} exceeds ε = 1");
-    }
-    // The row with every B moves M by its full sensitivity: the loss is
-    // the midpoint's share of ε, and the test sees it.
-    let loss = empirical_loss(&g, &with_b);
-    assert!(loss > MIDPOINT_SHARE - 0.1, "the test must see the loss it bounds, got {loss}");
+    let (on_g, on_h) = (histogram(0, 0), histogram(2, 1));
+    let loss = empirical_loss(&on_g, &on_h);
+    assert!(loss < 1.0 + 0.1, "privacy loss {loss} exceeds ε = 1");
+    assert!(loss > 0.9, "the test must see the loss it bounds, got {loss}");
 
-    // The mutant: M with half its noise (sensitivity 1 instead of 2).
-    let half = dpincon_mechanisms::DiscreteLaplace::new(1, MIDPOINT_SHARE).unwrap();
-    let mut sample = |value| draws(samples, || half.release(value, &mut rng).clamp(0, 2));
-    let loss = empirical_loss(&sample(0), &sample(2));
-    assert!(loss > 1.4, "half the noise should show a loss near 2 × 0.8ε, got {loss}");
+    // The mutant: 2·L with half its noise (sensitivity 1 instead of 2).
+    let half = dpincon_mechanisms::DiscreteLaplace::new(1, 1.0 - NULL_ROWS_SHARE).unwrap();
+    let nulls = dpincon_mechanisms::DiscreteLaplace::new(1, NULL_ROWS_SHARE).unwrap();
+    let mut sample = |l: i64, n: i64| {
+        draws(samples, || {
+            (half.release(l, &mut rng).clamp(0, 2), nulls.release(n, &mut rng).clamp(0, 1))
+        })
+    };
+    let loss = empirical_loss(&sample(0, 0), &sample(2, 1));
+    assert!(loss > 1.5, "half the noise should show a loss near 1.8ε, got {loss}");
 }
