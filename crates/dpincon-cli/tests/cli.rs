@@ -96,8 +96,8 @@ fn exact_measures_as_json() {
 fn dp_release_by_default_hides_exact_values() {
     let dir = Dir::new();
     let data = dir.file("people.csv", PEOPLE);
-    // FDs of two X: I_R from its LP and greedy bounds (one X: its classes,
-    // below).
+    // FDs of two X: I_R from 2·L and the sum of the X's covers and NULL-B
+    // rows, an upper bound (one X of one B: its classes' count, below).
     let dcs = dir.file("dcs.txt", "FD: Zip -> City\nFD: City -> State\n");
     let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs), "--epsilon", "1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -121,7 +121,7 @@ fn dp_release_by_default_hides_exact_values() {
     assert_eq!(r["method"], "combined");
     let parts: Vec<&str> =
         r["parts"].as_array().unwrap().iter().map(|p| p["statistic"].as_str().unwrap()).collect();
-    assert_eq!(parts, ["twice-lower-bound", "greedy-cover"]);
+    assert_eq!(parts, ["twice-lower-bound", "fd-cover-sum"]);
     let spent: f64 =
         r["parts"].as_array().unwrap().iter().map(|p| p["epsilon"].as_f64().unwrap()).sum();
     assert!(spent <= 1.0 && spent > 0.999, "the parts sum to the measure's ε: {spent}");
@@ -144,8 +144,8 @@ fn dp_release_by_default_hides_exact_values() {
         (&"exact-cover".into(), &1.0.into())
     );
 
-    // Two right-hand sides of one X: 2·L and the NULL-B rows (02110's NULL
-    // City), which bound I_R from above; no greedy part.
+    // Two right-hand sides of one X: 2·L and the cover plus the NULL-B rows
+    // (02110's NULL City), which bound I_R from above; no greedy part.
     let two = dir.file("two.txt", "FD: Zip -> City\nFD: Zip -> State\n");
     let out = cli(&["run", "--data", s(&data), "--constraints", s(&two), "--epsilon", "1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -153,7 +153,7 @@ fn dp_release_by_default_hides_exact_values() {
     let r = &report["measures"]["r"];
     let parts: Vec<&str> =
         r["parts"].as_array().unwrap().iter().map(|p| p["statistic"].as_str().unwrap()).collect();
-    assert_eq!((parts, &r["sensitivity"]), (vec!["twice-lower-bound", "null-rows"], &2.into()));
+    assert_eq!((parts, &r["sensitivity"]), (vec!["twice-lower-bound", "fd-cover-sum"], &2.into()));
 }
 
 #[test]

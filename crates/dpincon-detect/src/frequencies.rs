@@ -310,6 +310,16 @@ mod tests {
         })
     }
 
+    /// A seeded stream of values below `m` (xorshift64).
+    fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
+        move |m| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        }
+    }
+
     /// The minimum vertex cover of the graph on `n` rows that `conflict` defines.
     fn brute_cover_of(n: usize, conflict: impl Fn(usize, usize) -> bool) -> u64 {
         (0u32..1 << n)
@@ -339,13 +349,7 @@ mod tests {
         };
         assert_eq!(fd_shape(&fd(1)), Some((vec![0], Some(1))));
         let bs = BTreeSet::from([1, 2]);
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for round in 0..3000 {
             let n = 1 + next(7) as usize;
             // Half the tables without NULLs, where the bound is exact.
@@ -414,6 +418,55 @@ mod tests {
         assert_eq!(classes.cover, 2, "the X = 1 group of three rows is a clique");
         assert!(classes.key && f.all_fd_shaped);
         assert_eq!((classes.max_class, classes.null_rows, classes.capped(1)), (1, 0, 3));
+    }
+
+    /// FDs of two X (col 0 → col 1, col 1 → col 2, and col 0 → cols 1, 2
+    /// with col 2 → col 0): deleting each X's cover and NULL-B rows
+    /// removes every edge, so I_R ≤ Σ_X (cover_X + null_rows_X); a row
+    /// moves each X's term by at most 1, so the sum by at most the number
+    /// of X (reached). Tables of up to 7 rows with NULLs, removing every
+    /// row in turn.
+    #[test]
+    fn the_sum_of_the_covers_and_null_rows_bounds_i_r_over_several_x() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        let differ = |a: Option<u64>, b: Option<u64>| a.is_some() && b.is_some() && a != b;
+        // (X, its B) per FD set: X → B conflicts when X agrees and a B differs.
+        let sets: [&[(usize, &[usize])]; 2] = [&[(0, &[1]), (1, &[2])], &[(0, &[1, 2]), (2, &[0])]];
+        let upper = |rows: &[[Option<u64>; 3]], fds: &[(usize, &[usize])]| -> u64 {
+            let r = relation(rows);
+            fds.iter()
+                .map(|&(x, bs)| {
+                    let c = fd_classes(&r, &[x], Some(&bs.iter().copied().collect()));
+                    c.cover + c.null_rows
+                })
+                .sum()
+        };
+        let mut worst = 0;
+        for _ in 0..3000 {
+            let n = 1 + next(7) as usize;
+            let key = |v: u64| (v < 3).then_some(v);
+            let rows: Vec<[Option<u64>; 3]> =
+                (0..n).map(|_| [key(next(4)), key(next(4)), key(next(4))]).collect();
+            for fds in sets {
+                let brute = brute_cover_of(n, |i, j| {
+                    fds.iter().any(|&(x, bs)| {
+                        rows[i][x].is_some()
+                            && rows[i][x] == rows[j][x]
+                            && bs.iter().any(|&b| differ(rows[i][b], rows[j][b]))
+                    })
+                });
+                let u = upper(&rows, fds);
+                assert!(brute <= u, "{rows:?} under {fds:?}: I_R {brute} > {u}");
+                for i in 0..n {
+                    let mut fewer = rows.clone();
+                    fewer.remove(i);
+                    let moved = u.abs_diff(upper(&fewer, fds));
+                    assert!(moved <= fds.len() as u64, "{rows:?} without {i}: moved {moved}");
+                    worst = worst.max(moved);
+                }
+            }
+        }
+        assert_eq!(worst, 2, "a row moves both X's terms");
     }
 
     #[test]
@@ -509,13 +562,7 @@ mod tests {
     #[test]
     fn capped_classes_bound_i_p_with_sensitivity_tau_plus_one() {
         let bs = BTreeSet::from([1, 2]);
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let classes = |rows: &[[Option<u64>; 3]]| fd_classes(&relation(rows), &[0], Some(&bs));
         for round in 0..3000 {
             let n = 1 + next(7) as usize;

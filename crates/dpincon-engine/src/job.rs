@@ -198,6 +198,8 @@ fn class_facts(frequencies: &EqualityFrequencies) -> Option<ClassFacts> {
 pub fn to_class_facts<'a>(
     sets: impl IntoIterator<Item = &'a ConflictClasses>,
 ) -> Option<ClassFacts> {
+    let sets: Vec<&ConflictClasses> = sets.into_iter().collect();
+    let upper = sets.iter().map(|c| c.cover + c.null_rows).sum();
     let mut sets = sets.into_iter();
     let first = sets.next()?;
     let mut facts = ClassFacts {
@@ -209,6 +211,7 @@ pub fn to_class_facts<'a>(
         excess: first.excess,
         excess_from: dpincon_detect::EXCESS_FROM as u32,
         others: vec![],
+        upper,
     };
     facts.others = sets.map(|other| other.sizes.clone()).collect();
     Some(facts)

@@ -46,6 +46,10 @@ pub struct ClassFacts {
     /// θ* reads them; `key`, `max_class`, `null_rows` and `excess` are the
     /// first X's and unused).
     pub others: Vec<Vec<(u64, u64)>>,
+    /// Σ over every X of (cover + rows with X and a NULL B): an upper
+    /// bound on I_R, moved by at most 1 per X when a row is added or
+    /// removed (`dpincon_detect`'s brute-force test).
+    pub upper: u64,
 }
 
 impl ClassFacts {

@@ -66,17 +66,24 @@ pub struct TableFacts {
 }
 
 impl TableFacts {
-    /// X's cover when every constraint is a key or an FD of one X (public:
-    /// the constraints decide it; the values are private). With a key among
-    /// them the graph is a clique per X group, with FDs of one B complete
-    /// multipartite by B (a row with B NULL conflicts with none): I_R is
-    /// the cover, Σ over groups of (rows − largest class) = `fd_cover`.
-    /// With several B, rows with some B NULL can conflict across classes:
-    /// cover ≤ I_R ≤ cover + null_rows.
-    pub fn one_x_cover(&self) -> Option<crate::repair::OneXCover> {
-        let classes = self.classes.as_ref().filter(|c| c.one_x())?;
-        let null_rows = (!classes.exact_cover).then_some(classes.null_rows);
-        Some(crate::repair::OneXCover { cover: self.fd_cover, null_rows })
+    /// I_R itself when the constraints make X's cover exact: every
+    /// constraint a key or an FD of one X, and a key among them (the graph
+    /// is a clique per X group) or one B only (complete multipartite by B
+    /// per group; a row with B NULL conflicts with none). I_R is then the
+    /// cover, Σ over groups of (rows − largest class) = `fd_cover`. Which
+    /// case applies is public (the constraints); the value is private.
+    pub fn exact_repair(&self) -> Option<u64> {
+        self.classes.as_ref().filter(|c| c.exact_cover && c.one_x()).map(|_| self.fd_cover)
+    }
+
+    /// U = Σ_X (cover_X + N_X) when every constraint is a key or an FD and
+    /// the cover is not exact ([`TableFacts::exact_repair`]): an upper
+    /// bound on I_R with sensitivity k, the number of X.
+    pub fn upper_cover(&self) -> Option<crate::repair::UpperCover> {
+        let classes = self.classes.as_ref()?;
+        let sets = 1 + classes.others.len() as u64;
+        let exact = classes.exact_cover && sets == 1;
+        (!exact).then_some(crate::repair::UpperCover { value: classes.upper, sets })
     }
 }
 

@@ -12,11 +12,15 @@
 //! - `combined` (default): both, ε split [`LP_SHARE`] : 1 − [`LP_SHARE`]
 //!   (sequential composition: the parts sum to the measure's ε).
 //! - `lp` and `combined` when every constraint is a key or an FD of one X
-//!   (public; `TableFacts::one_x_cover`): with a key among them or one B
-//!   only, I_R is X's cover itself, released alone with the whole ε (no
-//!   LP). With FDs of several B, L ≤ I_R ≤ cover + N ≤ L + N (N: rows with
-//!   a NULL B): 2·L and N are released ([`NULL_ROWS_SHARE`] of ε on N),
-//!   and the point's hedge above L̃ is at most what N leaves room for.
+//!   with a key among them or one B only (public): I_R is X's cover
+//!   itself, released alone with the whole ε, no LP
+//!   (`TableFacts::exact_repair`).
+//! - `lp` and `combined` when every other constraint set is keys and FDs
+//!   (public): U = Σ_X (cover_X + N_X), N_X the rows with X and a NULL B,
+//!   is an upper bound on I_R with sensitivity k, the number of X
+//!   (`TableFacts::upper_cover`). 2·L and U are released ([`UPPER_SHARE`]
+//!   of ε on U, no greedy part), and the point's hedge above L̃ is at most
+//!   half of what U leaves room for.
 //!
 //! The point estimate is [`POINT_FACTOR`]·L̃ (greedy: c̃), clamped into
 //! the interval; the reported interval contains I_R
@@ -106,9 +110,9 @@ impl RepairMethod {
 
     /// Whether this job must compute the LP: the method needs it and the
     /// constraints do not make X's cover I_R itself, which is then
-    /// released instead ([`TableFacts::one_x_cover`]).
+    /// released instead ([`TableFacts::exact_repair`]).
     pub fn computes_lp(self, facts: &TableFacts) -> bool {
-        self.needs_lp() && !facts.one_x_cover().is_some_and(|c| c.is_exact())
+        self.needs_lp() && facts.exact_repair().is_none()
     }
 }
 
@@ -128,27 +132,21 @@ impl FromStr for RepairMethod {
     }
 }
 
-/// The share of ε the several-B release spends on N, the rows with a NULL
-/// B (2·L gets the rest). See the README ("FDs of one X with several B")
-/// for how it was chosen.
-pub const NULL_ROWS_SHARE: f64 = 0.2;
+/// The share of ε the keys-and-FDs release spends on U (2·L gets the
+/// rest). See the README ("keys and FDs: no hedge U does not leave room
+/// for") for how it was chosen.
+pub const UPPER_SHARE: f64 = 0.2;
 
-/// X's cover when every constraint is a key or an FD of one X
-/// ([`TableFacts::one_x_cover`]; which case applies is public).
+/// U = Σ over the X of the constraints of (cover_X + N_X), when every
+/// constraint is a key or an FD ([`TableFacts::upper_cover`]; which case
+/// applies is public). Deleting each X's cover and its rows with a NULL B
+/// leaves no edge, so I_R ≤ U; a row moves each X's term by at most 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OneXCover {
-    /// Σ over X groups of (rows with every B − largest class).
-    pub cover: u64,
-    /// `None` when the cover is I_R itself (a key, or FDs of one B). With
-    /// several B, the rows with X but some B NULL: I_R ≤ cover + null_rows.
-    pub null_rows: Option<u64>,
-}
-
-impl OneXCover {
-    /// The cover is I_R itself: released alone, no LP needed.
-    pub fn is_exact(&self) -> bool {
-        self.null_rows.is_none()
-    }
+pub struct UpperCover {
+    /// U (private).
+    pub value: u64,
+    /// k, the number of X: U's sensitivity (public).
+    pub sets: u64,
 }
 
 /// The private inputs of an I_R release.
@@ -160,9 +158,12 @@ pub struct RepairValues {
     /// it: L ≤ I_R ≤ 2·LP ≤ 2·L, and L has node sensitivity 1 (a maximum
     /// of sensitivity-1 statistics; `dpincon_detect::fd_classes`).
     pub twice_lower: Option<u64>,
-    /// X's cover, when every constraint is a key or an FD of one X
-    /// ([`TableFacts::one_x_cover`]): then `lp` and `combined` release it.
-    pub one_x: Option<OneXCover>,
+    /// I_R itself, when the constraints alone say X's cover is exact
+    /// ([`TableFacts::exact_repair`]): then `lp` and `combined` release it.
+    pub exact: Option<u64>,
+    /// U, when every constraint is a key or an FD ([`TableFacts::upper_cover`]):
+    /// then `lp` and `combined` release it beside 2·L.
+    pub upper: Option<UpperCover>,
 }
 
 impl RepairValues {
@@ -170,7 +171,8 @@ impl RepairValues {
     /// largest FD cover, and its one X's cover if it has one).
     pub fn new(greedy_cover: u64, twice_lp: Option<u64>, facts: &TableFacts) -> Self {
         let twice_lower = twice_lp.map(|l| l.max(2 * facts.fd_cover));
-        RepairValues { greedy_cover, twice_lower, one_x: facts.one_x_cover() }
+        let (exact, upper) = (facts.exact_repair(), facts.upper_cover());
+        RepairValues { greedy_cover, twice_lower, exact, upper }
     }
 }
 
@@ -218,13 +220,13 @@ pub fn release_repair(
     values: RepairValues,
     rng: &mut NoiseRng,
 ) -> Result<RepairRelease, ReleaseError> {
-    if method.needs_lp()
-        && let Some(one_x) = values.one_x
-    {
-        return match one_x.null_rows {
-            None => release_exact(method, epsilon, one_x.cover, rng),
-            Some(null_rows) => release_with_nulls(method, epsilon, values, null_rows, rng),
-        };
+    if method.needs_lp() {
+        if let Some(cover) = values.exact {
+            return release_exact(method, epsilon, cover, rng);
+        }
+        if let Some(upper) = values.upper {
+            return release_with_upper(method, epsilon, values, upper, rng);
+        }
     }
     let (lp_budget, greedy_budget) = match method {
         RepairMethod::Greedy => (None, Some(epsilon)),
@@ -291,57 +293,56 @@ fn release_exact(
     })
 }
 
-/// I_R under FDs X → B1, …, Bm of one X (m ≥ 2, no key). Within an X
-/// group two rows with every B conflict iff their B-tuples differ, so
-/// those rows are complete multipartite and `cover` is their minimum
-/// cover; a row with some B NULL can conflict across classes, and deleting
-/// those N rows leaves the rest complete multipartite. So L ≤ I_R ≤
-/// cover + N ≤ L + N, with L = max(LP, cover) as for `lp`. Released: 2·L
-/// (sensitivity 2) with 1 − [`NULL_ROWS_SHARE`] of ε and N (sensitivity
-/// 1) with the rest; no greedy part.
+/// I_R when every constraint is a key or an FD, and X's cover is not I_R
+/// itself (several X, or FDs of several B). Each X's graph minus its
+/// rows with a NULL B is complete multipartite per group (a clique under
+/// a key), so deleting every X's cover and NULL-B rows leaves no edge:
+/// L ≤ I_R ≤ min(2·L, U). Released: 2·L (sensitivity 2) with 1 −
+/// [`UPPER_SHARE`] of ε and U (sensitivity k) with the rest; no greedy
+/// part.
 ///
-/// Without NULL B (the usual table) L = cover = I_R, so the point is L̃
-/// itself: its hedge above L̃ is min(0.1·L̃, N_lo/2), the LP path's 1.1
-/// factor capped at the midpoint of [L, L + N], with N_lo = max(Ñ − h_N,
-/// 0), which is 0 with probability 1 − 0.025 when N is. The interval:
-/// I_R ≥ (l̃ − h_l)/2 and I_R ≤ min(2·L, L + N) ≤ min(l̃ + h_l, (l̃ +
-/// h_l)/2 + Ñ + h_N), each part within its bound with probability
+/// Where the conflicts of different X do not overlap and no B is NULL
+/// (stars from one bad cell each, FDs such as `zip -> city, state`), U =
+/// I_R = L, and the point is L̃ itself: its hedge above L̃ is the LP path's
+/// 0.1·L̃ capped at (U_lo − L̃)/2, with U_lo = Ũ − h_U, which is at most
+/// U with probability 1 − 0.025. Where they overlap (U well above I_R),
+/// the hedge stays 0.1·L̃. The interval: I_R ≥ (l̃ − h_l)/2 and I_R ≤
+/// min(l̃ + h_l, Ũ + h_U), each part within its bound with probability
 /// 1 − 0.025.
-fn release_with_nulls(
+fn release_with_upper(
     method: RepairMethod,
     epsilon: Budget,
     values: RepairValues,
-    null_rows: u64,
+    upper: UpperCover,
     rng: &mut NoiseRng,
 ) -> Result<RepairRelease, ReleaseError> {
     let twice_lower = values.twice_lower.ok_or_else(|| {
         ReleaseError::Invalid("the I_R release needs 2·LP, which was not computed".into())
     })?;
-    let budgets = epsilon.split(&[1.0 - NULL_ROWS_SHARE, NULL_ROWS_SHARE])?;
+    let budgets = epsilon.split(&[1.0 - UPPER_SHARE, UPPER_SHARE])?;
     let miss = (1.0 - COVERAGE) / 2.0;
     let l = part("twice-lower-bound", twice_lower, TWICE_LP_SENSITIVITY, budgets[0], miss, rng)?;
-    let n = part("null-rows", null_rows, EXACT_COVER_SENSITIVITY, budgets[1], miss, rng)?;
-    let h = |p: &RepairPart| p.halfwidth.min(i64::MAX as u64) as i64;
-    let l_high = l.value.saturating_add(h(&l));
-    let lo = half_up(l.value.saturating_sub(h(&l))).max(0);
-    let n_high = n.value.saturating_add(h(&n)).max(0);
-    let hi = l_high.min(l_high.div_euclid(2).saturating_add(n_high)).max(0);
+    let u = part("fd-cover-sum", upper.value, upper.sets.max(1), budgets[1], miss, rng)?;
+    let h = |p: &RepairPart| i128::from(p.halfwidth.min(i64::MAX as u64));
+    let (l_value, u_value) = (i128::from(l.value), i128::from(u.value));
+    let lo = (l_value - h(&l) + 1).div_euclid(2).max(0);
+    let hi = (l_value + h(&l)).min(u_value + h(&u)).max(0);
     // Noise can cross the ends (outside the coverage event): swap them.
     let (lo, hi) = (lo.min(hi), lo.max(hi));
-    // 2·point = l̃ + min(0.1·l̃, N_lo), rounded to nearest.
+    // 2·point = l̃ + min(0.1·l̃, (2·U_lo − l̃)/2), rounded to nearest.
     let (num, den) = POINT_FACTOR;
-    let hedge = (i128::from(l.value.max(0)) * i128::from(num - den)).div_euclid(i128::from(den));
-    let n_low = n.value.saturating_sub(h(&n)).max(0);
-    let twice_point = i128::from(l.value) + hedge.min(i128::from(n_low));
-    let point = (twice_point + 1).div_euclid(2).clamp(i128::from(i64::MIN), i128::from(i64::MAX));
+    let hedge = (l_value.max(0) * i128::from(num - den)).div_euclid(i128::from(den));
+    let room = (2 * (u_value - h(&u)) - l_value).max(0).div_euclid(2);
+    let point = (l_value + hedge.min(room) + 1).div_euclid(2).clamp(lo, hi);
+    let narrow = |x: i128| x.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
     Ok(RepairRelease {
         method,
-        value: (point as i64).clamp(lo, hi),
+        value: narrow(point),
         epsilon: epsilon.value(),
-        sensitivity: TWICE_LP_SENSITIVITY,
-        ci95: [lo, hi],
+        sensitivity: TWICE_LP_SENSITIVITY.max(upper.sets),
+        ci95: [narrow(lo), narrow(hi)],
         coverage: COVERAGE,
-        parts: vec![l, n],
+        parts: vec![l, u],
     })
 }
 
@@ -461,8 +462,8 @@ mod tests {
     #[test]
     fn an_exact_key_cover_is_released_alone_with_the_whole_budget() {
         let eps = Budget::new(1.0).unwrap();
-        let one_x = Some(OneXCover { cover: 40, null_rows: None });
-        let values = RepairValues { greedy_cover: 80, twice_lower: None, one_x };
+        let values =
+            RepairValues { greedy_cover: 80, twice_lower: None, exact: Some(40), upper: None };
         let mut errors = Vec::new();
         for seed in 0..400 {
             let mut rng = NoiseRng::seeded(seed);
@@ -486,34 +487,36 @@ mod tests {
         assert_eq!(g.parts[0].statistic, "greedy-cover");
     }
 
-    /// FDs of several B: without NULL B the point is L̃ itself (no 1.1
-    /// factor), and with a few (4, below Ñ's noise bound) too; with many
-    /// it is hedged by min(0.1·L̃, N_lo/2) (4 rows here); the interval
-    /// holds [L, min(2·L, L + N)], where I_R lies.
+    /// Keys and FDs: with U = I_R = L the point is L̃ itself (no 1.1
+    /// factor), and with U a little above L too (U − L = 4, below Ũ's
+    /// noise bound); with U far above L it is hedged by 0.1·L̃ (4 rows
+    /// here). The interval holds [L, min(2·L, U)], where I_R lies.
     #[test]
-    fn several_b_hedge_only_what_the_null_rows_leave_room_for() {
+    fn keys_and_fds_hedge_only_what_the_cover_sum_leaves_room_for() {
         let eps = Budget::new(1.0).unwrap();
-        for (null_rows, hedge) in [(0u64, 0i64), (4, 0), (30, 8)] {
-            let one_x = Some(OneXCover { cover: 40, null_rows: Some(null_rows) });
-            let values = RepairValues { greedy_cover: 90, twice_lower: Some(80), one_x };
-            let top = 80.min(40 + null_rows as i64);
+        for (u, sets, hedge) in [(40u64, 1u64, 0i64), (44, 1, 0), (100, 2, 8)] {
+            let upper = Some(UpperCover { value: u, sets });
+            let values =
+                RepairValues { greedy_cover: 90, twice_lower: Some(80), exact: None, upper };
+            let top = 80.min(u as i64);
             let (mut errors, mut held) = (Vec::new(), 0);
             for seed in 0..400 {
                 let mut rng = NoiseRng::seeded(seed);
                 let r = release_repair(RepairMethod::Combined, eps, values, &mut rng).unwrap();
                 let stats: Vec<&str> = r.parts.iter().map(|p| p.statistic.as_str()).collect();
-                assert_eq!(stats, ["twice-lower-bound", "null-rows"]);
-                assert!((r.parts[1].epsilon - NULL_ROWS_SHARE).abs() < 1e-12);
+                assert_eq!(stats, ["twice-lower-bound", "fd-cover-sum"]);
+                assert_eq!(r.parts[1].sensitivity, sets);
+                assert!((r.parts[1].epsilon - UPPER_SHARE).abs() < 1e-12);
                 assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1]);
                 held += usize::from(r.ci95[0] <= 40 && top <= r.ci95[1]);
                 errors.push(2 * r.value - (80 + hedge));
             }
-            // 2·point − (2·L + hedge) is l̃'s noise, DLap(2/0.8ε), and
-            // N_lo's shortfall: centred on 0 within a row, |·| about 2.7.
+            // 2·point − (2·L + hedge) is l̃'s noise, DLap(2/0.8ε), and the
+            // room's shortfall: centred on 0 within a row, |·| about 2.7.
             let mean = errors.iter().sum::<i64>() as f64 / errors.len() as f64;
             let spread = errors.iter().map(|e| e.abs()).sum::<i64>() as f64 / errors.len() as f64;
-            assert!(mean.abs() < 2.1 && spread < 4.0, "{null_rows} NULL: {mean}, {spread}");
-            assert!(held >= 380, "{null_rows} NULL rows: [40, {top}] held {held} of 400 times");
+            assert!(mean.abs() < 2.1 && spread < 4.0, "U = {u}: {mean}, {spread}");
+            assert!(held >= 380, "U = {u}: [40, {top}] held {held} of 400 times");
         }
     }
 
@@ -530,7 +533,8 @@ mod tests {
     #[test]
     fn combined_splits_epsilon_and_needs_the_lp() {
         let eps = Budget::new(2.0).unwrap();
-        let values = RepairValues { greedy_cover: 50, twice_lower: Some(60), one_x: None };
+        let values =
+            RepairValues { greedy_cover: 50, twice_lower: Some(60), exact: None, upper: None };
         let r =
             release_repair(RepairMethod::Combined, eps, values, &mut NoiseRng::seeded(1)).unwrap();
         let spent: f64 = r.parts.iter().map(|p| p.epsilon).sum();

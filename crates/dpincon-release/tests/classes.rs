@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use common::empirical_loss;
 use dpincon_measures::{ExactCounts, ProjectedCounts};
 use dpincon_release::{
-    Budget, ClassFacts, NoiseRng, OneXCover, Prepared, ProjectedMeasure, ProjectedRelease,
-    ProjectedSpec, ProjectionTable, TableFacts, prepare, release_projected,
+    Budget, ClassFacts, NoiseRng, Prepared, ProjectedMeasure, ProjectedRelease, ProjectedSpec,
+    ProjectionTable, TableFacts, UpperCover, prepare, release_projected,
 };
 
 /// One X of `group` rows at most, with `classes`.
@@ -246,23 +246,31 @@ fn several_x_release_their_largest_class_count_at_theta_for_free() {
     assert!(errors.len() >= 95 && mean < 60.0, "mean error {mean} over {} runs", errors.len());
 }
 
-/// I_R is X's cover exactly for one X with a key or one B; with FDs of
-/// two B it is within [cover, cover + null_rows] (a row with one B NULL can
-/// conflict outside the classes); several X (overlapping groups) or other
-/// constraints keep the LP and its bounds.
+/// I_R is X's cover exactly only for one X with a key or one B. FDs of
+/// two B (a row with one B NULL can conflict outside the classes) or of
+/// several X (overlapping groups) are bounded above by U = Σ_X (cover_X +
+/// N_X), with sensitivity the number of X; other constraints get neither.
 #[test]
-fn one_x_gives_its_cover_exactly_with_a_key_or_one_b_and_bounds_with_several() {
+fn keys_and_fds_give_an_exact_cover_or_an_upper_bound() {
     let with = |classes: Option<ClassFacts>| TableFacts {
         fd_cover: 12,
         ..common::one_set_facts(100, 10, classes)
     };
-    let cover = |null_rows| Some(OneXCover { cover: 12, null_rows });
-    assert_eq!(with(Some(key(20))).one_x_cover(), cover(None));
-    let one_b = ClassFacts { exact_cover: true, null_rows: 3, ..fd(vec![(2, 3)], 4, 0) };
-    assert_eq!(with(Some(one_b)).one_x_cover(), cover(None), "FDs of one B");
-    let two_b = ClassFacts { null_rows: 3, ..fd(vec![(2, 3)], 4, 0) };
-    assert_eq!(with(Some(two_b)).one_x_cover(), cover(Some(3)), "FDs of two B");
-    let two_x = ClassFacts { others: vec![vec![(1, 2)]], ..key(20) };
-    assert_eq!(with(Some(two_x)).one_x_cover(), None, "a key and another X");
-    assert_eq!(with(None).one_x_cover(), None, "some constraint is no key or FD");
+    let upper = |value, sets| Some(UpperCover { value, sets });
+    let one_key = ClassFacts { upper: 12, ..key(20) };
+    assert_eq!(
+        (with(Some(one_key.clone())).exact_repair(), with(Some(one_key)).upper_cover()),
+        (Some(12), None)
+    );
+    let one_b = ClassFacts { exact_cover: true, upper: 15, ..fd(vec![(2, 3)], 4, 0) };
+    assert_eq!(with(Some(one_b.clone())).exact_repair(), Some(12), "FDs of one B");
+    assert_eq!(with(Some(one_b)).upper_cover(), None);
+    let two_b = ClassFacts { upper: 15, ..fd(vec![(2, 3)], 4, 0) };
+    assert_eq!(with(Some(two_b.clone())).exact_repair(), None, "FDs of two B");
+    assert_eq!(with(Some(two_b)).upper_cover(), upper(15, 1));
+    let two_x = ClassFacts { others: vec![vec![(1, 2)]], upper: 30, ..key(20) };
+    assert_eq!(with(Some(two_x.clone())).exact_repair(), None, "a key and another X");
+    assert_eq!(with(Some(two_x)).upper_cover(), upper(30, 2));
+    assert_eq!(with(None).exact_repair(), None, "some constraint is no key or FD");
+    assert_eq!(with(None).upper_cover(), None);
 }

@@ -15,8 +15,8 @@ use dpincon_measures::{
     Adjacency, GreedyCover, MinimumCover, fractional_cover, minimum_cover, walk,
 };
 use dpincon_release::{
-    Budget, COVER_SENSITIVITY, NoiseRng, OneXCover, RepairMethod, RepairValues, release_repair,
-    repair::{NULL_ROWS_SHARE, TWICE_LP_SENSITIVITY},
+    Budget, COVER_SENSITIVITY, NoiseRng, RepairMethod, RepairValues, UpperCover, release_repair,
+    repair::{TWICE_LP_SENSITIVITY, UPPER_SHARE},
 };
 
 /// How often each outcome of `draw` comes up in `samples` draws.
@@ -80,7 +80,8 @@ fn combined_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     let bucket = |x: i64| x.clamp(0, 2);
     let mut rng = NoiseRng::seeded(77);
     let histogram = |(c, twice_lp, _): (u64, u64, u64), rng: &mut NoiseRng| {
-        let values = RepairValues { greedy_cover: c, twice_lower: Some(twice_lp), one_x: None };
+        let values =
+            RepairValues { greedy_cover: c, twice_lower: Some(twice_lp), exact: None, upper: None };
         draws(samples, || {
             let r = release_repair(RepairMethod::Combined, eps, values, rng).unwrap();
             let spent: f64 = r.parts.iter().map(|p| p.epsilon).sum();
@@ -117,8 +118,12 @@ fn exact_cover_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     let bucket = |x: i64| x.clamp(0, 1);
     let mut rng = NoiseRng::seeded(78);
     let histogram = |cover: u64, rng: &mut NoiseRng| {
-        let one_x = Some(OneXCover { cover, null_rows: None });
-        let values = RepairValues { greedy_cover: 2 * cover, twice_lower: None, one_x };
+        let values = RepairValues {
+            greedy_cover: 2 * cover,
+            twice_lower: None,
+            exact: Some(cover),
+            upper: None,
+        };
         draws(samples, || {
             let r = release_repair(RepairMethod::Combined, eps, values, rng).unwrap();
             assert_eq!(r.parts.len(), 1, "one part, no LP and no greedy cover");
@@ -137,44 +142,48 @@ fn exact_cover_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     assert!(loss > 1.6, "half the noise should show a loss near 2ε, got {loss}");
 }
 
-/// The several-B release (FDs X → B1, B2 of one X): 2·L with 1 −
-/// [`NULL_ROWS_SHARE`] of ε and N, the rows with a NULL B, with the rest.
-/// G has one row; G' adds a row with one B NULL that conflicts with it
-/// through the other B: 2·L goes 0 → 2 and N 0 → 1, both parts' largest
-/// move at once. Bucketing each part at its move keeps the full loss, ε;
-/// half the noise on 2·L shows about 2·0.8ε + 0.2ε.
+/// The keys-and-FDs release: 2·L with 1 − [`UPPER_SHARE`] of ε and U =
+/// Σ_X (cover_X + N_X) with the rest, at sensitivity k (here 2 X). G has
+/// one row; G' adds one that conflicts with it under both X: 2·L goes
+/// 0 → 2 and U 0 → 2, both parts' largest move at once. Bucketing each
+/// part at its move keeps the full loss, ε; half the noise on 2·L shows
+/// about 2·0.8ε + 0.2ε.
 #[test]
-fn several_b_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
+fn keys_and_fds_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     let eps = Budget::new(1.0).unwrap();
     let samples = 200_000u32;
     let mut rng = NoiseRng::seeded(79);
-    let mut histogram = |twice_lower: u64, null_rows: u64| {
-        let one_x = Some(OneXCover { cover: 0, null_rows: Some(null_rows) });
-        let values =
-            RepairValues { greedy_cover: twice_lower, twice_lower: Some(twice_lower), one_x };
+    let mut histogram = |twice_lower: u64, u: u64| {
+        let upper = Some(UpperCover { value: u, sets: 2 });
+        let values = RepairValues {
+            greedy_cover: twice_lower,
+            twice_lower: Some(twice_lower),
+            exact: None,
+            upper,
+        };
         draws(samples, || {
             let r = release_repair(RepairMethod::Combined, eps, values, &mut rng).unwrap();
             let stats: Vec<&str> = r.parts.iter().map(|p| p.statistic.as_str()).collect();
-            assert_eq!(stats, ["twice-lower-bound", "null-rows"]);
+            assert_eq!(stats, ["twice-lower-bound", "fd-cover-sum"]);
             let spent: f64 = r.parts.iter().map(|p| p.epsilon).sum();
             assert!(spent <= 1.0 && spent > 1.0 - 1e-12);
             assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1]);
-            (r.parts[0].value.clamp(0, 2), r.parts[1].value.clamp(0, 1))
+            (r.parts[0].value.clamp(0, 2), r.parts[1].value.clamp(0, 2))
         })
     };
-    let (on_g, on_h) = (histogram(0, 0), histogram(2, 1));
+    let (on_g, on_h) = (histogram(0, 0), histogram(2, 2));
     let loss = empirical_loss(&on_g, &on_h);
     assert!(loss < 1.0 + 0.1, "privacy loss {loss} exceeds ε = 1");
     assert!(loss > 0.9, "the test must see the loss it bounds, got {loss}");
 
     // The mutant: 2·L with half its noise (sensitivity 1 instead of 2).
-    let half = dpincon_mechanisms::DiscreteLaplace::new(1, 1.0 - NULL_ROWS_SHARE).unwrap();
-    let nulls = dpincon_mechanisms::DiscreteLaplace::new(1, NULL_ROWS_SHARE).unwrap();
-    let mut sample = |l: i64, n: i64| {
+    let half = dpincon_mechanisms::DiscreteLaplace::new(1, 1.0 - UPPER_SHARE).unwrap();
+    let sum = dpincon_mechanisms::DiscreteLaplace::new(2, UPPER_SHARE).unwrap();
+    let mut sample = |v: i64| {
         draws(samples, || {
-            (half.release(l, &mut rng).clamp(0, 2), nulls.release(n, &mut rng).clamp(0, 1))
+            (half.release(v, &mut rng).clamp(0, 2), sum.release(v, &mut rng).clamp(0, 2))
         })
     };
-    let loss = empirical_loss(&sample(0, 0), &sample(2, 1));
+    let loss = empirical_loss(&sample(0), &sample(2));
     assert!(loss > 1.5, "half the noise should show a loss near 1.8ε, got {loss}");
 }
