@@ -179,13 +179,14 @@ impl RepairValues {
 /// One released bound of I_R.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepairPart {
-    /// `greedy-cover` (c) or `twice-lower-bound` (2·max(LP, FD cover)).
+    /// `greedy-cover` (c), `twice-lower-bound` (2·max(LP, FD cover)),
+    /// `fd-cover-sum` (U) or `exact-cover`.
     pub statistic: String,
     /// The statistic plus its noise (not clamped: the bounds use it as is).
     pub value: i64,
     /// ε of this part.
     pub epsilon: f64,
-    /// 2 for both statistics.
+    /// 2 for c and 2·L, k (the number of X) for U, 1 for the exact cover.
     pub sensitivity: u64,
     /// The discrete Laplace scale 2/ε of the part (rounded up).
     pub noise_scale: f64,
@@ -202,7 +203,8 @@ pub struct RepairRelease {
     pub value: i64,
     /// The measure's ε (the parts' sum).
     pub epsilon: f64,
-    /// Sensitivity of each released statistic (c and 2·LP: both 2).
+    /// The largest sensitivity of the released statistics (c and 2·L: 2;
+    /// U: k; the exact cover: 1).
     pub sensitivity: u64,
     /// An interval that contains I_R itself (not only the noise) with
     /// probability at least `coverage`.
