@@ -15,8 +15,9 @@
 //!   with a key among them or one B only (public): I_R is X's cover
 //!   itself, released alone with the whole ε, no LP
 //!   (`TableFacts::exact_repair`).
-//! - `lp` and `combined` when every other constraint set is keys and FDs
-//!   (public): U = Σ_X (cover_X + N_X), N_X the rows with X and a NULL B,
+//! - `lp` and `combined` when every constraint is a key or an FD otherwise
+//!   (several X, or FDs of several B; public): U = Σ_X (cover_X + N_X),
+//!   N_X the rows with X and a NULL B,
 //!   is an upper bound on I_R with sensitivity k, the number of X
 //!   (`TableFacts::upper_cover`). 2·L and U are released ([`UPPER_SHARE`]
 //!   of ε on U, no greedy part), and the point's hedge above L̃ is at most
@@ -168,7 +169,8 @@ pub struct RepairValues {
 
 impl RepairValues {
     /// The values from c, 2·LP (if computed) and the table's facts (its
-    /// largest FD cover, and its one X's cover if it has one).
+    /// largest FD cover, and its exact cover or U when its constraints
+    /// are keys and FDs).
     pub fn new(greedy_cover: u64, twice_lp: Option<u64>, facts: &TableFacts) -> Self {
         let twice_lower = twice_lp.map(|l| l.max(2 * facts.fd_cover));
         let (exact, upper) = (facts.exact_repair(), facts.upper_cover());
