@@ -17,11 +17,10 @@
 //!   (`TableFacts::exact_repair`).
 //! - `lp` and `combined` when every constraint is a key or an FD otherwise
 //!   (several X, or FDs of several B; public): U = Σ_X (cover_X + N_X),
-//!   N_X the rows with X and a NULL B,
-//!   is an upper bound on I_R with sensitivity k, the number of X
-//!   (`TableFacts::upper_cover`). 2·L and U are released ([`UPPER_SHARE`]
-//!   of ε on U, no greedy part), and the point's hedge above L̃ is at most
-//!   half of what U leaves room for.
+//!   N_X the rows with X and a NULL B, is an upper bound on I_R with
+//!   sensitivity k, the number of X (`TableFacts::upper_cover`). 2·L and
+//!   U are released ([`UPPER_SHARE`] of ε on U, no greedy part), and the
+//!   point's hedge above L̃ is at most half of what U leaves room for.
 //!
 //! The point estimate is [`POINT_FACTOR`]·L̃ (greedy: c̃), clamped into
 //! the interval; the reported interval contains I_R
