@@ -205,7 +205,8 @@ pub fn run_generate(args: GenerateArgs) -> Result<(), String> {
             let options =
                 TaxOptions { rows: tax.rows, seed: tax.table.seed, format: tax.table.format()? };
             if let Some(path) = &tax.constraints_out {
-                crate::output::emit(dpincon_generate::TAX_CONSTRAINTS, Some(path))?;
+                dpincon_generate::write_constraint_file(path, dpincon_generate::TAX_CONSTRAINTS)
+                    .map_err(|e| e.to_string())?;
             }
             let stats = dpincon_generate::generate_tax(&options, &tax.table.out)
                 .map_err(|e| e.to_string())?;

@@ -124,7 +124,8 @@ pub fn table(report: &Report) -> String {
 
 /// Prints to standard output, or writes `path` whole or not at all
 /// ([`OutputFile`]: a failed run never leaves half a report, and
-/// `/dev/null` or a FIFO is written in place).
+/// `/dev/null` or a FIFO is written in place). A new file is its owner's
+/// only (0600): a report may hold exact values.
 pub fn emit(text: &str, path: Option<&Path>) -> Result<(), String> {
     let Some(path) = path else {
         let mut stdout = std::io::stdout().lock();
@@ -134,7 +135,7 @@ pub fn emit(text: &str, path: Option<&Path>) -> Result<(), String> {
             .map_err(|e| e.to_string());
     };
     let fail = |e: std::io::Error| format!("cannot write '{}': {e}", path.display());
-    let mut out = OutputFile::create(path).map_err(fail)?;
+    let mut out = OutputFile::create_private(path).map_err(fail)?;
     out.write_all(text.as_bytes()).map_err(fail)?;
     out.commit().map_err(fail)
 }

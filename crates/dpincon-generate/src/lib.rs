@@ -52,6 +52,16 @@ pub use tax::{GenerateStats, TAX_COLUMNS, TAX_CONSTRAINTS, TaxOptions, generate_
 use dpincon_constraints::{Operand, TupleVar};
 use table::Header;
 
+/// Write a constraint file whole, as the tables are ([`OutputFile`]), so a
+/// failed write never leaves a truncated one.
+pub fn write_constraint_file(path: &Path, text: &str) -> Result<(), GenerateError> {
+    use std::io::Write as _;
+    let write_err = |source| GenerateError::Write { path: path.into(), source };
+    let mut out = OutputFile::create(path).map_err(write_err)?;
+    out.write_all(text.as_bytes()).map_err(write_err)?;
+    out.commit().map_err(write_err)
+}
+
 /// Read and parse a constraint file (any of the syntaxes of SPEC §1).
 pub fn read_constraints(path: &Path) -> Result<Vec<DenialConstraint>, GenerateError> {
     let text = std::fs::read_to_string(path)

@@ -29,8 +29,20 @@ enum Target {
 }
 
 impl OutputFile {
-    /// Opens `path` for writing (see the type's docs).
+    /// Opens `path` for writing (see the type's docs); a new file is an
+    /// ordinary one (0644 before the umask, as a shell's `>` makes): a
+    /// generated table or constraint file.
     pub fn create(path: &Path) -> std::io::Result<Self> {
+        Self::with_mode(path, 0o644)
+    }
+
+    /// As [`OutputFile::create`], but a new file is its owner's only
+    /// (0600): a report, which with `--non-private` holds exact values.
+    pub fn create_private(path: &Path) -> std::io::Result<Self> {
+        Self::with_mode(path, 0o600)
+    }
+
+    fn with_mode(path: &Path, mode: u32) -> std::io::Result<Self> {
         let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
         let target = if special {
             Target::InPlace(std::fs::OpenOptions::new().write(true).open(path)?)
@@ -41,21 +53,18 @@ impl OutputFile {
             };
             let mut builder = tempfile::Builder::new();
             builder.prefix(".dpincon-").suffix(".tmp");
-            // A temporary file is private (0600); the file it becomes is an
-            // ordinary one (0644, before the umask), as a shell's `>` makes.
+            // The temporary file is created with the mode the file it
+            // becomes keeps (tempfile's own default is 0600).
             #[cfg(unix)]
             {
                 use std::os::unix::fs::PermissionsExt;
-                builder.permissions(std::fs::Permissions::from_mode(0o644));
+                builder.permissions(std::fs::Permissions::from_mode(mode));
             }
+            #[cfg(not(unix))]
+            let _ = mode;
             Target::Beside(builder.tempfile_in(dir)?)
         };
         Ok(OutputFile { path: path.to_path_buf(), target })
-    }
-
-    /// The path it becomes.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// The open file, for writers that own a [`File`] (`try_clone` it).
@@ -123,6 +132,16 @@ mod tests {
         out.commit().unwrap();
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "no temporary left");
+
+        // A report stays its owner's.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let report = dir.path().join("report.json");
+        let mut out = OutputFile::create_private(&report).unwrap();
+        out.write_all(b"{}").unwrap();
+        out.commit().unwrap();
+        assert_eq!(mode(&report), 0o600);
+        std::fs::remove_file(&report).unwrap();
 
         let mut out = OutputFile::create(&file).unwrap();
         out.write_all(b"half").unwrap();

@@ -31,16 +31,15 @@ mod fds;
 mod names;
 mod order;
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
+use crate::GenerateError;
 use crate::table::{Kind, TableFormat, TableWriter};
-use crate::{GenerateError, OutputFile};
 
 /// A conflict-graph shape (see the module documentation of each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -254,7 +253,7 @@ pub fn generate_shape(options: &ShapeOptions) -> Result<ShapeStats, GenerateErro
     }
     let written = writer.finish()?;
     if let Some(path) = &options.constraints_out {
-        write_text(path, shape.constraints())?;
+        crate::write_constraint_file(path, shape.constraints())?;
     }
     Ok(ShapeStats {
         generator: "shapes",
@@ -270,15 +269,6 @@ pub fn generate_shape(options: &ShapeOptions) -> Result<ShapeStats, GenerateErro
         largest_group: outcome.largest_group,
         seconds: start.elapsed().as_secs_f64(),
     })
-}
-
-/// Write `text` to `path` whole, as the tables are ([`OutputFile`]), so a
-/// failed write never leaves a truncated constraint file.
-fn write_text(path: &Path, text: &str) -> Result<(), GenerateError> {
-    let write_err = |source| GenerateError::Write { path: path.into(), source };
-    let mut out = OutputFile::create(path).map_err(write_err)?;
-    out.write_all(text.as_bytes()).map_err(write_err)?;
-    out.commit().map_err(write_err)
 }
 
 /// Group indexes, the largest group first (ties by index).
