@@ -60,8 +60,7 @@ use crate::{COVER_SENSITIVITY, ReleaseError, TableFacts};
 /// itself has node sensitivity 1).
 pub const TWICE_LP_SENSITIVITY: u64 = 2;
 
-/// Sensitivity of X's cover Σ over X groups of (rows − largest class),
-/// and of the rows with X and a NULL B.
+/// Sensitivity of X's cover Σ over X groups of (rows − largest class).
 pub const EXACT_COVER_SENSITIVITY: u64 = 1;
 
 /// The share of ε the `combined` method spends on the LP release.
@@ -350,11 +349,6 @@ fn release_with_upper(
     })
 }
 
-/// ⌈x/2⌉.
-fn half_up(x: i64) -> i64 {
-    x.div_euclid(2) + i64::from(x.rem_euclid(2) == 1)
-}
-
 fn part(
     statistic: &'static str,
     exact: u64,
@@ -383,6 +377,7 @@ fn part(
 ///   with a quarter of ε, c̃'s noise pulled the point off on small counts
 ///   (generated hubs, I_R = 9: 0.46 against LP alone's 0.27 at ε = 0.5).
 pub(crate) fn estimate(lp: Option<&RepairPart>, greedy: Option<&RepairPart>) -> (i64, [i64; 2]) {
+    let half_up = |x: i64| x.div_euclid(2) + i64::from(x.rem_euclid(2) == 1);
     let mut lo = 0i64;
     let mut hi = i64::MAX;
     // Both statistics s (2·LP and c) satisfy s/2 ≤ I_R ≤ s.
