@@ -176,7 +176,8 @@ mod tests {
     use crate::detect::wire::{output_schema, rows, summary};
 
     fn summary_of(group: u32) -> RecordBatch {
-        summary(&Summary { group, rows: 0, max_frequency: None, classes: None }).unwrap()
+        let s = Summary { group, rows: 0, max_frequency: None, classes: None, chains: vec![] };
+        summary(&s).unwrap()
     }
 
     /// A partition sending `batches` as they are.

@@ -11,7 +11,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use dpincon_engine::{
     EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, job_threads, parse_bytes,
-    plan_reports, read_options, to_class_facts,
+    plan_reports, read_options, to_class_facts, to_cover_facts,
 };
 use dpincon_graph::{EdgeFingerprint, SpillConfig, edge_stream_fingerprint};
 use dpincon_release::TableFacts;
@@ -243,6 +243,10 @@ struct GroupTotals {
     /// (rows agreeing on X never span two hash partitions of X), and
     /// whether every member is a key or an FD.
     classes: Option<(dpincon_detect::ConflictClasses, bool)>,
+    /// The chain covers of the group's order pairs, added over the
+    /// partitions (a group of rows agreeing on X, or the whole table for
+    /// the covers-only task, is in one partition).
+    chains: Vec<u64>,
 }
 
 impl JobLoader for BallistaLoader {
@@ -341,12 +345,11 @@ impl BallistaLoader {
             max_frequencies: f.max_frequencies,
             minimal_max_frequencies: f.minimal_max_frequencies,
             unbounded: f.unbounded,
-            fd_cover: groups
-                .iter()
-                .flat_map(|g| &g.classes)
-                .map(|(c, _)| c.cover)
-                .max()
-                .unwrap_or(0),
+            covers: to_cover_facts(
+                &groups.iter().flat_map(|g| &g.classes).map(|(c, _)| c.clone()).collect::<Vec<_>>(),
+                &groups.iter().flat_map(|g| &g.chains).copied().collect::<Vec<_>>(),
+                plan.cover_shaped,
+            ),
             // I_P's class count: every constraint a key or an FD,
             // as the embedded job decides (`dpincon_engine::load`).
             classes: groups
@@ -401,6 +404,12 @@ impl BallistaLoader {
                 (Some((total, _)), Some((c, _))) => total.absorb(&c),
                 (total @ None, some) => *total = some,
                 (Some(_), None) => {}
+            }
+            match (g.chains.len(), s.chains.len()) {
+                (_, 0) => {}
+                (0, _) => g.chains = s.chains,
+                (a, b) if a == b => g.chains.iter_mut().zip(&s.chains).for_each(|(t, c)| *t += c),
+                _ => return Err(remote("the partitions' chain counts disagree")),
             }
         }
         seconds.fetch = fetching.elapsed().as_secs_f64();

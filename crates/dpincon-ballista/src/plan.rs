@@ -5,7 +5,10 @@
 //! `TableScanExec → RepartitionExec(hash of X, k) → DetectExec` for each
 //! distinct equality attribute set X, `TableScanExec (pair tasks of row
 //! blocks, or 1 partition) → DetectExec` for the constraints without one
-//! ([`crate::detect::blocks`]); a `UnionExec` on top.
+//! ([`crate::detect::blocks`]); with pair tasks, one more
+//! `TableScanExec (1 partition) → DetectExec` that detects nothing and
+//! counts the chain covers of the order pairs among them (each pair task
+//! sees part of the table); a `UnionExec` on top.
 //! Ballista cuts the plan at each `RepartitionExec` into a scan stage and a
 //! shuffle (hash-partitioned files on the executors' disks) read by the
 //! detection stage; retries and lost executors are its business.
@@ -21,7 +24,7 @@ use datafusion::physical_plan::{ExecutionPlan, Partitioning};
 use dpincon_constraints::{BoundConstraint, Domain};
 use dpincon_detect::{
     DetectionPlan, EqualityFrequencies, brute_force_plans, describe_plans, equality_attributes,
-    required_columns,
+    equality_frequencies, order_pair, required_columns,
 };
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
@@ -65,6 +68,11 @@ pub struct JobPlan {
     pub sets: Vec<Vec<usize>>,
     /// Some constraint has no equality attribute set.
     pub unbounded: bool,
+    /// The last group is the covers-only one (after the unbounded group).
+    pub covers_group: bool,
+    /// Every constraint is a key, an FD or an order pair
+    /// (`dpincon_detect::EqualityFrequencies::all_cover_shaped`; public).
+    pub cover_shaped: bool,
 }
 
 impl JobPlan {
@@ -76,7 +84,7 @@ impl JobPlan {
 
     /// Number of groups (branches of the union).
     pub fn groups(&self) -> usize {
-        self.sets.len() + usize::from(self.unbounded)
+        self.sets.len() + usize::from(self.unbounded) + usize::from(self.covers_group)
     }
 }
 
@@ -155,11 +163,13 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
             keys,
             blocks: None,
             brute_force: request.brute_force,
+            covers_only: false,
         };
         branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), shuffled)?));
         sets.push(x);
     }
     let has_unbounded = !unbounded.is_empty();
+    let mut covers_group = false;
     if has_unbounded {
         // No equality to split on: pair tasks of row blocks, or one task
         // that sees every pair (the embedded IEJoin / range scan inside).
@@ -180,13 +190,42 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
         let spec = DetectSpec {
             group: sets.len() as u32,
             constraints: request.constraints.to_string(),
-            members: unbounded,
+            members: unbounded.clone(),
             keys: Vec::new(),
-            blocks,
+            blocks: blocks.clone(),
             brute_force: request.brute_force,
+            covers_only: false,
         };
         branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), Arc::new(input))?));
+        let pairs: Vec<usize> = compiled
+            .iter()
+            .filter(|c| unbounded.contains(&c.id) && order_pair(c).is_some())
+            .map(|c| c.id)
+            .collect();
+        if blocks.is_some() && !pairs.is_empty() {
+            let input = TableScanExec::try_new(scan(&pairs, 1), table)?;
+            let spec = DetectSpec {
+                group: sets.len() as u32 + 1,
+                constraints: request.constraints.to_string(),
+                members: pairs,
+                keys: Vec::new(),
+                blocks: None,
+                brute_force: request.brute_force,
+                covers_only: true,
+            };
+            branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), Arc::new(input))?));
+            covers_group = true;
+        }
     }
     let plan = UnionExec::try_new(branches)?;
-    Ok(JobPlan { plan, bound, detection_plans, sets, unbounded: has_unbounded })
+    let cover_shaped = equality_frequencies(&relation, &compiled).all_cover_shaped;
+    Ok(JobPlan {
+        plan,
+        bound,
+        detection_plans,
+        sets,
+        unbounded: has_unbounded,
+        covers_group,
+        cover_shaped,
+    })
 }

@@ -152,6 +152,22 @@ async fn standalone_cluster_gives_the_embedded_stream_and_releases() {
     let from_parquet = check(&url, work, &job(&parquet, &dcs, None), 4).await;
     assert_eq!(from_csv, from_parquet, "Parquet numbers rows as the CSV it came from");
     assert!(!from_csv.starts_with("0 "), "the table has conflicts: {from_csv}");
+    // Every constraint is a key, an FD or an order pair: I_R's upper bound
+    // sums their covers, the Age/Tenure pair's from the covers-only task
+    // (its detection runs as pair tasks of the row groups).
+    let r = |report: &dpincon_engine::Report| {
+        let r = serde_json::to_value(report).unwrap()["measures"]["r"].clone();
+        let parts = r["parts"].as_array().unwrap().iter();
+        parts.map(|p| p["statistic"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    let report = run_job(&job(&parquet, &dcs, None), &NoProgress).await.unwrap();
+    assert_eq!(r(&report), ["twice-lower-bound", "cover-sum"]);
+    // That pair alone: its chain cover is I_R, released exactly.
+    let pair = work.join("pair.dcs");
+    std::fs::write(&pair, "not(t1.Age<t2.Age & t1.Tenure>t2.Tenure)\n").unwrap();
+    check(&url, work, &job(&parquet, &pair, None), 4).await;
+    let report = run_job(&job(&parquet, &pair, None), &NoProgress).await.unwrap();
+    assert_eq!(r(&report), ["exact-cover"]);
 
     // Tax with RNoise: all nine constraints, then three of them.
     let clean = work.join("tax.csv");

@@ -16,6 +16,7 @@
 
 mod across;
 mod algorithms;
+mod chains;
 mod compile;
 mod exec;
 mod frequencies;
@@ -24,6 +25,7 @@ mod relation;
 mod tuples;
 
 pub use across::detect_parts_across;
+pub use chains::{OrderPair, chain_cover, order_pair};
 pub use compile::{
     KeyConstraint, KeyOperand, KeyPredicate, OrderedOperator, compile, required_columns,
     string_constants,

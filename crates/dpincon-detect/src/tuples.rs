@@ -5,7 +5,7 @@
 //! and one per extra column of a set, each prefix of a set computed once.
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::relation::Relation;
 
@@ -65,7 +65,7 @@ impl TupleIds {
 /// share its pass.
 pub(crate) struct TupleIndex<'a> {
     relation: &'a Relation,
-    memo: HashMap<Vec<usize>, Rc<TupleIds>>,
+    memo: HashMap<Vec<usize>, Arc<TupleIds>>,
 }
 
 impl<'a> TupleIndex<'a> {
@@ -73,8 +73,13 @@ impl<'a> TupleIndex<'a> {
         TupleIndex { relation, memo: HashMap::new() }
     }
 
+    /// The rows' tuple ids on `slots` if any (none: one tuple for all).
+    pub(crate) fn ids_of(&mut self, slots: &[usize]) -> Option<Arc<TupleIds>> {
+        (!slots.is_empty()).then(|| self.ids(slots))
+    }
+
     /// The rows' tuple ids on `slots`, in that order (a non-empty list).
-    pub(crate) fn ids(&mut self, slots: &[usize]) -> Rc<TupleIds> {
+    pub(crate) fn ids(&mut self, slots: &[usize]) -> Arc<TupleIds> {
         if let Some(ids) = self.memo.get(slots) {
             return ids.clone();
         }
@@ -86,7 +91,7 @@ impl<'a> TupleIndex<'a> {
             }
             [prefix @ .., last] => self.ids(prefix).pair(&self.ids(&[*last])),
         };
-        let ids = Rc::new(ids);
+        let ids = Arc::new(ids);
         self.memo.insert(slots.to_vec(), ids.clone());
         ids
     }

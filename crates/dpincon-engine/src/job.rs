@@ -7,7 +7,7 @@ use dpincon_detect::{
     ConflictClasses, DetectOptions, EqualityFrequencies, detect, equality_frequencies,
 };
 use dpincon_graph::{ConflictGraph, EdgeFingerprint, edge_stream_fingerprint};
-use dpincon_release::{ClassFacts, NoiseRng, TableFacts};
+use dpincon_release::{ClassFacts, CoverFacts, NoiseRng, TableFacts, UpperCover};
 use dpincon_source::{Prepared, ReadOptions, parse_schema_override, prepare_detection, read_table};
 
 use crate::privacy::{PassResult, budget_split, measure_and_release};
@@ -176,7 +176,11 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
             max_frequencies: frequencies.max_frequencies,
             minimal_max_frequencies: frequencies.minimal_max_frequencies,
             unbounded: frequencies.unbounded,
-            fd_cover: frequencies.fd_classes.iter().map(|c| c.cover).max().unwrap_or(0),
+            covers: to_cover_facts(
+                &frequencies.fd_classes,
+                &frequencies.chain_covers,
+                frequencies.all_cover_shaped,
+            ),
             classes,
         },
         plans,
@@ -198,23 +202,42 @@ fn class_facts(frequencies: &EqualityFrequencies) -> Option<ClassFacts> {
 pub fn to_class_facts<'a>(
     sets: impl IntoIterator<Item = &'a ConflictClasses>,
 ) -> Option<ClassFacts> {
-    let sets: Vec<&ConflictClasses> = sets.into_iter().collect();
-    let upper = sets.iter().map(|c| c.cover + c.null_rows).sum();
     let mut sets = sets.into_iter();
     let first = sets.next()?;
     let mut facts = ClassFacts {
         key: first.key,
-        exact_cover: first.exact,
         max_class: first.max_class,
         null_rows: first.null_rows,
         sizes: first.sizes.clone(),
         excess: first.excess,
         excess_from: dpincon_detect::EXCESS_FROM as u32,
         others: vec![],
-        upper,
     };
     facts.others = sets.map(|other| other.sizes.clone()).collect();
     Some(facts)
+}
+
+/// The release's view of the covers of each X's keys and FDs and of each
+/// order pair (`dpincon_release::CoverFacts`): the largest, and their sum
+/// when `all_shaped` (every constraint is in one of them). An X with FDs of
+/// several B adds its NULL-B rows to the sum (`ConflictClasses::exact`).
+pub fn to_cover_facts(
+    fd_classes: &[ConflictClasses],
+    chain_covers: &[u64],
+    all_shaped: bool,
+) -> CoverFacts {
+    let covers = fd_classes.iter().map(|c| c.cover).chain(chain_covers.iter().copied());
+    let slack: u64 = fd_classes.iter().filter(|c| !c.exact).map(|c| c.null_rows).sum();
+    let sets = (fd_classes.len() + chain_covers.len()) as u64;
+    let exact = sets == 1 && fd_classes.iter().all(|c| c.exact);
+    CoverFacts {
+        largest: covers.clone().max().unwrap_or(0),
+        sum: (all_shaped && sets > 0).then(|| UpperCover {
+            value: covers.sum::<u64>() + slack,
+            sets,
+            exact,
+        }),
+    }
 }
 
 /// Parses a size such as `1GiB`, `512MiB`, `800M` or `1073741824`.
@@ -453,7 +476,42 @@ pub fn read_constraints(
 
 #[cfg(test)]
 mod tests {
-    use super::parse_bytes;
+    use super::{parse_bytes, to_cover_facts};
+    use dpincon_detect::ConflictClasses;
+    use dpincon_release::{CoverFacts, UpperCover};
+
+    /// I_R is one set's cover exactly only for one X with a key or one B,
+    /// or one order pair. FDs of two B (a row with one B NULL can conflict
+    /// outside the classes), several X or an X beside an order pair are
+    /// bounded above by U (NULL-B rows only where the cover is not exact),
+    /// with sensitivity the number of sets; other constraints get only the
+    /// largest cover.
+    #[test]
+    fn covers_give_an_exact_cover_or_an_upper_bound() {
+        let fd = |cover, null_rows, exact| ConflictClasses {
+            exact,
+            cover,
+            null_rows,
+            ..ConflictClasses::default()
+        };
+        let sum = |value, sets, exact| Some(UpperCover { value, sets, exact });
+        let facts = |largest, sum| CoverFacts { largest, sum };
+        let (key_or_one_b, two_b) = (fd(12, 3, true), fd(12, 3, false));
+        let cases = [
+            (vec![key_or_one_b.clone()], vec![], true, facts(12, sum(12, 1, true))),
+            (vec![two_b.clone()], vec![], true, facts(12, sum(15, 1, false))),
+            (vec![], vec![7], true, facts(7, sum(7, 1, true))),
+            (vec![key_or_one_b.clone(), two_b], vec![], true, facts(12, sum(27, 2, false))),
+            (vec![key_or_one_b.clone()], vec![20], true, facts(20, sum(32, 2, false))),
+            (vec![], vec![4, 9], true, facts(9, sum(13, 2, false))),
+            (vec![key_or_one_b], vec![20], false, facts(20, None)),
+            (vec![], vec![], false, facts(0, None)),
+        ];
+        for (classes, chains, all_shaped, expected) in cases {
+            let got = to_cover_facts(&classes, &chains, all_shaped);
+            assert_eq!(got, expected, "{classes:?} {chains:?} {all_shaped}");
+        }
+    }
 
     #[test]
     fn memory_sizes() {

@@ -27,9 +27,6 @@ pub struct ClassFacts {
     /// X's constraints include a key: every row is its own class (τ = 1 is
     /// exact and public).
     pub key: bool,
-    /// The first X's cover is I_R's exact share: a key, or FDs of one B
-    /// (`dpincon_detect::ConflictClasses::exact`; public).
-    pub exact_cover: bool,
     /// The largest class in any group (sensitivity 1).
     pub max_class: u64,
     /// Rows with X but a NULL B, left out of the count (sensitivity 1).
@@ -46,10 +43,6 @@ pub struct ClassFacts {
     /// θ* reads them; `key`, `max_class`, `null_rows` and `excess` are the
     /// first X's and unused).
     pub others: Vec<Vec<(u64, u64)>>,
-    /// Σ over every X of (cover + rows with X and a NULL B): an upper
-    /// bound on I_R, moved by at most 1 per X when a row is added or
-    /// removed (`dpincon_detect`'s brute-force test).
-    pub upper: u64,
 }
 
 impl ClassFacts {

@@ -39,7 +39,9 @@ pub use projected::{
     BudgetUse, MaxRows, NoisyDegreeBound, ProjectedRelease, ProjectedSpec, SelectionStep,
     TableFacts, release_projected,
 };
-pub use repair::{RepairMethod, RepairRelease, RepairValues, UpperCover, release_repair};
+pub use repair::{
+    CoverFacts, RepairMethod, RepairRelease, RepairValues, UpperCover, release_repair,
+};
 pub use selection::{Strategy, quality_scores};
 pub use table::ProjectionTable;
 

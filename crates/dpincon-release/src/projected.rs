@@ -57,33 +57,30 @@ pub struct TableFacts {
     pub minimal_max_frequencies: Vec<u64>,
     /// Some constraint has no `t1.A = t2.A` predicate.
     pub unbounded: bool,
-    /// The largest cover of one X's keys and FDs (`dpincon_detect::fd_classes`;
-    /// 0 when none): a lower bound on I_R with node sensitivity 1.
-    pub fd_cover: u64,
+    /// The covers of the constraints' own graphs: I_R's lower bound, and
+    /// its exact value or an upper bound.
+    pub covers: crate::repair::CoverFacts,
     /// The classes of the table's one X when every constraint is a key or
     /// an FD of it (`dpincon_detect::fd_classes`): I_P by class count.
     pub classes: Option<ClassFacts>,
 }
 
 impl TableFacts {
-    /// I_R itself when the constraints make X's cover exact: every
-    /// constraint a key or an FD of one X, and a key among them (the graph
-    /// is a clique per X group) or one B only (complete multipartite by B
-    /// per group; a row with B NULL conflicts with none). I_R is then the
-    /// cover, Σ over groups of (rows − largest class) = `fd_cover`. Which
-    /// case applies is public (the constraints); the value is private.
+    /// I_R itself when the constraints make one set's cover exact: one X
+    /// whose keys and FDs include a key (the graph is a clique per X
+    /// group) or have one B only (complete multipartite by B per group; a
+    /// row with B NULL conflicts with none), or one order pair (its
+    /// chain cover, `dpincon_detect::chain_cover`). Which case applies is
+    /// public (the constraints); the value is private.
     pub fn exact_repair(&self) -> Option<u64> {
-        self.classes.as_ref().filter(|c| c.exact_cover && c.one_x()).map(|_| self.fd_cover)
+        self.covers.sum.filter(|u| u.exact).map(|u| u.value)
     }
 
-    /// U = Σ_X (cover_X + N_X) when every constraint is a key or an FD and
-    /// the cover is not exact ([`TableFacts::exact_repair`]): an upper
-    /// bound on I_R with sensitivity k, the number of X.
+    /// U when every constraint is a key, an FD or an order pair and no one
+    /// cover is exact ([`TableFacts::exact_repair`]): an upper bound on
+    /// I_R with sensitivity k, the number of sets.
     pub fn upper_cover(&self) -> Option<crate::repair::UpperCover> {
-        let classes = self.classes.as_ref()?;
-        let sets = 1 + classes.others.len() as u64;
-        let exact = classes.exact_cover && sets == 1;
-        (!exact).then_some(crate::repair::UpperCover { value: classes.upper, sets })
+        self.covers.sum.filter(|u| !u.exact)
     }
 }
 

@@ -131,21 +131,39 @@ impl FromStr for RepairMethod {
     }
 }
 
-/// The share of ε the keys-and-FDs release spends on U (2·L gets the
+/// The share of ε the cover-sum release spends on U (2·L gets the
 /// rest). See the README ("keys and FDs: no hedge U does not leave room
 /// for") for how it was chosen.
 pub const UPPER_SHARE: f64 = 0.2;
 
-/// U = Σ over the X of the constraints of (cover_X + N_X), when every
-/// constraint is a key or an FD ([`TableFacts::upper_cover`]; which case
-/// applies is public). Deleting each X's cover and its rows with a NULL B
-/// leaves no edge, so I_R ≤ U; a row moves each X's term by at most 1.
+/// What the constraints' own graphs say about I_R: each key-and-FD set of
+/// one X and each order pair (`dpincon_detect::order_pair`) has a cover
+/// of its own graph. The values are private; which fields are set is
+/// public (the constraints' shapes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CoverFacts {
+    /// The largest of those covers (0: none), each at most I_R (the
+    /// minimum cover of a subgraph) with node sensitivity 1, so their
+    /// maximum too.
+    pub largest: u64,
+    /// Their sum U, when every constraint is in one of them.
+    pub sum: Option<UpperCover>,
+}
+
+/// U = Σ over the sets of their cover, plus N_X (X's rows with a NULL B)
+/// where X has FDs of several B; when every constraint is a key, an FD or
+/// an order pair ([`TableFacts::upper_cover`]; which case applies is
+/// public). Deleting every set's cover (and those NULL-B rows) leaves no
+/// edge, so I_R ≤ U; a row moves each set's term by at most 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UpperCover {
     /// U (private).
     pub value: u64,
-    /// k, the number of X: U's sensitivity (public).
+    /// k, the number of sets: U's sensitivity (public).
     pub sets: u64,
+    /// One set whose cover is its graph's minimum cover (a key, FDs of
+    /// one B, an order pair): U is I_R itself (public).
+    pub exact: bool,
 }
 
 /// The private inputs of an I_R release.
@@ -153,24 +171,25 @@ pub struct UpperCover {
 pub struct RepairValues {
     /// c, the stable-order greedy cover size.
     pub greedy_cover: u64,
-    /// 2·L with L = max(LP, the largest FD cover), when the method needs
-    /// it: L ≤ I_R ≤ 2·LP ≤ 2·L, and L has node sensitivity 1 (a maximum
-    /// of sensitivity-1 statistics; `dpincon_detect::fd_classes`).
+    /// 2·L with L = max(LP, the largest set's cover, [`CoverFacts`]), when
+    /// the method needs it: L ≤ I_R ≤ 2·LP ≤ 2·L, and L has node
+    /// sensitivity 1 (a maximum of sensitivity-1 statistics).
     pub twice_lower: Option<u64>,
-    /// I_R itself, when the constraints alone say X's cover is exact
+    /// I_R itself, when the constraints alone say one set's cover is exact
     /// ([`TableFacts::exact_repair`]): then `lp` and `combined` release it.
     pub exact: Option<u64>,
-    /// U, when every constraint is a key or an FD ([`TableFacts::upper_cover`]):
-    /// then `lp` and `combined` release it beside 2·L.
+    /// U, when every constraint is a key, an FD or an order pair
+    /// ([`TableFacts::upper_cover`]): then `lp` and `combined` release it
+    /// beside 2·L.
     pub upper: Option<UpperCover>,
 }
 
 impl RepairValues {
     /// The values from c, 2·LP (if computed) and the table's facts (its
-    /// largest FD cover, and its exact cover or U when its constraints
-    /// are keys and FDs).
+    /// largest set's cover, and its exact cover or U when every
+    /// constraint is in a set).
     pub fn new(greedy_cover: u64, twice_lp: Option<u64>, facts: &TableFacts) -> Self {
-        let twice_lower = twice_lp.map(|l| l.max(2 * facts.fd_cover));
+        let twice_lower = twice_lp.map(|l| l.max(2 * facts.covers.largest));
         let (exact, upper) = (facts.exact_repair(), facts.upper_cover());
         RepairValues { greedy_cover, twice_lower, exact, upper }
     }
@@ -180,7 +199,7 @@ impl RepairValues {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepairPart {
     /// `greedy-cover` (c), `twice-lower-bound` (2·max(LP, FD cover)),
-    /// `fd-cover-sum` (U) or `exact-cover`.
+    /// `cover-sum` (U) or `exact-cover`.
     pub statistic: String,
     /// The statistic plus its noise (not clamped: the bounds use it as is).
     pub value: i64,
@@ -325,7 +344,7 @@ fn release_with_upper(
     let budgets = epsilon.split(&[1.0 - UPPER_SHARE, UPPER_SHARE])?;
     let miss = (1.0 - COVERAGE) / 2.0;
     let l = part("twice-lower-bound", twice_lower, TWICE_LP_SENSITIVITY, budgets[0], miss, rng)?;
-    let u = part("fd-cover-sum", upper.value, upper.sets.max(1), budgets[1], miss, rng)?;
+    let u = part("cover-sum", upper.value, upper.sets.max(1), budgets[1], miss, rng)?;
     let h = |p: &RepairPart| i128::from(p.halfwidth.min(i64::MAX as u64));
     let (l_value, u_value) = (i128::from(l.value), i128::from(u.value));
     let lo = (l_value - h(&l) + 1).div_euclid(2).max(0);
@@ -495,7 +514,7 @@ mod tests {
         let eps = Budget::new(1.0).unwrap();
         // (U, k, the mean of 2·point − 2·L: its range)
         for (u, sets, range) in [(40u64, 1u64, 0.0..3.5), (100, 2, 6.0..10.0)] {
-            let upper = Some(UpperCover { value: u, sets });
+            let upper = Some(UpperCover { value: u, sets, exact: false });
             let values =
                 RepairValues { greedy_cover: 90, twice_lower: Some(80), exact: None, upper };
             let top = 80.min(u as i64);
@@ -504,7 +523,7 @@ mod tests {
                 let mut rng = NoiseRng::seeded(seed);
                 let r = release_repair(RepairMethod::Combined, eps, values, &mut rng).unwrap();
                 let stats: Vec<&str> = r.parts.iter().map(|p| p.statistic.as_str()).collect();
-                assert_eq!(stats, ["twice-lower-bound", "fd-cover-sum"]);
+                assert_eq!(stats, ["twice-lower-bound", "cover-sum"]);
                 assert_eq!(r.parts[1].sensitivity, sets);
                 assert!((r.parts[1].epsilon - UPPER_SHARE).abs() < 1e-12);
                 assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1]);

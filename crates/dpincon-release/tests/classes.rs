@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use common::empirical_loss;
 use dpincon_measures::{ExactCounts, ProjectedCounts};
 use dpincon_release::{
-    Budget, ClassFacts, NoiseRng, Prepared, ProjectedMeasure, ProjectedRelease, ProjectedSpec,
-    ProjectionTable, TableFacts, UpperCover, prepare, release_projected,
+    Budget, ClassFacts, CoverFacts, NoiseRng, Prepared, ProjectedMeasure, ProjectedRelease,
+    ProjectedSpec, ProjectionTable, TableFacts, UpperCover, prepare, release_projected,
 };
 
 /// One X of `group` rows at most, with `classes`.
@@ -24,7 +24,7 @@ fn facts(rows: u64, group: u64, classes: ClassFacts) -> TableFacts {
 
 fn key(singles: u64) -> ClassFacts {
     let sizes = vec![(1, singles)];
-    ClassFacts { key: true, exact_cover: true, max_class: 1, sizes, ..ClassFacts::default() }
+    ClassFacts { key: true, max_class: 1, sizes, ..ClassFacts::default() }
 }
 
 /// FDs' classes: `sizes` in impure groups, the largest class and the
@@ -246,31 +246,23 @@ fn several_x_release_their_largest_class_count_at_theta_for_free() {
     assert!(errors.len() >= 95 && mean < 60.0, "mean error {mean} over {} runs", errors.len());
 }
 
-/// I_R is X's cover exactly only for one X with a key or one B. FDs of
-/// two B (a row with one B NULL can conflict outside the classes) or of
-/// several X (overlapping groups) are bounded above by U = Σ_X (cover_X +
-/// N_X), with sensitivity the number of X; other constraints get neither.
+/// An exact sum is I_R itself; any other is an upper bound (which sums
+/// are exact: `dpincon_engine::to_cover_facts`); without one, neither.
 #[test]
-fn keys_and_fds_give_an_exact_cover_or_an_upper_bound() {
-    let with = |classes: Option<ClassFacts>| TableFacts {
-        fd_cover: 12,
-        ..common::one_set_facts(100, 10, classes)
+fn an_exact_cover_sum_is_i_r_and_another_an_upper_bound() {
+    let with = |sum: Option<UpperCover>| TableFacts {
+        covers: CoverFacts { largest: 12, sum },
+        ..common::one_set_facts(100, 10, None)
     };
-    let upper = |value, sets| Some(UpperCover { value, sets });
-    let one_key = ClassFacts { upper: 12, ..key(20) };
+    let exact = UpperCover { value: 12, sets: 1, exact: true };
     assert_eq!(
-        (with(Some(one_key.clone())).exact_repair(), with(Some(one_key)).upper_cover()),
+        (with(Some(exact)).exact_repair(), with(Some(exact)).upper_cover()),
         (Some(12), None)
     );
-    let one_b = ClassFacts { exact_cover: true, upper: 15, ..fd(vec![(2, 3)], 4, 0) };
-    assert_eq!(with(Some(one_b.clone())).exact_repair(), Some(12), "FDs of one B");
-    assert_eq!(with(Some(one_b)).upper_cover(), None);
-    let two_b = ClassFacts { upper: 15, ..fd(vec![(2, 3)], 4, 0) };
-    assert_eq!(with(Some(two_b.clone())).exact_repair(), None, "FDs of two B");
-    assert_eq!(with(Some(two_b)).upper_cover(), upper(15, 1));
-    let two_x = ClassFacts { others: vec![vec![(1, 2)]], upper: 30, ..key(20) };
-    assert_eq!(with(Some(two_x.clone())).exact_repair(), None, "a key and another X");
-    assert_eq!(with(Some(two_x)).upper_cover(), upper(30, 2));
-    assert_eq!(with(None).exact_repair(), None, "some constraint is no key or FD");
-    assert_eq!(with(None).upper_cover(), None);
+    let upper = UpperCover { value: 30, sets: 2, exact: false };
+    assert_eq!(
+        (with(Some(upper)).exact_repair(), with(Some(upper)).upper_cover()),
+        (None, Some(upper))
+    );
+    assert_eq!((with(None).exact_repair(), with(None).upper_cover()), (None, None));
 }

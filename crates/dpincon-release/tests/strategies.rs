@@ -9,8 +9,9 @@ use common::empirical_loss;
 use dpincon_graph::{ConflictGraph, Edge};
 use dpincon_measures::{DegreeCounts, EdgeAddition, walk};
 use dpincon_release::{
-    Budget, NoiseRng, Prepared, ProjectedMeasure, ProjectedRelease, ProjectedSpec, ProjectionTable,
-    ReleaseError, Selector, Strategy, TableFacts, default_candidates, prepare, release_projected,
+    Budget, CoverFacts, NoiseRng, Prepared, ProjectedMeasure, ProjectedRelease, ProjectedSpec,
+    ProjectionTable, ReleaseError, Selector, Strategy, TableFacts, default_candidates, prepare,
+    release_projected,
 };
 
 /// Groups of equal "zip" where one row in five has a different "city":
@@ -51,7 +52,7 @@ fn facts(graph: &ConflictGraph, group: u64, unbounded: bool) -> TableFacts {
         max_frequencies: vec![group],
         minimal_max_frequencies: vec![group],
         unbounded,
-        fd_cover: 0,
+        covers: CoverFacts::default(),
         classes: None,
     }
 }
@@ -306,7 +307,7 @@ fn noisy_degree_bound_privacy_loss_is_epsilon0_and_half_noise_is_caught() {
         max_frequencies: vec![base, base + 3],
         minimal_max_frequencies: vec![base, base + 3],
         unbounded: false,
-        fd_cover: 0,
+        covers: CoverFacts::default(),
         classes: None,
     };
     let samples = 200_000u32;
@@ -399,7 +400,7 @@ fn neighbouring_graphs_privacy_loss_is_epsilon_and_paper_noise_is_caught() {
             max_frequencies: vec![],
             minimal_max_frequencies: vec![],
             unbounded: true,
-            fd_cover: 0,
+            covers: CoverFacts::default(),
             classes: None,
         };
         let mut counts = HashMap::new();

@@ -65,6 +65,12 @@ pub struct DetectSpec {
     pub blocks: Option<Blocks>,
     /// Test every pair (the reference oracle; non-private test jobs).
     pub brute_force: bool,
+    /// Detect nothing: only the chain covers of the members (order pairs
+    /// without equality, whose detection runs as pair tasks that each see
+    /// part of the table; `dpincon_detect::chain_cover`), from one
+    /// partition that reads every row.
+    #[serde(default)]
+    pub covers_only: bool,
 }
 
 /// Detects one constraint group per input partition (see the module docs).

@@ -49,7 +49,9 @@ pub fn detect_rows(
     let Some(first) = batches.first() else {
         let max_frequency = (!spec.keys.is_empty()).then_some(0);
         // No rows, no classes: the coordinator reads missing ones as empty.
-        emit(summary(&Summary { group: spec.group, rows: 0, max_frequency, classes: None })?);
+        let s =
+            Summary { group: spec.group, rows: 0, max_frequency, classes: None, chains: vec![] };
+        emit(summary(&s)?);
         return Ok(());
     };
     let rows = concat_batches(&first.schema(), &batches)?;
@@ -99,16 +101,19 @@ pub fn detect_rows(
         None => None,
     };
     let options = DetectOptions { threads: 1, brute_force: spec.brute_force, memory_limit: None };
-    let (parts, _) = match across {
+    let parts = match across {
+        _ if spec.covers_only => None,
         Some((block, i)) => {
             let side = |row: u32| block[row as usize] == i;
-            detect_parts_across(&relation, &compiled, options, &side)
+            Some(detect_parts_across(&relation, &compiled, options, &side).map_err(failed)?.0)
         }
-        None => detect_parts(&relation, &compiled, options),
-    }
-    .map_err(failed)?;
+        None => Some(detect_parts(&relation, &compiled, options).map_err(failed)?.0),
+    };
     let rows = if across.is_some() { 0 } else { n };
     let f = equality_frequencies(&relation, &compiled);
+    // Pair tasks see part of the table: the chains come from the group's
+    // own covers-only task instead.
+    let chains = if spec.blocks.is_some() { vec![] } else { f.chain_covers };
     let max_frequency = if spec.keys.is_empty() {
         None
     } else {
@@ -126,10 +131,13 @@ pub fn detect_rows(
 
     // The summary first: the coordinator needs every partition's row count
     // before it can build the graph, and merges the edges as they arrive.
-    if !emit(summary(&Summary { group: spec.group, rows, max_frequency, classes })?) {
+    if !emit(summary(&Summary { group: spec.group, rows, max_frequency, classes, chains })?) {
         return Ok(());
     }
-    send_parts(parts, &ids, &mut emit)
+    match parts {
+        Some(parts) => send_parts(parts, &ids, &mut emit),
+        None => Ok(()),
+    }
 }
 
 /// Batches of one kind, sent when full; `open` turns false once the

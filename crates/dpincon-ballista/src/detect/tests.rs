@@ -77,20 +77,23 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     let dcs = dir.path().join("t.dcs");
     std::fs::write(&dcs, DCS).unwrap();
     let plan = build_plan(&request(&data, 3)).unwrap();
-    // Groups: {Zip}, {State}, {Rate} by slot order, then the unbounded one.
-    assert_eq!(plan.groups(), 4);
-    assert!(plan.unbounded);
+    // Groups: {Zip}, {State}, {Rate} by slot order, the unbounded one,
+    // and the covers-only task of its order pair (run as pair tasks).
+    assert_eq!(plan.groups(), 5);
+    assert!(plan.unbounded && plan.covers_group && plan.cover_shaped);
     let ctx = SessionContext::new();
     let partitions = collect_partitioned(plan.plan.clone(), ctx.task_ctx()).await.unwrap();
     // Three hash partitions per group with X; the group without equality
     // in pair tasks of two blocks (the table's three ranges dealt
-    // round-robin): (0, 1), (0, 0), (1, 1).
-    assert_eq!(partitions.len(), 3 * 3 + 3);
+    // round-robin): (0, 1), (0, 0), (1, 1); one covers-only task.
+    assert_eq!(partitions.len(), 3 * 3 + 3 + 1);
 
     // Each partition through its own channel, as the coordinator reads
     // them: summaries first, then every partition's pieces assembled.
     let mut rows = vec![0u64; plan.groups()];
     let mut maxima = vec![0u64; plan.sets.len()];
+    let mut classes = vec![None::<dpincon_detect::ConflictClasses>; plan.groups()];
+    let mut chains = vec![Vec::<u64>::new(); plan.groups()];
     let mut sources = Vec::new();
     for partition in &partitions {
         let (tx, rx) = tokio::sync::mpsc::channel(partition.len() + 1);
@@ -103,11 +106,21 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
         rows[g] += u64::from(s.rows);
         match s.max_frequency {
             Some(max) => maxima[g] = maxima[g].max(u64::from(max)),
-            None => assert_eq!(g, maxima.len(), "only the unbounded group has none"),
+            None => assert!(g >= maxima.len(), "only groups without X have none"),
+        }
+        // Each X's classes and chains add up over its hash partitions.
+        match (&mut classes[g], s.classes) {
+            (Some(total), Some((c, _))) => total.absorb(&c),
+            (total, some) => *total = total.take().or(some.map(|(c, _)| c)),
+        }
+        if !s.chains.is_empty() {
+            chains[g].resize(s.chains.len(), 0);
+            chains[g].iter_mut().zip(&s.chains).for_each(|(t, c)| *t += c);
         }
         sources.push(source);
     }
-    assert_eq!(rows, vec![7; 4], "every group sees every row once");
+    assert_eq!(rows, vec![7; 5], "every group sees every row once");
+    assert!(chains[3].is_empty() && chains[4].len() == 1, "pair tasks send no chain");
     let spill = SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 1 << 20 };
     let assembled = tokio::task::spawn_blocking(move || assemble(sources, 7, &spill, 2))
         .await
@@ -125,6 +138,10 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     assert_eq!(f.max_frequencies, want.facts.max_frequencies);
     assert_eq!(f.minimal_max_frequencies, want.facts.minimal_max_frequencies);
     assert_eq!(f.unbounded, want.facts.unbounded);
+    let classes: Vec<_> = classes.into_iter().flatten().collect();
+    let covers = dpincon_engine::to_cover_facts(&classes, &chains.concat(), plan.cover_shaped);
+    assert_eq!(covers, want.facts.covers);
+    assert!(covers.sum.is_some_and(|u| u.sets == 4), "{covers:?}");
     // Hand-derived: zip 1 has rows 0, 1, 6 (City A, B, A): edges 0-1, 1-6;
     // zip 3 has rows 3, 4 (4's City NULL: no edge), 5 (E): 3-5.
     // Rate -0.0 = 0.0 across zips 2 and 3: 2-5.

@@ -15,8 +15,10 @@
 //! (`dpincon_detect::fd_classes`; a group is one X): `cover`,
 //! `max_class`, `null_rows`, flags (bit 0 a key, bit 1 every member is a
 //! key or an FD, bit 2 the cover is exact), `excess`, `m` and m pairs
-//! `(class size, classes of that size)`. A stream that breaks this shape
-//! is an error, never a wrong graph.
+//! `(class size, classes of that size)`; then `c` and the c chain covers
+//! of the group's order pairs among its rows (`dpincon_detect::chain_cover`;
+//! none from a pair task). A stream that breaks this shape is an error,
+//! never a wrong graph.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -120,6 +122,10 @@ pub struct Summary {
     /// The classes of the group's keys and FDs among its rows (none when
     /// the group has no key or FD), and whether every member is one.
     pub classes: Option<(ConflictClasses, bool)>,
+    /// The chain covers of the group's order pairs among its rows, in the
+    /// pairs' order (`dpincon_detect::EqualityFrequencies::chain_covers`;
+    /// empty from a pair task, which sees part of the table).
+    pub chains: Vec<u64>,
 }
 
 const KEY: u64 = 1;
@@ -141,6 +147,8 @@ pub fn summary(s: &Summary) -> Result<RecordBatch> {
             words.extend(c.sizes.iter().flat_map(|&(size, count)| [size, count]));
         }
     }
+    words.push(s.chains.len() as u64);
+    words.extend(&s.chains);
     let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     one(SUMMARY, data)
 }
@@ -175,10 +183,12 @@ fn read_summary(data: &[u8]) -> Result<Summary> {
         }
         _ => return Err(bad("a summary with more than one X")),
     };
+    let c = next()?;
+    let chains = (0..c).map(|_| next()).collect::<Result<Vec<_>>>()?;
     if next().is_ok() {
         return Err(bad("a summary too long"));
     }
-    Ok(Summary { group, rows, max_frequency, classes })
+    Ok(Summary { group, rows, max_frequency, classes, chains })
 }
 
 /// One row of a partition's output.
@@ -233,9 +243,10 @@ mod tests {
             sizes: vec![(1, 2), (3, 1)],
             excess: 1,
         };
-        let with =
-            Summary { group: 3, rows: 9, max_frequency: Some(4), classes: Some((classes, true)) };
-        let without = Summary { group: 4, rows: 12, max_frequency: None, classes: None };
+        let classes = Some((classes, true));
+        let with = Summary { group: 3, rows: 9, max_frequency: Some(4), classes, chains: vec![5] };
+        let without =
+            Summary { group: 4, rows: 12, max_frequency: None, classes: None, chains: vec![] };
         for s in [&with, &without] {
             let batch = summary(s).unwrap();
             assert_eq!(parts(&batch).unwrap(), [Part::Summary(s.clone())]);

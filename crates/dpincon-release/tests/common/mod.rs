@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::hash::Hash;
 
 use dpincon_graph::Edge;
-use dpincon_release::{ClassFacts, TableFacts};
+use dpincon_release::{ClassFacts, CoverFacts, TableFacts};
 
 /// Facts whose one equality set has a group of `group` rows (d̃ ≈ group − 1),
 /// with the classes of its keys and FDs when given.
@@ -16,7 +16,7 @@ pub fn one_set_facts(rows: u64, group: u64, classes: Option<ClassFacts>) -> Tabl
         max_frequencies: vec![group],
         minimal_max_frequencies: vec![group],
         unbounded: false,
-        fd_cover: 0,
+        covers: CoverFacts::default(),
         classes,
     }
 }
