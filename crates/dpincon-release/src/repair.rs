@@ -3,24 +3,27 @@
 //!
 //! - `greedy`: the stable-order greedy cover c + DLap(2/ε) (SPEC §5), an
 //!   upper bound (c/2 ≤ I_R ≤ c): the paper's Algorithm 5, "as today".
-//! - `lp`: the LP relaxation strengthened by the key and FD covers,
-//!   2·L + DLap(2/ε) with L = max(LP, max over X of the cover of X's keys
-//!   and FDs, `dpincon_detect::fd_classes`): L ≤ I_R ≤ 2·LP ≤ 2·L. LP has node sensitivity 1 (proof: `dpincon_measures::cover`), each
-//!   FD cover too (`dpincon_detect::fd_classes`), so their maximum does and
-//!   the integer 2·L moves by at most 2. On a k-clique of duplicated keys LP
-//!   is k/2 and the FD cover k − 1 = I_R (issue 28).
+//! - `lp`: the LP relaxation strengthened by the sets' covers, 2·L +
+//!   DLap(2/ε) with L = max(LP, the largest cover of one set, [`CoverFacts`]):
+//!   L ≤ I_R ≤ 2·LP ≤ 2·L. A set is one X's keys and FDs
+//!   (`dpincon_detect::fd_classes`) or one order pair
+//!   (`dpincon_detect::chain_cover`). LP has node sensitivity 1 (proof:
+//!   `dpincon_measures::cover`), each set's cover too, so their maximum
+//!   does and the integer 2·L moves by at most 2. On a k-clique of
+//!   duplicated keys LP is k/2 and the FD cover k − 1 = I_R (issue 28).
 //! - `combined` (default): both, ε split [`LP_SHARE`] : 1 − [`LP_SHARE`]
 //!   (sequential composition: the parts sum to the measure's ε).
-//! - `lp` and `combined` when every constraint is a key or an FD of one X
-//!   with a key among them or one B only (public): I_R is X's cover
-//!   itself, released alone with the whole ε, no LP
-//!   (`TableFacts::exact_repair`).
-//! - `lp` and `combined` when every constraint is a key or an FD otherwise
-//!   (several X, or FDs of several B; public): U = Σ_X (cover_X + N_X),
-//!   N_X the rows with X and a NULL B, is an upper bound on I_R with
-//!   sensitivity k, the number of X (`TableFacts::upper_cover`). 2·L and
-//!   U are released ([`UPPER_SHARE`] of ε on U, no greedy part), and the
-//!   point's hedge above L̃ is at most half of the room Ũ − L̃.
+//! - `lp` and `combined` when the constraints are one set whose cover is
+//!   exact (keys and FDs of one X with a key or one B only, or one order
+//!   pair; public): I_R is that cover, released alone with the whole ε, no
+//!   LP (`TableFacts::exact_repair`).
+//! - `lp` and `combined` when every constraint is in a set otherwise
+//!   (several sets, or FDs of several B; public): U = Σ over the sets of
+//!   their cover, plus N_X (X's rows with a NULL B) for FDs of several B,
+//!   is an upper bound on I_R with sensitivity k, the number of sets
+//!   (`TableFacts::upper_cover`). 2·L and U are released ([`UPPER_SHARE`]
+//!   of ε on U, no greedy part), and the point's hedge above L̃ is at most
+//!   half of the room Ũ − L̃.
 //!
 //! The point estimate is [`POINT_FACTOR`]·L̃ (greedy: c̃), clamped into
 //! the interval; the reported interval contains I_R
@@ -289,11 +292,12 @@ pub fn release_repair(
     })
 }
 
-/// I_R when it is X's cover (one X, with a key or one B: the graph is a
-/// clique, or complete multipartite by B, per X group, and I_R = Σ (rows −
-/// largest class)): that count plus DLap(1/ε) with the whole ε. It has
-/// node sensitivity 1 (a row joins or leaves one group and class), so no
-/// bound, factor or second part is needed.
+/// I_R when it is one set's cover (one X, with a key or one B: the graph
+/// is a clique, or complete multipartite by B, per X group, and I_R = Σ
+/// (rows − largest class); or one order pair, whose chain cover is exact):
+/// that count plus DLap(1/ε) with the whole ε. It has node sensitivity 1
+/// (a row joins or leaves one group and class, or one chain's group), so
+/// no bound, factor or second part is needed.
 fn release_exact(
     method: RepairMethod,
     epsilon: Budget,
@@ -314,11 +318,12 @@ fn release_exact(
     })
 }
 
-/// I_R when every constraint is a key or an FD, and X's cover is not I_R
-/// itself (several X, or FDs of several B). Each X's graph minus its
-/// rows with a NULL B is complete multipartite per group (a clique under
-/// a key), so deleting every X's cover and NULL-B rows leaves no edge:
-/// L ≤ I_R ≤ min(2·L, U). Released: 2·L (sensitivity 2) with 1 −
+/// I_R when every constraint is in a set (a key or an FD, or an order
+/// pair) and no one set's cover is I_R itself (several sets, or FDs of
+/// several B). Each X's graph minus its rows with a NULL B is complete
+/// multipartite per group (a clique under a key), and an order pair's
+/// cover is its graph's, so deleting every set's cover (and, for FDs of
+/// several B, the NULL-B rows) leaves no edge: L ≤ I_R ≤ min(2·L, U). Released: 2·L (sensitivity 2) with 1 −
 /// [`UPPER_SHARE`] of ε and U (sensitivity k) with the rest; no greedy
 /// part.
 ///
