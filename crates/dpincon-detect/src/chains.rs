@@ -164,39 +164,16 @@ fn longest_chain(keys: impl Iterator<Item = (u64, u64)>, strict: bool) -> usize 
 mod tests {
     use super::*;
     use crate::exec::brute_force;
-    use crate::relation::KeyColumn;
+    use crate::fixtures::{brute_cover_of, relation, xorshift};
     use dpincon_graph::Edge;
 
-    /// A seeded stream of values below `m` (xorshift64).
-    fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
-        move |m| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        }
-    }
-
-    /// A relation (X, A, B) from optional keys.
-    fn relation(rows: &[[Option<u64>; 3]]) -> Relation {
-        let mut r = Relation::new(rows.len() as u32);
-        for slot in 0..3 {
-            let column = KeyColumn::from_keys(rows.iter().map(|t| t[slot]));
-            r.insert_column(slot, dpincon_constraints::Domain::Int, column);
-        }
-        r
-    }
-
-    /// The minimum vertex cover of the graph that detection finds.
+    /// The minimum vertex cover of the graph that detection finds
+    /// (relation slots X, A, B).
     fn brute_cover(relation: &Relation, constraint: &KeyConstraint) -> u64 {
         let mut edges: Vec<Edge> = Vec::new();
         brute_force(relation, constraint, &mut edges);
-        let n = relation.rows() as usize;
-        (0u32..1 << n)
-            .filter(|mask| edges.iter().all(|e| mask >> e.u & 1 == 1 || mask >> e.v & 1 == 1))
-            .map(|mask| u64::from(mask.count_ones()))
-            .min()
-            .unwrap_or(0)
+        let edge = |i: usize, j: usize| edges.contains(&Edge::new(i as u32, j as u32));
+        brute_cover_of(relation.rows() as usize, edge)
     }
 
     const OPS: [Operator; 4] = [Operator::Lt, Operator::Le, Operator::Gt, Operator::Ge];

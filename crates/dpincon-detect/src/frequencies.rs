@@ -312,18 +312,9 @@ impl EqualityFrequencies {
 mod tests {
     use super::*;
     use crate::compile::KeyPredicate;
+    use crate::fixtures::{brute_cover_of, relation, xorshift};
     use crate::relation::KeyColumn;
     use dpincon_constraints::Operator;
-
-    /// A relation (X, B1, B2) from optional keys.
-    fn relation(rows: &[[Option<u64>; 3]]) -> Relation {
-        let mut r = Relation::new(rows.len() as u32);
-        let int = dpincon_constraints::Domain::Int;
-        for slot in 0..3 {
-            r.insert_column(slot, int, KeyColumn::from_keys(rows.iter().map(|t| t[slot])));
-        }
-        r
-    }
 
     /// The minimum vertex cover of X → B1, X → B2's conflict graph.
     fn brute_cover(rows: &[[Option<u64>; 3]]) -> u64 {
@@ -332,29 +323,6 @@ mod tests {
             let (a, b) = (rows[i], rows[j]);
             a[0].is_some() && a[0] == b[0] && (differ(a[1], b[1]) || differ(a[2], b[2]))
         })
-    }
-
-    /// A seeded stream of values below `m` (xorshift64).
-    fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
-        move |m| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        }
-    }
-
-    /// The minimum vertex cover of the graph on `n` rows that `conflict` defines.
-    fn brute_cover_of(n: usize, conflict: impl Fn(usize, usize) -> bool) -> u64 {
-        (0u32..1 << n)
-            .filter(|mask| {
-                (0..n).all(|i| {
-                    (i + 1..n).all(|j| !conflict(i, j) || mask >> i & 1 == 1 || mask >> j & 1 == 1)
-                })
-            })
-            .map(|mask| u64::from(mask.count_ones()))
-            .min()
-            .unwrap_or(0)
     }
 
     /// Tables of up to 7 rows over small domains from a seeded stream:

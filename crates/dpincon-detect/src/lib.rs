@@ -19,6 +19,8 @@ mod algorithms;
 mod chains;
 mod compile;
 mod exec;
+#[cfg(test)]
+mod fixtures;
 mod frequencies;
 mod plan;
 mod relation;
