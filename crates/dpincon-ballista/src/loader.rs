@@ -10,8 +10,8 @@ use std::time::Instant;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use dpincon_engine::{
-    EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, job_threads, parse_bytes,
-    plan_reports, read_options, to_class_facts, to_cover_facts,
+    EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, check_repair_memory,
+    job_threads, parse_bytes, plan_reports, read_options, to_class_facts, to_cover_facts,
 };
 use dpincon_graph::{EdgeFingerprint, SpillConfig, edge_stream_fingerprint};
 use dpincon_release::TableFacts;
@@ -271,6 +271,7 @@ impl JobLoader for BallistaLoader {
             partitions: self.partitions,
         };
         let plan = build_plan(&request).map_err(|e| engine_error(e, &config.constraints))?;
+        check_repair_memory(config, plan.cover_sets.exact)?;
         let read_s = read_start.elapsed().as_secs_f64();
         progress.finish(Phase::Read, read_s);
 
@@ -348,7 +349,7 @@ impl BallistaLoader {
             covers: to_cover_facts(
                 &groups.iter().flat_map(|g| &g.classes).map(|(c, _)| c.clone()).collect::<Vec<_>>(),
                 &groups.iter().flat_map(|g| &g.chains).copied().collect::<Vec<_>>(),
-                plan.cover_shaped,
+                plan.cover_sets,
             ),
             // I_P's class count: every constraint a key or an FD,
             // as the embedded job decides (`dpincon_engine::load`).

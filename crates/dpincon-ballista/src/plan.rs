@@ -23,8 +23,8 @@ use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::{ExecutionPlan, Partitioning};
 use dpincon_constraints::{BoundConstraint, Domain};
 use dpincon_detect::{
-    DetectionPlan, EqualityFrequencies, brute_force_plans, describe_plans, equality_attributes,
-    equality_frequencies, order_pair, required_columns,
+    CoverSets, DetectionPlan, EqualityFrequencies, brute_force_plans, cover_sets, describe_plans,
+    equality_attributes, order_pair, required_columns,
 };
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
@@ -70,9 +70,8 @@ pub struct JobPlan {
     pub unbounded: bool,
     /// The last group is the covers-only one (after the unbounded group).
     pub covers_group: bool,
-    /// Every constraint is a key, an FD or an order pair
-    /// (`dpincon_detect::EqualityFrequencies::all_cover_shaped`; public).
-    pub cover_shaped: bool,
+    /// The constraints' cover sets (`dpincon_detect::cover_sets`; public).
+    pub cover_sets: CoverSets,
 }
 
 impl JobPlan {
@@ -218,7 +217,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
         }
     }
     let plan = UnionExec::try_new(branches)?;
-    let cover_shaped = equality_frequencies(&relation, &compiled).all_cover_shaped;
+    let cover_sets = cover_sets(&compiled);
     Ok(JobPlan {
         plan,
         bound,
@@ -226,6 +225,6 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
         sets,
         unbounded: has_unbounded,
         covers_group,
-        cover_shaped,
+        cover_sets,
     })
 }

@@ -157,29 +157,38 @@ fn dp_release_by_default_hides_exact_values() {
 }
 
 #[test]
-fn the_lp_methods_are_refused_up_front_under_a_memory_limit() {
+fn the_lp_methods_are_refused_under_a_memory_limit_where_the_constraints_need_it() {
     let dir = Dir::new();
-    let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
-    // The table does not exist: the refusal comes before any data is read.
-    let missing = dir.path("absent.csv");
-    let base = ["run", "--data", s(&missing), "--constraints", s(&dcs), "--epsilon", "1"];
-    let stderr = |extra: &[&str]| {
-        let out = cli(&[&base[..], extra].concat());
-        assert_eq!(out.status.code(), Some(1));
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
+    let data = dir.file("people.csv", PEOPLE);
+    let ledger = dir.path("ledger.json");
+    // FDs of two X: I_R's release needs the LP, whose memory no public
+    // input bounds. Refused before detection, with nothing charged.
+    let two = dir.file("two.txt", "FD: Zip -> City\nFD: City -> Zip\n");
+    let base = ["run", "--data", s(&data), "--constraints", s(&two), "--epsilon", "1"];
+    let limited = ["--memory-limit", "1GiB", "--ledger", s(&ledger)];
     for method in [&[][..], &["--ir-method", "lp"], &["--ir-method", "combined"]] {
-        let err = stderr(&[&["--memory-limit", "1GiB"][..], method].concat());
+        let out = cli(&[&base[..], &limited, method].concat());
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("--ir-method greedy") && err.contains("--memory-limit"), "{err}");
+        assert!(!ledger.exists(), "no budget is spent");
     }
     // An unknown method is a bad flag value (clap's usage error, status 2).
     let out = cli(&[&base[..], &["--ir-method", "exact"]].concat());
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--ir-method") && err.contains("use greedy, lp or combined"), "{err}");
-    // The greedy cover keeps to the limit: the job goes on (to the missing file).
-    let err = stderr(&["--memory-limit", "1GiB", "--ir-method", "greedy"]);
-    assert!(err.contains("absent.csv"), "{err}");
+    // The greedy cover keeps to the limit.
+    let out = cli(&[&base[..], &limited, &["--ir-method", "greedy"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // One FD of one right-hand side: its cover is I_R, released with no
+    // LP, so the default method keeps to the limit too.
+    let one = dir.file("one.txt", "FD: Zip -> City\n");
+    let args = ["--data", s(&data), "--constraints", s(&one), "--epsilon", "1"];
+    let out = cli(&[&["run"][..], &args, &["--memory-limit", "1GiB"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["measures"]["r"]["parts"][0]["statistic"], "exact-cover");
 }
 
 #[test]

@@ -174,7 +174,7 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
             ),
         );
     }
-    check_constraints(&job.constraints, &dataset.schema, rules.limits)?;
+    let exact_repair = check_constraints(&job.constraints, &dataset.schema, rules.limits)?;
     let total_epsilon = check_budget(&job, dataset)?;
     let accepted = Accepted {
         dataset: dataset.clone(),
@@ -184,17 +184,23 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
         job,
     };
     // The engine's one validation step (ε limits, strategy, selector,
-    // split, candidates), on public options only: refused before queueing.
-    dpincon_engine::validate(&accepted.job_config(Path::new("inline")))
+    // split, candidates), and whether I_R's LP fits the dataset's memory
+    // limit, on public options and the constraints' shapes only: refused
+    // before queueing.
+    let config = accepted.job_config(Path::new("inline"));
+    dpincon_engine::validate(&config)
+        .and_then(|()| dpincon_engine::check_repair_memory(&config, exact_repair))
         .map_err(|e| Refusal::new(InvalidJob, e.to_string()))?;
     Ok(accepted)
 }
 
+/// Checks the constraints against the limits and the declared schema, and
+/// says whether they make I_R one set's exact cover (no LP).
 fn check_constraints(
     text: &str,
     schema: &dpincon_constraints::TableSchema,
     limits: &Limits,
-) -> Result<(), Refusal> {
+) -> Result<bool, Refusal> {
     use FailureReason::*;
     if text.len() > limits.max_constraint_bytes {
         return refuse(
@@ -226,7 +232,7 @@ fn check_constraints(
             format!("{} denial constraints; the limit is {}", bound.len(), limits.max_constraints),
         );
     }
-    Ok(())
+    dpincon_engine::repair_is_exact(&bound).map_err(|e| Refusal::new(BadConstraints, e.to_string()))
 }
 
 /// The job's total ε within the dataset's per-job limits.
@@ -355,6 +361,34 @@ mod tests {
         );
         let err = submit(&c, true, &format!("{FD}epsilon = 1.0\nledger = \"x\"")).unwrap_err();
         assert_eq!(err.reason, FailureReason::NotAllowed);
+    }
+
+    /// Under the dataset's memory limit I_R's LP does not fit: a job whose
+    /// constraints need it is refused before queueing, unless it asks for
+    /// the greedy cover; one FD of one right-hand side needs no LP.
+    #[test]
+    fn the_lp_is_refused_under_a_memory_limit_only_where_it_is_needed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = config(dir.path());
+        let limited = CoordinatorConfig::parse(
+            &format!(
+                "state-dir = {:?}\n[datasets.t]\ndata = {:?}\nschema = \"Zip:int,City:string\"\n\
+                 ledger = {:?}\nbudget-cap = 10.0\nmax-job-epsilon = 3.0\nmemory-limit = \"1MiB\"\n",
+                dir.path().join("state").display().to_string(),
+                dir.path().join("t.csv").display().to_string(),
+                dir.path().join("t.ledger").display().to_string(),
+            ),
+            "c.toml",
+        )
+        .unwrap();
+        c.datasets = limited.datasets;
+        submit(&c, false, &format!("{FD}epsilon = 1.0")).expect("one FD's cover is I_R: no LP");
+        let two = "dataset = \"t\"\nconstraints = \"FD: Zip -> City\\nFD: City -> Zip\"\n";
+        let err = submit(&c, false, &format!("{two}epsilon = 1.0")).unwrap_err();
+        assert_eq!(err.reason, FailureReason::InvalidJob);
+        assert!(err.detail.contains("memory-limit") && err.detail.contains("greedy"), "{err:?}");
+        submit(&c, false, &format!("{two}epsilon = 1.0\nir-method = \"greedy\""))
+            .expect("the greedy cover keeps to the limit");
     }
 
     #[test]

@@ -13,9 +13,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::chains::{OrderPair, chain_cover_in, order_pair};
+use crate::chains::chain_cover_in;
 use crate::compile::{KeyConstraint, KeyOperand};
 use crate::relation::Relation;
+use crate::sets::{CoverSets, cover_sets, fd_sets, order_pairs};
 use crate::tuples::{NO_TUPLE, TupleIndex};
 
 /// Max frequencies of the distinct equality attribute sets, and whether some
@@ -38,10 +39,9 @@ pub struct EqualityFrequencies {
     /// For each distinct order pair ([`crate::order_pair`]), in their
     /// order: the minimum cover of its own graph ([`crate::chain_cover`]).
     pub chain_covers: Vec<u64>,
-    /// Every constraint is a key, an FD or an order pair: each has an exact
-    /// cover (or, FDs of several B, a cover and NULL-B rows above it), and
-    /// their sum bounds I_R.
-    pub all_cover_shaped: bool,
+    /// Which sets of keys and FDs of one X and order pairs there are
+    /// (public): `fd_classes` and `chain_covers` are their covers.
+    pub cover_sets: CoverSets,
 }
 
 /// The slots of σ's `t1.A = t2.A` predicates (X_σ), empty when σ has none.
@@ -73,24 +73,11 @@ pub fn equality_frequencies(
     let max_frequencies: Vec<u64> =
         sets.iter().map(|slots| index.ids(slots).counts().into_iter().max().unwrap_or(0)).collect();
     let sets: Vec<Vec<usize>> = sets.into_iter().collect();
-    // X → every B of X's FD-shaped constraints (None: a key, no B).
-    let mut fds: std::collections::BTreeMap<Vec<usize>, Option<BTreeSet<usize>>> =
-        Default::default();
-    for (x, b) in constraints.iter().filter_map(fd_shape) {
-        let bs = fds.entry(x).or_insert_with(|| Some(BTreeSet::new()));
-        match b {
-            Some(b) => {
-                if let Some(bs) = bs {
-                    bs.insert(b);
-                }
-            }
-            None => *bs = None,
-        }
-    }
+    let fds = fd_sets(constraints);
     // The order pairs' chains on a thread of their own, beside the
     // classes (a sort each: at 10^6 Tax rows about as long as the classes).
-    let pairs: BTreeSet<OrderPair> = constraints.iter().filter_map(order_pair).collect();
-    let pairs: Vec<_> = pairs.into_iter().map(|p| (index.ids_of(&p.x), p)).collect();
+    let pairs: Vec<_> =
+        order_pairs(constraints).into_iter().map(|p| (index.ids_of(&p.x), p)).collect();
     let (fd_classes, chain_covers) = std::thread::scope(|scope| {
         let chains = scope.spawn(|| {
             pairs.iter().map(|(groups, p)| chain_cover_in(relation, p, groups.as_deref())).collect()
@@ -102,9 +89,7 @@ pub fn equality_frequencies(
         fd_classes,
         all_fd_shaped: constraints.iter().all(|c| fd_shape(c).is_some()),
         chain_covers,
-        all_cover_shaped: constraints
-            .iter()
-            .all(|c| fd_shape(c).is_some() || order_pair(c).is_some()),
+        cover_sets: cover_sets(constraints),
         ..EqualityFrequencies::from_maxima(&sets, max_frequencies, unbounded)
     }
 }
@@ -303,7 +288,7 @@ impl EqualityFrequencies {
             fd_classes: vec![],
             all_fd_shaped: false,
             chain_covers: vec![],
-            all_cover_shaped: false,
+            cover_sets: CoverSets::default(),
         }
     }
 }
@@ -521,7 +506,7 @@ mod tests {
             ],
             all_fd_shaped: true,
             chain_covers: vec![],
-            all_cover_shaped: true,
+            cover_sets: CoverSets { sets: 2, all: true, exact: false },
         };
         assert_eq!(f, expected);
         let f = equality_frequencies(&r, &[ineq, cross]);
@@ -533,7 +518,7 @@ mod tests {
             all_fd_shaped: false,
             // `ineq` is an order pair with no conflict (B is 5 or NULL).
             chain_covers: vec![0],
-            all_cover_shaped: false,
+            cover_sets: CoverSets { sets: 1, all: false, exact: false },
         };
         assert_eq!(f, expected);
     }

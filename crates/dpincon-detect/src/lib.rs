@@ -24,6 +24,7 @@ mod fixtures;
 mod frequencies;
 mod plan;
 mod relation;
+mod sets;
 mod tuples;
 
 pub use across::detect_parts_across;
@@ -39,6 +40,7 @@ pub use frequencies::{
 };
 pub use plan::{DetectionPlan, DriverKind, brute_force_plans, describe_plans};
 pub use relation::{KeyColumn, Relation, float_key, int_key};
+pub use sets::{CoverSets, compile_shapes, cover_sets};
 
 /// The crate's one error type.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -4,13 +4,14 @@ use std::path::Path;
 use std::time::Instant;
 
 use dpincon_detect::{
-    ConflictClasses, DetectOptions, EqualityFrequencies, detect, equality_frequencies,
+    ConflictClasses, CoverSets, DetectOptions, EqualityFrequencies, cover_sets, detect,
+    equality_frequencies,
 };
 use dpincon_graph::{ConflictGraph, EdgeFingerprint, edge_stream_fingerprint};
 use dpincon_release::{ClassFacts, CoverFacts, NoiseRng, TableFacts, UpperCover};
 use dpincon_source::{Prepared, ReadOptions, parse_schema_override, prepare_detection, read_table};
 
-use crate::privacy::{PassResult, budget_split, measure_and_release};
+use crate::privacy::{PassResult, budget_split, check_repair_memory, measure_and_release};
 use crate::report::{
     BudgetReport, DetectionReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport, Report, Timings,
 };
@@ -161,6 +162,9 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
         brute_force: config.test.brute_force,
         memory_limit: config.data.memory_limit.as_deref().map(parse_bytes).transpose()?,
     };
+    // Before detection: the constraints' shapes alone say whether the LP
+    // is needed, and whether --memory-limit allows it.
+    check_repair_memory(config, cover_sets(&compiled).exact)?;
     progress.start(Phase::Detect);
     let detect_start = Instant::now();
     let detection = detect(&relation, &compiled, options)?;
@@ -179,7 +183,7 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
             covers: to_cover_facts(
                 &frequencies.fd_classes,
                 &frequencies.chain_covers,
-                frequencies.all_cover_shaped,
+                frequencies.cover_sets,
             ),
             classes,
         },
@@ -219,23 +223,22 @@ pub fn to_class_facts<'a>(
 
 /// The release's view of the covers of each X's keys and FDs and of each
 /// order pair (`dpincon_release::CoverFacts`): the largest, and their sum
-/// when `all_shaped` (every constraint is in one of them). An X with FDs of
-/// several B adds its NULL-B rows to the sum (`ConflictClasses::exact`).
+/// when every constraint is in one of those sets (`shape`, public). An X
+/// with FDs of several B adds its NULL-B rows to the sum
+/// (`ConflictClasses::exact`).
 pub fn to_cover_facts(
     fd_classes: &[ConflictClasses],
     chain_covers: &[u64],
-    all_shaped: bool,
+    shape: CoverSets,
 ) -> CoverFacts {
     let covers = fd_classes.iter().map(|c| c.cover).chain(chain_covers.iter().copied());
     let slack: u64 = fd_classes.iter().filter(|c| !c.exact).map(|c| c.null_rows).sum();
-    let sets = (fd_classes.len() + chain_covers.len()) as u64;
-    let exact = sets == 1 && fd_classes.iter().all(|c| c.exact);
     CoverFacts {
         largest: covers.clone().max().unwrap_or(0),
-        sum: (all_shaped && sets > 0).then(|| UpperCover {
+        sum: (shape.all && shape.sets > 0).then(|| UpperCover {
             value: covers.sum::<u64>() + slack,
-            sets,
-            exact,
+            sets: shape.sets as u64,
+            exact: shape.exact,
         }),
     }
 }
@@ -477,15 +480,14 @@ pub fn read_constraints(
 #[cfg(test)]
 mod tests {
     use super::{parse_bytes, to_cover_facts};
-    use dpincon_detect::ConflictClasses;
+    use dpincon_detect::{ConflictClasses, CoverSets};
     use dpincon_release::{CoverFacts, UpperCover};
 
-    /// I_R is one set's cover exactly only for one X with a key or one B,
-    /// or one order pair. FDs of two B (a row with one B NULL can conflict
-    /// outside the classes), several X or an X beside an order pair are
-    /// bounded above by U (NULL-B rows only where the cover is not exact),
-    /// with sensitivity the number of sets; other constraints get only the
-    /// largest cover.
+    /// The largest cover bounds I_R from below; U sums every set's cover,
+    /// with the NULL-B rows only where X's cover is not exact (FDs of two
+    /// B), and is I_R itself for one exact set (which sets are exact:
+    /// `dpincon_detect::cover_sets`); without every constraint in a set,
+    /// only the largest cover.
     #[test]
     fn covers_give_an_exact_cover_or_an_upper_bound() {
         let fd = |cover, null_rows, exact| ConflictClasses {
@@ -494,22 +496,32 @@ mod tests {
             null_rows,
             ..ConflictClasses::default()
         };
+        let shape = |sets, all, exact| CoverSets { sets, all, exact };
         let sum = |value, sets, exact| Some(UpperCover { value, sets, exact });
         let facts = |largest, sum| CoverFacts { largest, sum };
         let (key_or_one_b, two_b) = (fd(12, 3, true), fd(12, 3, false));
         let cases = [
-            (vec![key_or_one_b.clone()], vec![], true, facts(12, sum(12, 1, true))),
-            (vec![two_b.clone()], vec![], true, facts(12, sum(15, 1, false))),
-            (vec![], vec![7], true, facts(7, sum(7, 1, true))),
-            (vec![key_or_one_b.clone(), two_b], vec![], true, facts(12, sum(27, 2, false))),
-            (vec![key_or_one_b.clone()], vec![20], true, facts(20, sum(32, 2, false))),
-            (vec![], vec![4, 9], true, facts(9, sum(13, 2, false))),
-            (vec![key_or_one_b], vec![20], false, facts(20, None)),
-            (vec![], vec![], false, facts(0, None)),
+            (vec![key_or_one_b.clone()], vec![], shape(1, true, true), facts(12, sum(12, 1, true))),
+            (vec![two_b.clone()], vec![], shape(1, true, false), facts(12, sum(15, 1, false))),
+            (vec![], vec![7], shape(1, true, true), facts(7, sum(7, 1, true))),
+            (
+                vec![key_or_one_b.clone(), two_b],
+                vec![],
+                shape(2, true, false),
+                facts(12, sum(27, 2, false)),
+            ),
+            (
+                vec![key_or_one_b.clone()],
+                vec![20],
+                shape(2, true, false),
+                facts(20, sum(32, 2, false)),
+            ),
+            (vec![key_or_one_b], vec![20], shape(2, false, false), facts(20, None)),
+            (vec![], vec![], shape(0, false, false), facts(0, None)),
         ];
-        for (classes, chains, all_shaped, expected) in cases {
-            let got = to_cover_facts(&classes, &chains, all_shaped);
-            assert_eq!(got, expected, "{classes:?} {chains:?} {all_shaped}");
+        for (classes, chains, shape, expected) in cases {
+            let got = to_cover_facts(&classes, &chains, shape);
+            assert_eq!(got, expected, "{classes:?} {chains:?} {shape:?}");
         }
     }
 

@@ -28,7 +28,7 @@ pub use job::{
     new_job_id, parse_bytes, plan_reports, read_constraints, read_options, run_job, run_job_with,
     run_prepaid_job, to_class_facts, to_cover_facts,
 };
-pub use privacy::validate;
+pub use privacy::{check_repair_memory, repair_is_exact, validate};
 pub use report::{
     BudgetReport, DetectionReport, MeasuresReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport,
     Report, Timings,

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeSet;
 
+use dpincon_constraints::BoundConstraint;
+use dpincon_detect::{compile_shapes, cover_sets};
 use dpincon_graph::ConflictGraph;
 use dpincon_measures::{CoverSize, ExactCounts, PassCounts, measure_pass, twice_fractional_cover};
 use dpincon_options::Measure;
@@ -103,7 +105,7 @@ pub(crate) fn budget_split(config: &JobConfig) -> Result<Option<BudgetSplit>, En
             return Err(invalid("--budget-cap needs --ledger (where the spending is recorded)"));
         }
     }
-    let repair = repair_method(config, wanted.contains(&Measure::R))?;
+    let repair = config.release.ir_method.unwrap_or_default();
     let projected = wanted
         .iter()
         .filter_map(|m| m.projected())
@@ -123,19 +125,34 @@ pub(crate) fn budget_split(config: &JobConfig) -> Result<Option<BudgetSplit>, En
 /// holds the edges among the greedy cover's rows in memory (16 bytes each,
 /// on top of the graph; `dpincon_measures::twice_fractional_cover`), and
 /// no public input bounds their count, so a job that declares
-/// `--memory-limit` cannot promise it. Refused here, before any
-/// data is read, never a silent fallback to the greedy cover.
-fn repair_method(config: &JobConfig, releases_r: bool) -> Result<RepairMethod, EngineError> {
-    let method = config.release.ir_method.unwrap_or_default();
-    if let (true, true, Some(limit)) = (method.needs_lp(), releases_r, &config.data.memory_limit) {
+/// `--memory-limit` cannot promise it, unless the constraints make one
+/// set's cover I_R itself (`exact_repair`: `dpincon_detect::cover_sets`,
+/// from their shapes alone), which is released with no LP. Refused once
+/// the constraints are bound, before detection and before any charge,
+/// never a silent fallback to the greedy cover.
+pub fn check_repair_memory(config: &JobConfig, exact_repair: bool) -> Result<(), EngineError> {
+    let Some(split) = budget_split(config)? else { return Ok(()) };
+    let method = split.repair;
+    if let (true, true, false, Some(limit)) =
+        (method.needs_lp(), split.releases_r, exact_repair, &config.data.memory_limit)
+    {
         return Err(invalid(format!(
-            "--ir-method {method} computes the LP relaxation of I_R, which holds the conflict \
-             edges among the greedy cover's rows in memory (16 bytes each, no public bound), \
-             so it cannot keep to --memory-limit {limit}: use --ir-method greedy (one pass, 1 bit \
-             per row), or drop --memory-limit"
+            "--ir-method {method} computes the LP relaxation of I_R for these constraints, which \
+             holds the conflict edges among the greedy cover's rows in memory (16 bytes each, no \
+             public bound), so it cannot keep to --memory-limit {limit}: use --ir-method greedy \
+             (one pass, 1 bit per row), or drop --memory-limit (a key, FDs of one left-hand side \
+             and one right-hand side, or one order DC need no LP)"
         )));
     }
-    Ok(method)
+    Ok(())
+}
+
+/// Whether `bound` make one set's cover I_R itself, so that I_R needs no
+/// LP (`dpincon_detect::cover_sets`): public, from their shapes alone,
+/// before any row is read (a coordinator checks a job with it when it
+/// accepts it).
+pub fn repair_is_exact(bound: &[BoundConstraint]) -> Result<bool, EngineError> {
+    Ok(cover_sets(&compile_shapes(bound)?).exact)
 }
 
 /// What the single pass over the edge stream produces.

@@ -80,7 +80,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     // Groups: {Zip}, {State}, {Rate} by slot order, the unbounded one,
     // and the covers-only task of its order pair (run as pair tasks).
     assert_eq!(plan.groups(), 5);
-    assert!(plan.unbounded && plan.covers_group && plan.cover_shaped);
+    assert!(plan.unbounded && plan.covers_group && plan.cover_sets.all);
     let ctx = SessionContext::new();
     let partitions = collect_partitioned(plan.plan.clone(), ctx.task_ctx()).await.unwrap();
     // Three hash partitions per group with X; the group without equality
@@ -139,7 +139,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     assert_eq!(f.minimal_max_frequencies, want.facts.minimal_max_frequencies);
     assert_eq!(f.unbounded, want.facts.unbounded);
     let classes: Vec<_> = classes.into_iter().flatten().collect();
-    let covers = dpincon_engine::to_cover_facts(&classes, &chains.concat(), plan.cover_shaped);
+    let covers = dpincon_engine::to_cover_facts(&classes, &chains.concat(), plan.cover_sets);
     assert_eq!(covers, want.facts.covers);
     assert!(covers.sum.is_some_and(|u| u.sets == 4), "{covers:?}");
     // Hand-derived: zip 1 has rows 0, 1, 6 (City A, B, A): edges 0-1, 1-6;

@@ -1,0 +1,119 @@
+//! I_R's cover sets, from the constraints' shapes alone (public): one X's
+//! keys and FDs ([`fd_shape`]) or one order pair ([`order_pair`]) each has
+//! a cover of its own graph (`frequencies.rs`, `chains.rs`). Which sets
+//! there are, whether every constraint is in one, and whether one set's
+//! cover is I_R itself decide how I_R is released, and whether the LP is
+//! needed at all, before any row is read.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use dpincon_constraints::BoundConstraint;
+
+use crate::DetectError;
+use crate::chains::{OrderPair, order_pair};
+use crate::compile::{KeyConstraint, compile, required_columns, string_constants};
+use crate::frequencies::fd_shape;
+use crate::relation::{KeyColumn, Relation};
+
+/// The shape of the constraints' cover sets (public).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CoverSets {
+    /// How many sets: distinct X with keys or FDs, and distinct order pairs.
+    pub sets: usize,
+    /// Every constraint is in a set (a key, an FD or an order pair).
+    pub all: bool,
+    /// The constraints are one set whose cover is its graph's minimum
+    /// cover, so I_R itself: one X's keys and FDs with a key among them or
+    /// one B only (a row with B NULL conflicts with none), or one order pair.
+    pub exact: bool,
+}
+
+/// X → every B of X's FD-shaped constraints (`None`: a key among them, no B).
+pub(crate) fn fd_sets(
+    constraints: &[KeyConstraint],
+) -> BTreeMap<Vec<usize>, Option<BTreeSet<usize>>> {
+    let mut fds: BTreeMap<Vec<usize>, Option<BTreeSet<usize>>> = BTreeMap::new();
+    for (x, b) in constraints.iter().filter_map(fd_shape) {
+        let bs = fds.entry(x).or_insert_with(|| Some(BTreeSet::new()));
+        match (b, bs.as_mut()) {
+            (Some(b), Some(bs)) => {
+                bs.insert(b);
+            }
+            (Some(_), None) => {}
+            (None, _) => *bs = None,
+        }
+    }
+    fds
+}
+
+/// The distinct order pairs, in their order.
+pub(crate) fn order_pairs(constraints: &[KeyConstraint]) -> BTreeSet<OrderPair> {
+    constraints.iter().filter_map(order_pair).collect()
+}
+
+/// [`CoverSets`] of `constraints`.
+pub fn cover_sets(constraints: &[KeyConstraint]) -> CoverSets {
+    let (fds, pairs) = (fd_sets(constraints), order_pairs(constraints));
+    let all = constraints.iter().all(|c| fd_shape(c).is_some() || order_pair(c).is_some());
+    let sets = fds.len() + pairs.len();
+    let exact_fds = fds.values().all(|bs| bs.as_ref().is_none_or(|bs| bs.len() == 1));
+    CoverSets { sets, all, exact: all && sets == 1 && exact_fds }
+}
+
+/// `bound` compiled against a relation of no row that encodes every
+/// column they compare and their string constants: their shapes (for
+/// [`cover_sets`]) before any data is read.
+pub fn compile_shapes(bound: &[BoundConstraint]) -> Result<Vec<KeyConstraint>, DetectError> {
+    let mut relation = Relation::new(0);
+    for (column, domain) in required_columns(bound) {
+        relation.insert_column(column, domain, KeyColumn::default());
+    }
+    for (code, value) in string_constants(bound).into_iter().enumerate() {
+        relation.insert_string_code(value, code as u64);
+    }
+    compile(bound, &relation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dpincon_constraints::{ColumnKind, TableSchema, bind, parse_constraints};
+
+    fn sets_of(text: &str) -> CoverSets {
+        let schema = TableSchema::new([
+            ("zip", ColumnKind::Int),
+            ("city", ColumnKind::Str),
+            ("state", ColumnKind::Str),
+            ("salary", ColumnKind::Int),
+            ("rate", ColumnKind::Float),
+        ]);
+        let bound = bind(&parse_constraints(text).unwrap(), &schema).unwrap();
+        cover_sets(&compile_shapes(&bound).unwrap())
+    }
+
+    #[test]
+    fn which_constraints_make_one_exact_set() {
+        let exact = |sets| CoverSets { sets, all: true, exact: true };
+        let summed = |sets| CoverSets { sets, all: true, exact: false };
+        for (text, want) in [
+            ("FD: zip -> city", exact(1)),
+            ("not(t1.zip=t2.zip)\nFD: zip -> city, state", exact(1)),
+            ("not(t1.salary>t2.salary & t1.rate<t2.rate)", exact(1)),
+            // The mirrored pair is the same set.
+            (
+                "not(t1.state=t2.state & t1.salary>t2.salary & t1.rate<t2.rate)\n\
+                 not(t1.state=t2.state & t1.salary<t2.salary & t1.rate>t2.rate)",
+                exact(1),
+            ),
+            ("FD: zip -> city, state", summed(1)),
+            ("FD: zip -> city\nFD: state -> zip", summed(2)),
+            ("FD: zip -> city\nnot(t1.salary>t2.salary & t1.rate<t2.rate)", summed(2)),
+            (
+                "FD: zip -> city\nnot(t1.city='Boston' & t1.zip!=t2.zip)",
+                CoverSets { sets: 1, all: false, exact: false },
+            ),
+        ] {
+            assert_eq!(sets_of(text), want, "{text}");
+        }
+    }
+}
