@@ -131,10 +131,13 @@ pub(crate) fn budget_split(config: &JobConfig) -> Result<Option<BudgetSplit>, En
 /// the constraints are bound, before detection and before any charge,
 /// never a silent fallback to the greedy cover.
 pub fn check_repair_memory(config: &JobConfig, exact_repair: bool) -> Result<(), EngineError> {
-    let Some(split) = budget_split(config)? else { return Ok(()) };
-    let method = split.repair;
+    // The options themselves are validated elsewhere (`validate`): this
+    // reads them as they are, so `load` keeps serving jobs with no budget.
+    let release = &config.release;
+    let method = release.ir_method.unwrap_or_default();
+    let releases_r = release.epsilon.is_some() && release.measures().contains(&Measure::R);
     if let (true, true, false, Some(limit)) =
-        (method.needs_lp(), split.releases_r, exact_repair, &config.data.memory_limit)
+        (method.needs_lp(), releases_r, exact_repair, &config.data.memory_limit)
     {
         return Err(invalid(format!(
             "--ir-method {method} computes the LP relaxation of I_R for these constraints, which \
