@@ -12,6 +12,12 @@
 //! rather than n². [`brute_force`] is the quadratic definition the fast paths
 //! are tested against.
 //!
+//! Beside the graph it counts the facts the releases read, private values
+//! from the same relation: the equality sets' max frequencies and FD
+//! classes ([`equality_frequencies`]), the order pairs' exact covers
+//! ([`chain_cover`]), and, public, which cover sets the constraints form
+//! ([`cover_sets`]).
+//!
 //! The crate knows nothing about files: `dpincon-source` builds the relation.
 
 mod across;
