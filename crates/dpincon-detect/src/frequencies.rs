@@ -34,7 +34,7 @@ pub struct EqualityFrequencies {
     /// For each X with FD-shaped constraints X → B (see [`fd_classes`]), in
     /// the order of X: their conflict graph's classes.
     pub fd_classes: Vec<ConflictClasses>,
-    /// Every constraint is a key or an FD ([`fd_shape`]).
+    /// Every constraint is a key or an FD (`fd_shape`).
     pub all_fd_shaped: bool,
     /// For each distinct order pair ([`crate::order_pair`]), in their
     /// order: the minimum cover of its own graph ([`crate::chain_cover`]).
