@@ -1,5 +1,5 @@
 //! Our Ballista processes: the scheduler and executor configurations with
-//! [`DpinconCodec`](crate::DpinconCodec) registered (a stock Ballista image
+//! [`DpinconCodec`] registered (a stock Ballista image
 //! cannot decode our operators), and an in-process cluster for tests.
 
 use std::net::SocketAddr;

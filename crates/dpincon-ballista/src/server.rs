@@ -95,7 +95,7 @@ pub async fn bind_announced(listen: &str) -> Result<(TcpListener, SocketAddr), B
 pub type Responder = std::sync::Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// Binds `addr` (given as `flag`) and serves `respond` there in the
-/// background ([`serve_plain_http`]).
+/// background (`serve_plain_http`).
 pub async fn spawn_plain_http(
     addr: &str,
     flag: &str,

@@ -50,7 +50,7 @@ fn invalid(message: impl Into<String>) -> EngineError {
 }
 
 /// The one validation step of a job's public options (ε within
-/// [`crate::validate`]'s limits, measures, strategy, split, candidates,
+/// [`crate::validate()`]'s limits, measures, strategy, split, candidates,
 /// cap): reads no data and touches no ledger. `run`, the experiments and
 /// the coordinator call it before any work or charge.
 ///

@@ -31,7 +31,7 @@ impl PassCounts {
 
 /// The exact counts, the greedy cover and f(G_θ) for every θ, on up to
 /// `threads` threads. The degrees and the cover come first, side by side
-/// ([`degrees_beside_cover`]); the degrees tell each projection which rows
+/// (`degrees_beside_cover`); the degrees tell each projection which rows
 /// it can skip ([`project_rows`]). The cover and the projections each walk
 /// Λ in order on one thread, so the result does not depend on `threads`;
 /// batches of θs are handed out to whichever thread is free.

@@ -9,7 +9,7 @@
 //! client (`dpincon-client`) shares these types with the engine.
 //!
 //! - [`measure`]: [`Measure`], the released measures.
-//! - [`keys`]: the keys a type accepts, so a split between two key sets
+//! - [`keys`](mod@keys): the keys a type accepts, so a split between two key sets
 //!   is a type, never a hand-kept list.
 
 #![warn(missing_docs)]

@@ -25,7 +25,7 @@ pub struct ProjectedSpec {
     /// ε1/ε, the share spent before the release (choosing θ*); ε2 is the
     /// rest. `None`: the strategy's default ([`Strategy::default_selection_share`]).
     pub selection_share: Option<f64>,
-    /// Candidate degree bounds Θ; default [`default_candidates`] of n_max.
+    /// Candidate degree bounds Θ; default [`default_candidates`](crate::default_candidates) of n_max.
     pub candidates: Option<Vec<u32>>,
     /// The public upper bound n_max on the row count, when declared.
     pub max_rows: Option<u64>,
@@ -46,7 +46,7 @@ impl ProjectedSpec {
     }
 }
 
-/// Private facts about the table that [`prepare`] releases with noise.
+/// Private facts about the table that [`prepare`](crate::prepare()) releases with noise.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableFacts {
     /// The row count n (never a noise scale or candidate, SPEC §6.4).

@@ -10,11 +10,11 @@
 //! byte ranges of whole records with the count of records before each
 //! (`dpincon_source::CsvSplitter`: one pass in order with arrow-csv's own
 //! record rules, quoted new lines included); partition `p` reads ranges
-//! `p, p + P, ...` with arrow-csv ([`csv`]) and numbers each range's rows
+//! `p, p + P, ...` with arrow-csv (`csv.rs`) and numbers each range's rows
 //! from its first row, so the ids are the embedded reader's.
 //!
 //! A table in an S3-compatible store is read by the executors from the
-//! store ([`object`]): the job lists a prefix's Parquet objects once, in
+//! store (`object.rs`): the job lists a prefix's Parquet objects once, in
 //! key order, and the spec carries the list, so every task numbers the
 //! same objects' row groups the same way, as the embedded reader does; a
 //! CSV object is streamed once by the job to cut it, and each task

@@ -9,7 +9,7 @@
 //! before any row is read: a cancel, a failure, a timeout or a crash after
 //! acceptance keeps the charge; only a refusal decided from the request and
 //! the public configuration costs nothing. Jobs run one at a time
-//! ([`crate::runner`]). Jobs belong to the client whose token submitted
+//! (`runner`). Jobs belong to the client whose token submitted
 //! them: other clients get "not found".
 //!
 //! What a client sees of a private job: `queued` until its release time,

@@ -19,7 +19,7 @@ pub struct Adjacency {
 
 impl Adjacency {
     /// The adjacency of `graph`: its degrees counted on `threads` threads,
-    /// then [`Adjacency::from_degrees`].
+    /// then `Adjacency::from_degrees`.
     pub fn from_graph(graph: &ConflictGraph, threads: usize) -> Self {
         let threads = threads.max(1);
         Self::from_degrees(graph, crate::count_degrees(graph, threads).degrees(), threads)
