@@ -8,7 +8,9 @@ use datafusion::arrow::compute::{concat_batches, sort_to_indices, take_record_ba
 use datafusion::arrow::datatypes::{SchemaRef, UInt32Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::{DataFusionError, Result};
-use dpincon_detect::{DetectOptions, detect_parts, detect_parts_across, equality_frequencies};
+use dpincon_detect::{
+    DetectOptions, EqualityFrequencies, detect_parts, detect_parts_across, equality_frequencies,
+};
 use dpincon_graph::{BuilderParts, encode_row, for_each_record};
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
@@ -110,10 +112,13 @@ pub fn detect_rows(
         None => Some(detect_parts(&relation, &compiled, options).map_err(failed)?.0),
     };
     let rows = if across.is_some() { 0 } else { n };
-    let f = equality_frequencies(&relation, &compiled);
-    // Pair tasks see part of the table: the chains come from the group's
-    // own covers-only task instead.
-    let chains = if spec.blocks.is_some() { vec![] } else { f.chain_covers };
+    // Pair tasks see part of the table, and their group has no X: they
+    // count no facts (its order pairs' chains come from the covers-only
+    // task), so none of the chains' sorts is done for nothing.
+    let f = match spec.blocks {
+        Some(_) => EqualityFrequencies::from_maxima(&[], vec![], true),
+        None => equality_frequencies(&relation, &compiled),
+    };
     let max_frequency = if spec.keys.is_empty() {
         None
     } else {
@@ -127,6 +132,7 @@ pub fn detect_rows(
         [one] => Some((one.clone(), f.all_fd_shaped)),
         _ => return Err(failed("a group has exactly one equality attribute set")),
     };
+    let chains = f.chain_covers;
     drop(relation);
 
     // The summary first: the coordinator needs every partition's row count
