@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use crate::chains::chain_cover_in;
 use crate::compile::{KeyConstraint, KeyOperand};
 use crate::relation::Relation;
-use crate::sets::{CoverSets, cover_sets, fd_sets, order_pairs};
+use crate::sets::{fd_sets, order_pairs};
 use crate::tuples::{NO_TUPLE, TupleIndex};
 
 /// Max frequencies of the distinct equality attribute sets, and whether some
@@ -38,10 +38,9 @@ pub struct EqualityFrequencies {
     pub all_fd_shaped: bool,
     /// For each distinct order pair ([`crate::order_pair`]), in their
     /// order: the minimum cover of its own graph ([`crate::chain_cover`]).
+    /// With `fd_classes`, the covers of the sets [`crate::cover_sets`]
+    /// describes from the constraints alone.
     pub chain_covers: Vec<u64>,
-    /// Which sets of keys and FDs of one X and order pairs there are
-    /// (public): `fd_classes` and `chain_covers` are their covers.
-    pub cover_sets: CoverSets,
 }
 
 /// The slots of σ's `t1.A = t2.A` predicates (X_σ), empty when σ has none.
@@ -89,7 +88,6 @@ pub fn equality_frequencies(
         fd_classes,
         all_fd_shaped: constraints.iter().all(|c| fd_shape(c).is_some()),
         chain_covers,
-        cover_sets: cover_sets(constraints),
         ..EqualityFrequencies::from_maxima(&sets, max_frequencies, unbounded)
     }
 }
@@ -288,7 +286,6 @@ impl EqualityFrequencies {
             fd_classes: vec![],
             all_fd_shaped: false,
             chain_covers: vec![],
-            cover_sets: CoverSets::default(),
         }
     }
 }
@@ -506,7 +503,6 @@ mod tests {
             ],
             all_fd_shaped: true,
             chain_covers: vec![],
-            cover_sets: CoverSets { sets: 2, all: true, exact: false },
         };
         assert_eq!(f, expected);
         let f = equality_frequencies(&r, &[ineq, cross]);
@@ -518,7 +514,6 @@ mod tests {
             all_fd_shaped: false,
             // `ineq` is an order pair with no conflict (B is 5 or NULL).
             chain_covers: vec![0],
-            cover_sets: CoverSets { sets: 1, all: false, exact: false },
         };
         assert_eq!(f, expected);
     }

@@ -112,6 +112,13 @@ mod tests {
                 "FD: zip -> city\nnot(t1.city='Boston' & t1.zip!=t2.zip)",
                 CoverSets { sets: 1, all: false, exact: false },
             ),
+            // An FD and a key on a larger X are two sets; an order pair
+            // beside a DC across two attributes is one, not all.
+            ("FD: zip -> city\nnot(t1.zip=t2.zip & t1.city=t2.city)", summed(2)),
+            (
+                "not(t1.zip<t2.zip & t1.salary>t2.salary)\nnot(t1.city=t2.state)",
+                CoverSets { sets: 1, all: false, exact: false },
+            ),
         ] {
             assert_eq!(sets_of(text), want, "{text}");
         }

@@ -164,7 +164,8 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
     };
     // Before detection: the constraints' shapes alone say whether the LP
     // is needed, and whether --memory-limit allows it.
-    check_repair_memory(config, cover_sets(&compiled).exact)?;
+    let shape = cover_sets(&compiled);
+    check_repair_memory(config, shape.exact)?;
     progress.start(Phase::Detect);
     let detect_start = Instant::now();
     let detection = detect(&relation, &compiled, options)?;
@@ -180,11 +181,7 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
             max_frequencies: frequencies.max_frequencies,
             minimal_max_frequencies: frequencies.minimal_max_frequencies,
             unbounded: frequencies.unbounded,
-            covers: to_cover_facts(
-                &frequencies.fd_classes,
-                &frequencies.chain_covers,
-                frequencies.cover_sets,
-            ),
+            covers: to_cover_facts(&frequencies.fd_classes, &frequencies.chain_covers, shape),
             classes,
         },
         plans,
