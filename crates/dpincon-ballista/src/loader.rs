@@ -347,8 +347,8 @@ impl BallistaLoader {
             minimal_max_frequencies: f.minimal_max_frequencies,
             unbounded: f.unbounded,
             covers: to_cover_facts(
-                &groups.iter().flat_map(|g| &g.classes).map(|(c, _)| c.clone()).collect::<Vec<_>>(),
-                &groups.iter().flat_map(|g| &g.chains).copied().collect::<Vec<_>>(),
+                groups.iter().flat_map(|g| &g.classes).map(|(c, _)| c),
+                groups.iter().flat_map(|g| &g.chains),
                 plan.cover_sets,
             ),
             // I_P's class count: every constraint a key or an FD,

@@ -223,17 +223,19 @@ pub fn to_class_facts<'a>(
 /// when every constraint is in one of those sets (`shape`, public). An X
 /// with FDs of several B adds its NULL-B rows to the sum
 /// (`ConflictClasses::exact`).
-pub fn to_cover_facts(
-    fd_classes: &[ConflictClasses],
-    chain_covers: &[u64],
+pub fn to_cover_facts<'a>(
+    fd_classes: impl IntoIterator<Item = &'a ConflictClasses>,
+    chain_covers: impl IntoIterator<Item = &'a u64>,
     shape: CoverSets,
 ) -> CoverFacts {
-    let covers = fd_classes.iter().map(|c| c.cover).chain(chain_covers.iter().copied());
+    let fd_classes: Vec<&ConflictClasses> = fd_classes.into_iter().collect();
+    let covers = fd_classes.iter().map(|c| c.cover).chain(chain_covers.into_iter().copied());
+    let covers: Vec<u64> = covers.collect();
     let slack: u64 = fd_classes.iter().filter(|c| !c.exact).map(|c| c.null_rows).sum();
     CoverFacts {
-        largest: covers.clone().max().unwrap_or(0),
+        largest: covers.iter().copied().max().unwrap_or(0),
         sum: (shape.all && shape.sets > 0).then(|| UpperCover {
-            value: covers.sum::<u64>() + slack,
+            value: covers.iter().sum::<u64>() + slack,
             sets: shape.sets as u64,
             exact: shape.exact,
         }),

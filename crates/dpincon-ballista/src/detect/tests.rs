@@ -138,8 +138,11 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     assert_eq!(f.max_frequencies, want.facts.max_frequencies);
     assert_eq!(f.minimal_max_frequencies, want.facts.minimal_max_frequencies);
     assert_eq!(f.unbounded, want.facts.unbounded);
-    let classes: Vec<_> = classes.into_iter().flatten().collect();
-    let covers = dpincon_engine::to_cover_facts(&classes, &chains.concat(), plan.cover_sets);
+    let covers = dpincon_engine::to_cover_facts(
+        classes.iter().flatten(),
+        chains.iter().flatten(),
+        plan.cover_sets,
+    );
     assert_eq!(covers, want.facts.covers);
     assert!(covers.sum.is_some_and(|u| u.sets == 4), "{covers:?}");
     // Hand-derived: zip 1 has rows 0, 1, 6 (City A, B, A): edges 0-1, 1-6;
