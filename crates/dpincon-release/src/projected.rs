@@ -193,6 +193,14 @@ pub struct ProjectedRelease {
 /// stays at most this fraction of the look's count: 8 (κ of
 /// `../shared/notes/theta-hubs.md`, flat from 6 to 10).
 const FLOOR_LOOK_NOISE_RATIO: f64 = 8.0;
+/// With a degree bound, θ* also rises to (v − c·θ_c/ε_t)/a, v's lower end
+/// over a (README of this crate, "the eighth round"): a count of a·θ
+/// edges at the floor means many rows saturated there, so dense graphs,
+/// whose counts keep growing past the floor, leave it, while a few stars
+/// (v ≈ 6·θ_c) stay. a = 6 and c = 1 were chosen on the training tables.
+const FLOOR_DENSITY: f64 = 6.0;
+/// c above: look noise scales taken off v before dividing by a.
+const FLOOR_DENSITY_MARGIN: f64 = 1.0;
 
 /// Chooses θ* and releases f(G_θ*) + DLap(Δ(θ*)/ε2).
 pub fn release_projected(
@@ -222,14 +230,19 @@ pub fn release_projected(
         Choice::Generalized { candidates, epsilon, penalty } => {
             generalized(prepared, table, candidates, *epsilon, *penalty, &mut steps, rng)?
         }
-        Choice::Floored { floor, top, test, grid } => {
+        Choice::Floored { floor, top, test, grid, dense } => {
             // v = f(G_θc) + DLap(Δ(θc)/ε_t); θ* keeps the release's noise
-            // scale Δ(θ)/ε2 at most v/8, between θc and top: post-processing.
+            // scale Δ(θ)/ε2 at most v/8, or (with `dense`) rises to the
+            // density raise, between θc and top: post-processing.
             let sensitivity = measure.sensitivity(*floor);
             let look = DiscreteLaplace::new(sensitivity, test.value())?;
-            let noisy = look.release(measure.value(&table.get(*floor)?) as i64, rng);
-            let raised = (release.value() * noisy as f64 / FLOOR_LOOK_NOISE_RATIO).floor();
-            let target = (raised.max(0.0) as u64).clamp(u64::from(*floor), u64::from(*top));
+            let noisy = look.release(measure.value(&table.get(*floor)?) as i64, rng) as f64;
+            let mut raised = release.value() * noisy / FLOOR_LOOK_NOISE_RATIO;
+            if let Some(cap) = dense {
+                let low = noisy - FLOOR_DENSITY_MARGIN * sensitivity as f64 / test.value();
+                raised = raised.max((low / FLOOR_DENSITY).min(f64::from(*cap)));
+            }
+            let target = (raised.floor().max(0.0) as u64).clamp(u64::from(*floor), u64::from(*top));
             let chosen = grid
                 .iter()
                 .copied()

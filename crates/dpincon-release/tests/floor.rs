@@ -81,6 +81,62 @@ fn a_vacuous_bound_floors_imi_and_the_look_raises_it_only_for_big_counts() {
     assert!(r.selection.is_empty(), "d̃ ≈ 189 is below the floor 2,000");
 }
 
+/// A dense graph keeps growing past the floor: K_{80,500} on 1,000 rows
+/// (the shape of Flight's corrupted rows against their airport's group)
+/// has f(G_100) = 8,000, 80 rows saturated at θ_c = 100, and degree 500.
+/// At ε = 0.5, ε2·v/8 ≈ 354 truncates it; with a degree bound the density
+/// raise (v − θ_c/ε_t)/6 ≈ 1,100 reaches past 500, capped at ñ. Without one
+/// (`dense` off: README, "the eighth round") θ* keeps to ε2·v/8.
+#[test]
+fn a_dense_count_raises_theta_past_the_floor_only_with_a_degree_bound() {
+    let edges = (0..80u32).flat_map(|a| (80..580u32).map(move |b| Edge::new(a, b)));
+    let graph = ConflictGraph::from_edges(1_000, edges.collect::<Vec<_>>());
+    let spec = ProjectedSpec {
+        max_rows: Some(1_000),
+        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(0.5).unwrap())
+    };
+    let unbounded = TableFacts { unbounded: true, ..facts(1_000, 990) };
+    let (mut past, mut past_unbounded) = (0, 0);
+    for seed in 0..50 {
+        for (facts, count) in
+            [(facts(1_000, 990), &mut past), (unbounded.clone(), &mut past_unbounded)]
+        {
+            let mut rng = NoiseRng::seeded(seed);
+            let prepared = prepare(&spec, &facts, &mut rng).unwrap();
+            let r = release_projected(&prepared, &table(&graph, &prepared), &mut rng).unwrap();
+            assert_eq!(r.selection[0].mechanism, "floor-look");
+            assert!(r.theta >= 100 && r.theta <= 1_000, "θ* = {}", r.theta);
+            *count += usize::from(r.theta >= 500);
+        }
+    }
+    // P[v ≥ 4,723] ≈ 0.96 with a bound; P[ε2·v/8 ≥ 565] ≈ 0.19 without.
+    assert!(past >= 40, "θ* ≥ 500 in {past} of 50 with a degree bound");
+    assert!(past_unbounded <= 20, "θ* ≥ 500 in {past_unbounded} of 50 without one");
+}
+
+/// Undeclared, ñ takes 5% of ε1 (ε_n ≈ 0.0035 at ε = 0.5: noise scale 283
+/// on 1,000 rows, so θ_c would stray by 28 on average); the floor draws ñ
+/// again with 0.01 ε from the release's share and averages the two by
+/// inverse variance, which brings the stray down to about 17.
+#[test]
+fn the_floor_draws_rows_again_and_strays_less() {
+    let edges = (0..80u32).flat_map(|a| (80..580u32).map(move |b| Edge::new(a, b)));
+    let graph = ConflictGraph::from_edges(1_000, edges.collect::<Vec<_>>());
+    let spec = ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(0.5).unwrap());
+    let s = 0.1 / 0.5f64.sqrt();
+    let mut stray = 0.0;
+    for seed in 0..200 {
+        let mut rng = NoiseRng::seeded(seed);
+        let prepared = prepare(&spec, &facts(1_000, 990), &mut rng).unwrap();
+        let r = release_projected(&prepared, &table(&graph, &prepared), &mut rng).unwrap();
+        let u = r.budget;
+        assert!((u.max_rows - (0.05 * s * 0.5 + 0.01 * 0.5)).abs() < 1e-9, "{u:?}");
+        assert!((u.max_rows + u.degree_bound + u.selection + u.release - 0.5).abs() < 1e-9);
+        stray += (f64::from(r.selection[0].candidates[0]) - 100.0).abs() / 200.0;
+    }
+    assert!(stray < 22.0, "θ_c strays from 100 by {stray} on average");
+}
+
 /// θ* is post-processing of v = f(G_θc) + DLap(θ_c/ε_t): on a neighbour
 /// that adds a row adjacent to θ_c + 10 leaves (f(G_θc) grows by θ_c) the
 /// chosen θ*'s privacy loss stays within ε_t; half the noise exceeds it.
