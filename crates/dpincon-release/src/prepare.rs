@@ -452,7 +452,8 @@ pub fn prepare(
                 let rows = match spec.max_rows {
                     Some(declared) => declared,
                     None => {
-                        let spent = spent + FLOOR_LOOK_SHARE;
+                        // What the release holds now, as `spent` reads it.
+                        let spent = 1.0 - release.value() / spec.epsilon.value();
                         let second = take_from_release(&mut release, FLOOR_ROWS_SHARE, spent)?;
                         sharper_rows(facts, rows.rows, second, &mut budget, rng)?
                     }
