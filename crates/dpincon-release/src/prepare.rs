@@ -62,9 +62,9 @@ pub(crate) enum Choice {
     /// `ub-direct`'s I_MI when d̃ is above the floor θ_c, or there is no
     /// degree bound (`top` = n_max): a noisy look at f(G_θc) with `test`
     /// raises θ* from `floor` (up to `top`) while the count can absorb the
-    /// noise, or, with a degree bound, up to `dense` = ñ as far as the
-    /// count's density allows; θ* is rounded down onto `grid`.
-    Floored { floor: u32, top: u32, test: Budget, grid: Vec<u32>, dense: Option<u32> },
+    /// noise, or, with a degree bound, up to `density_cap` = ñ as far as
+    /// the count's density allows; θ* is rounded down onto `grid`.
+    Floored { floor: u32, top: u32, test: Budget, grid: Vec<u32>, density_cap: Option<u32> },
     /// `ub-direct`'s I_P by class count (module `classes`):
     /// max(f(G_τ), capped(τ)) at `tau`, at most `theta`, I_P's noise cap
     /// (`theta` = `tau` under a key, where τ = 1 costs nothing).
@@ -277,21 +277,19 @@ fn row_bound_share(
     Ok((bound, rest.expect("a share below 1 leaves a rest")))
 }
 
-/// ñ drawn again with `second` and averaged with the first (drawn with
-/// `budget.max_rows`) by inverse variance: post-processing of two ε-DP
+/// ñ drawn again with `second` and averaged with the `first` draw (made
+/// with `first_epsilon`) by inverse variance: post-processing of two ε-DP
 /// counts. The first's 5% of ε1 left θ_c = ⌊0.1·ñ⌋ anywhere from 30 to 170
 /// on 1,000 rows at ε = 0.5 (noise scale 280; README, "the eighth round").
 fn sharper_rows(
     facts: &TableFacts,
-    first: u64,
+    (first, first_epsilon): (u64, f64),
     second: Budget,
-    budget: &mut BudgetUse,
     rng: &mut NoiseRng,
 ) -> Result<u64, ReleaseError> {
     let noise = DiscreteLaplace::new(1, second.value())?;
     let drawn = noise.release(facts.rows as i64, rng) as f64;
-    let (w1, w2) = (budget.max_rows.powi(2), second.value().powi(2));
-    budget.max_rows += second.value();
+    let (w1, w2) = (first_epsilon.powi(2), second.value().powi(2));
     Ok(((w1 * first as f64 + w2 * drawn) / (w1 + w2)).round().max(1.0) as u64)
 }
 
@@ -455,12 +453,15 @@ pub fn prepare(
                         // What the release holds now, as `spent` reads it.
                         let spent = 1.0 - release.value() / spec.epsilon.value();
                         let second = take_from_release(&mut release, FLOOR_ROWS_SHARE, spent)?;
-                        sharper_rows(facts, rows.rows, second, &mut budget, rng)?
+                        let sharper =
+                            sharper_rows(facts, (rows.rows, budget.max_rows), second, rng)?;
+                        budget.max_rows += second.value();
+                        sharper
                     }
                 };
                 let floor = clamp_theta((HUB_FLOOR_SHARE * rows as f64) as u64).min(top);
-                let dense = Some(clamp_theta(rows).min(top));
-                Choice::Floored { floor, top, test, grid: floor_grid(floor, top), dense }
+                let density_cap = Some(clamp_theta(rows).min(top));
+                Choice::Floored { floor, top, test, grid: floor_grid(floor, top), density_cap }
             } else if classes.is_some() {
                 // Keys and FDs of several X: at θ* the largest class count
                 // over them is, like f(G_θ*), a lower bound on I_P with
@@ -483,7 +484,7 @@ pub fn prepare(
             let floor = clamp_theta((HUB_FLOOR_SHARE * bound.rows as f64) as u64).min(top);
             // No density raise: measured, it cost the order shapes more
             // than it gained (README, "the eighth round").
-            Choice::Floored { floor, top, test, grid: floor_grid(floor, top), dense: None }
+            Choice::Floored { floor, top, test, grid: floor_grid(floor, top), density_cap: None }
         }
         (Strategy::UbGem, Some(selection)) if minimal_bound => {
             let (eps0, epsilon) = split2(selection, DEGREE_BOUND_SHARE)?;

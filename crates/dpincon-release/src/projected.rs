@@ -230,15 +230,15 @@ pub fn release_projected(
         Choice::Generalized { candidates, epsilon, penalty } => {
             generalized(prepared, table, candidates, *epsilon, *penalty, &mut steps, rng)?
         }
-        Choice::Floored { floor, top, test, grid, dense } => {
+        Choice::Floored { floor, top, test, grid, density_cap } => {
             // v = f(G_θc) + DLap(Δ(θc)/ε_t); θ* keeps the release's noise
-            // scale Δ(θ)/ε2 at most v/8, or (with `dense`) rises to the
+            // scale Δ(θ)/ε2 at most v/8, or (with a density cap) rises to the
             // density raise, between θc and top: post-processing.
             let sensitivity = measure.sensitivity(*floor);
             let look = DiscreteLaplace::new(sensitivity, test.value())?;
             let noisy = look.release(measure.value(&table.get(*floor)?) as i64, rng) as f64;
             let mut raised = release.value() * noisy / FLOOR_LOOK_NOISE_RATIO;
-            if let Some(cap) = dense {
+            if let Some(cap) = density_cap {
                 let low = noisy - FLOOR_DENSITY_MARGIN * sensitivity as f64 / test.value();
                 raised = raised.max((low / FLOOR_DENSITY).min(f64::from(*cap)));
             }

@@ -86,7 +86,7 @@ fn a_vacuous_bound_floors_imi_and_the_look_raises_it_only_for_big_counts() {
 /// has f(G_100) = 8,000, 80 rows saturated at θ_c = 100, and degree 500.
 /// At ε = 0.5, ε2·v/8 ≈ 354 truncates it; with a degree bound the density
 /// raise (v − θ_c/ε_t)/6 ≈ 1,100 reaches past 500, capped at ñ. Without one
-/// (`dense` off: README, "the eighth round") θ* keeps to ε2·v/8.
+/// (no density cap: README, "the eighth round") θ* keeps to ε2·v/8.
 #[test]
 fn a_dense_count_raises_theta_past_the_floor_only_with_a_degree_bound() {
     let edges = (0..80u32).flat_map(|a| (80..580u32).map(move |b| Edge::new(a, b)));
