@@ -180,17 +180,23 @@ fn split2(b: Budget, first: f64) -> Result<(Budget, Budget), ReleaseError> {
     Ok((parts[0], parts[1]))
 }
 
-/// Takes `of_epsilon` of ε out of `release`, which holds the 1 − `spent`
-/// left after selection (at most half of it, whatever split a job asks
-/// for), and returns it.
+/// Takes `of_epsilon` of the measure's ε `total` out of `release`, at
+/// most half of what it holds whatever split a job asks for (selection
+/// and earlier looks may have left little), and returns it.
 fn take_from_release(
     release: &mut Budget,
     of_epsilon: f64,
-    spent: f64,
+    total: Budget,
 ) -> Result<Budget, ReleaseError> {
-    let (taken, rest) = split2(*release, (of_epsilon / (1.0 - spent)).min(0.5))?;
+    let share = (of_epsilon * total.value() / release.value()).min(0.5);
+    let (taken, rest) = split2(*release, share)?;
     *release = rest;
     Ok(taken)
+}
+
+/// The hubs' floor θ_c = ⌊0.1·ñ⌋.
+fn hub_floor(rows: u64) -> u32 {
+    clamp_theta((HUB_FLOOR_SHARE * rows as f64) as u64)
 }
 
 fn validate(spec: &ProjectedSpec) -> Result<(), ReleaseError> {
@@ -380,25 +386,21 @@ pub fn prepare(
         && spec.measure == ProjectedMeasure::P
         && (!minimal_bound || classes.is_some_and(ClassFacts::one_x));
     // The baselines spend nothing on selection; the others split ε.
-    // `spent`: the share of ε the selection took, so the release holds the
-    // rest (what `take_from_release` reads).
-    let (selection, mut release, spent) = match strategy {
-        Strategy::BaselineTruemax => (None, spec.epsilon, 0.0),
+    let (selection, mut release) = match strategy {
+        Strategy::BaselineTruemax => (None, spec.epsilon),
         Strategy::BaselineNmax => {
             let (bound, release) = row_bound_share(spec, facts, spec.epsilon, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
-            let spent = if spec.max_rows.is_some() { 0.0 } else { MAX_ROWS_SHARE };
-            (None, release, spent)
+            (None, release)
         }
-        _ if rows_only && spec.max_rows.is_some() => (None, spec.epsilon, 0.0),
+        _ if rows_only && spec.max_rows.is_some() => (None, spec.epsilon),
         _ if rows_only => {
-            let spent = share * MAX_ROWS_SHARE;
-            let (s, r) = split2(spec.epsilon, spent)?;
-            (Some(s), r, spent)
+            let (s, r) = split2(spec.epsilon, share * MAX_ROWS_SHARE)?;
+            (Some(s), r)
         }
         _ => {
             let (s, r) = split2(spec.epsilon, share)?;
-            (Some(s), r, share)
+            (Some(s), r)
         }
     };
     let choice = match (strategy, selection) {
@@ -421,7 +423,7 @@ pub fn prepare(
                 }
                 Some(c) => {
                     let looks = CLASS_BOUND_SHARE + CLASS_EXCESS_SHARE;
-                    let test = take_from_release(&mut release, looks, spent)?;
+                    let test = take_from_release(&mut release, looks, spec.epsilon)?;
                     let parts =
                         test.split(&[CLASS_BOUND_SHARE / looks, CLASS_EXCESS_SHARE / looks])?;
                     budget.class_bound = test.value();
@@ -441,25 +443,24 @@ pub fn prepare(
             let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
             (degree_bound, degree_high) = (Some(bound), Some(high));
             let top = top.min(clamp_theta(rows.bound.value));
-            let floor = clamp_theta((HUB_FLOOR_SHARE * rows.rows as f64) as u64);
+            let floor = hub_floor(rows.rows);
             if spec.measure == ProjectedMeasure::Mi && top > floor {
                 // A vacuous bound (hubs: group sizes far above any real
                 // degree): θ* from the floor up, by one noisy look.
-                let test = take_from_release(&mut release, FLOOR_LOOK_SHARE, spent)?;
+                let test = take_from_release(&mut release, FLOOR_LOOK_SHARE, spec.epsilon)?;
                 // θ_c and the density raise's cap from a sharper ñ.
                 let rows = match spec.max_rows {
                     Some(declared) => declared,
                     None => {
-                        // What the release holds now, as `spent` reads it.
-                        let spent = 1.0 - release.value() / spec.epsilon.value();
-                        let second = take_from_release(&mut release, FLOOR_ROWS_SHARE, spent)?;
+                        let second =
+                            take_from_release(&mut release, FLOOR_ROWS_SHARE, spec.epsilon)?;
                         let sharper =
                             sharper_rows(facts, (rows.rows, budget.max_rows), second, rng)?;
                         budget.max_rows += second.value();
                         sharper
                     }
                 };
-                let floor = clamp_theta((HUB_FLOOR_SHARE * rows as f64) as u64).min(top);
+                let floor = hub_floor(rows).min(top);
                 let density_cap = Some(clamp_theta(rows).min(top));
                 Choice::Floored { floor, top, test, grid: floor_grid(floor, top), density_cap }
             } else if classes.is_some() {
@@ -481,7 +482,7 @@ pub fn prepare(
             let top = clamp_theta(bound.bound.value);
             // The hubs' floor with n_max as the top: θ* from θ_c = ⌊0.1·ñ⌋
             // up by one look (README of this crate, "the fifth round").
-            let floor = clamp_theta((HUB_FLOOR_SHARE * bound.rows as f64) as u64).min(top);
+            let floor = hub_floor(bound.rows).min(top);
             // No density raise: measured, it cost the order shapes more
             // than it gained (README, "the eighth round").
             Choice::Floored { floor, top, test, grid: floor_grid(floor, top), density_cap: None }
