@@ -227,8 +227,9 @@ struct RunArgs {
     output: Option<PathBuf>,
 }
 
-// Building the conflict graph allocates and frees many small roaring
-// containers; mimalloc handles that churn far better than the system malloc.
+// Building the conflict graph allocates and frees buffers of every size
+// (pair buffers, row records, the freeze's vectors) from several threads;
+// mimalloc handles that churn far better than the system malloc.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -254,7 +255,7 @@ fn disable_transparent_huge_pages() {
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// Milliseconds mimalloc keeps freed memory before returning it to the OS
-/// (its default is 1000). Finishing the graph frees the roaring rows of
+/// (its default is 1000). Finishing the graph frees the row records of
 /// detection while it allocates the frozen rows, and memory freed within
 /// the last second counts in RSS next to them: at 10^6 rows the peak was
 /// 1.6 GiB with 1000 ms, 1.3 GiB with 100 ms. `MIMALLOC_PURGE_DELAY`

@@ -4,12 +4,10 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use roaring::RoaringBitmap;
-
 use crate::encoded::{EncodedRow, encode_row};
 use crate::freezer::{Share, freeze_shards};
 use crate::spill::{SpillConfig, SpillStore};
-use crate::{ConflictGraph, Edge, GraphError, Multipartite, row_chunks};
+use crate::{ConflictGraph, Edge, GraphError, Multipartite};
 
 /// Where detection puts the conflicting pairs it finds.
 ///
@@ -19,12 +17,17 @@ pub trait EdgeSink {
     /// Records that tuples `a` and `b` (`a != b`) conflict.
     fn add(&mut self, a: u32, b: u32);
 
-    /// Records that tuple `a` conflicts with every tuple of `upper`, all of
-    /// them above `a`: a whole row of Λ at once, which a sink that stores
-    /// rows absorbs without buffering and sorting each pair.
-    fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
-        debug_assert!(upper.min().is_none_or(|b| b > a), "an upper row holds tuples above its own");
-        for b in upper {
+    /// Records that tuple `a` conflicts with every tuple of `upper`,
+    /// ascending and all above `a`: a whole row of Λ at once, which a sink
+    /// that stores rows keeps as it comes, without buffering and sorting
+    /// each pair.
+    fn add_upper(&mut self, a: u32, upper: &[u32]) {
+        debug_assert!(upper.windows(2).all(|w| w[0] < w[1]), "an upper row ascends");
+        debug_assert!(
+            upper.first().is_none_or(|&b| b > a),
+            "an upper row holds tuples above its own"
+        );
+        for &b in upper {
             self.add(a, b);
         }
     }
@@ -65,8 +68,8 @@ const FLUSH_PAIRS: usize = 1 << 19;
 
 /// Bytes a row of a kept multipartite share is taken to cost until the
 /// graph is finished: the group's own arrays (about 16 bytes a row) and
-/// the freeze's entry for it (12).
-const SHARE_ROW_BYTES: i64 = 28;
+/// the freeze's entry for it (16, if it has rows above it).
+const SHARE_ROW_BYTES: i64 = 32;
 
 /// Default number of node ids per shard.
 pub const DEFAULT_SHARD_NODES: u32 = 1 << 16;
@@ -217,20 +220,15 @@ impl GraphBuilder {
         pairs.clear();
     }
 
-    /// Adds the row `upper` of node `u`, as one row record, under its
-    /// shard's lock.
-    fn absorb_upper(&self, u: u32, upper: &RoaringBitmap) {
-        debug_assert!(upper.max().is_none_or(|v| v < self.nodes));
+    /// Adds the row `upper` of node `u` (ascending, all above `u`), as one
+    /// row record, under its shard's lock.
+    fn absorb_upper(&self, u: u32, upper: &[u32]) {
+        debug_assert!(upper.last().is_none_or(|&v| v < self.nodes));
         if upper.is_empty() {
             return;
         }
-        let mut values = Vec::with_capacity(upper.len() as usize);
-        let _ = row_chunks(upper, |chunk| {
-            values.extend_from_slice(chunk);
-            std::ops::ControlFlow::<()>::Continue(())
-        });
         let mut record = Vec::new();
-        encode_row(&mut record, u, &values);
+        encode_row(&mut record, u, upper);
         self.update(self.shard_of(u), |slot| slot.append_records(&record));
     }
 
@@ -510,7 +508,7 @@ impl EdgeSink for ShardWriter<'_> {
         }
     }
 
-    fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
+    fn add_upper(&mut self, a: u32, upper: &[u32]) {
         self.builder.absorb_upper(a, upper);
     }
 
@@ -543,7 +541,7 @@ impl EdgeSink for GraphBuilder {
         }
     }
 
-    fn add_upper(&mut self, a: u32, upper: &RoaringBitmap) {
+    fn add_upper(&mut self, a: u32, upper: &[u32]) {
         self.absorb_upper(a, upper);
     }
 

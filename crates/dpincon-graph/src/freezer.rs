@@ -19,14 +19,15 @@ use crate::builder::bucket_by_row;
 use crate::encoded::{EncodedRow, records};
 use crate::frozen::{BITMAP_WORDS, UnionScratch};
 use crate::spill::{Segment, SpillStore};
-use crate::{FrozenShard, Multipartite};
+use crate::{FrozenShard, Multipartite, UpperStart};
 
 /// The rows `share` (positions in the group's (class, id) order) of a
 /// group, whose upper rows are still to be added.
 pub(crate) type Share = (Arc<Multipartite>, Range<usize>);
 
-/// One row's part in one group: the row, the index of its share, its class.
-type Entry = (u32, u32, u32);
+/// One row's part in one group: the index of its share, and the row with
+/// where its upper rows start.
+type Entry = (u32, UpperStart);
 
 /// At most this many records of a row are merged container by container
 /// (a cluster's groups); more (a row spilled many times) go through the
@@ -59,9 +60,8 @@ pub(crate) fn freeze_shards(
     let kept = AtomicU64::new(0);
     let mut entries: Vec<Vec<Entry>> = vec![Vec::new(); shards.len()];
     for (g, (group, share)) in shares.iter().enumerate() {
-        for i in share.clone() {
-            let (row, class) = group.row(i);
-            entries[(row / shard_nodes) as usize].push((row, g as u32, class));
+        for start in group.uppers(share.clone()) {
+            entries[(start.row / shard_nodes) as usize].push((g as u32, start));
         }
     }
     // Shard k with its spilled segments, frozen; written back if spilled.
@@ -148,7 +148,7 @@ impl Freezer {
         // By row; a row's groups and records in any order (the union does
         // not care). Records were checked when they came in, or written
         // here (the spill file).
-        let (sorted, starts) = bucket_by_row(entries, first, len, |e| e.0);
+        let (sorted, starts) = bucket_by_row(entries, first, len, |e| e.1.row);
         let rows: Vec<EncodedRow<'_>> = sources
             .iter()
             .flat_map(|bytes| records(bytes))
@@ -161,7 +161,6 @@ impl Freezer {
         let room = |n: usize| n + n / 8;
         let mut out = FrozenShard::with_capacity(first, len, room(last.0), room(last.1));
         for k in 0..len as usize {
-            let u = first + k as u32;
             let groups = &sorted[starts[k] as usize..starts[k + 1] as usize];
             let records = &by_row[row_starts[k] as usize..row_starts[k + 1] as usize];
             match (groups, records) {
@@ -173,15 +172,15 @@ impl Freezer {
                     mine.extend(records.iter().map(|&(_, r)| rows[r as usize]));
                     out.push_union(&mine, union);
                 }
-                ([(_, g, class)], []) => {
+                ([(g, start)], []) => {
                     // One group and no pair: its upper row comes out ascending.
                     values.clear();
-                    shares[*g as usize].0.for_each_upper(u, *class, |v| values.push(v));
+                    shares[*g as usize].0.for_each_upper(*start, |v| values.push(v));
                     out.push_sorted(values);
                 }
                 _ => {
-                    for &(_, g, class) in groups {
-                        shares[g as usize].0.for_each_upper(u, class, |v| scratch.set(v));
+                    for &(g, start) in groups {
+                        shares[g as usize].0.for_each_upper(start, |v| scratch.set(v));
                     }
                     for &(_, r) in records {
                         scratch.set_record(&rows[r as usize]);

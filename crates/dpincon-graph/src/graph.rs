@@ -326,15 +326,17 @@ mod tests {
     fn rows_handed_over_whole_equal_their_pairs() {
         let n = 150_000;
         let pairs = crate::test_pairs::pseudo_random_pairs(n, 200_000, 9);
-        let mut rows = std::collections::BTreeMap::<u32, roaring::RoaringBitmap>::new();
+        let mut sets = std::collections::BTreeMap::<u32, std::collections::BTreeSet<u32>>::new();
         for &(a, b) in &pairs {
             let e = Edge::new(a, b);
-            rows.entry(e.u).or_default().insert(e.v);
+            sets.entry(e.u).or_default().insert(e.v);
         }
         // A dense row too: its containers are bitmaps in the record.
-        rows.entry(7).or_default().insert_range(10..30_000);
+        sets.entry(7).or_default().extend(10..30_000);
+        let rows: Vec<(u32, Vec<u32>)> =
+            sets.into_iter().map(|(u, upper)| (u, upper.into_iter().collect())).collect();
         let mut plain = GraphBuilder::new(n);
-        rows.iter().for_each(|(&u, upper)| upper.iter().for_each(|v| plain.add(u, v)));
+        rows.iter().for_each(|(u, upper)| upper.iter().for_each(|&v| plain.add(*u, v)));
         let want: Vec<Edge> = plain.finish().edges().collect();
         let dir = tempfile::tempdir().unwrap();
         let config = crate::SpillConfig { dir: dir.path().to_path_buf(), memory_limit: 64 << 10 };
@@ -342,11 +344,11 @@ mod tests {
         let budgeted = GraphBuilder::with_spill(n, &config).unwrap();
         {
             let mut writer = budgeted.writer();
-            for (&u, upper) in &rows {
-                whole.add_upper(u, upper);
-                writer.add_upper(u, upper);
+            for (u, upper) in &rows {
+                whole.add_upper(*u, upper);
+                writer.add_upper(*u, upper);
                 // Twice, after the budget forced spills: the union keeps one.
-                writer.add_upper(u, upper);
+                writer.add_upper(*u, upper);
             }
         }
         assert!(budgeted.spilled_bytes() > 0, "the tiny budget must force spills");

@@ -16,10 +16,6 @@
 //! edges or how many threads or executors it used; removing a row keeps the relative order
 //! of all other edges, which the privacy proofs need.
 
-use std::ops::ControlFlow;
-
-use roaring::RoaringBitmap;
-
 mod builder;
 mod bytes;
 mod encoded;
@@ -37,26 +33,8 @@ pub use encoded::{encode_row, for_each_record};
 pub use fingerprint::{EdgeFingerprint, edge_stream_fingerprint};
 pub use frozen::{Block, FrozenShard, Row, RowIter};
 pub use graph::{ConflictGraph, EdgeStream, GraphError};
-pub use multipartite::Multipartite;
+pub use multipartite::{Multipartite, UpperStart};
 pub use spill::SpillConfig;
-
-/// Hands the values of `row` to `visit` in ascending chunks until it breaks.
-/// Roaring's `next_many` copies a container's values at once: on the 330M
-/// edge graph the value-by-value iterator cost seconds per pass.
-pub(crate) fn row_chunks<B>(
-    row: &RoaringBitmap,
-    mut visit: impl FnMut(&[u32]) -> ControlFlow<B>,
-) -> ControlFlow<B> {
-    let mut buffer = [0u32; 256];
-    let mut values = row.iter();
-    loop {
-        let chunk = values.next_many(&mut buffer);
-        if chunk.is_empty() {
-            return ControlFlow::Continue(());
-        }
-        visit(chunk)?;
-    }
-}
 
 /// An undirected conflict edge with `u < v`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
