@@ -74,22 +74,47 @@ const SHARE_ROW_BYTES: i64 = 32;
 /// Default number of node ids per shard.
 pub const DEFAULT_SHARD_NODES: u32 = 1 << 16;
 
+/// Row records are kept in chunks of at least this many bytes, each
+/// allocated once and never moved: one vector doubling as records came
+/// copied the shard's records again at each doubling, and freed memory
+/// the next allocations faulted in afresh (at 10^6 Tax rows about an
+/// eighth of the job's CPU time was the kernel's, faulting pages in).
+const RECORD_CHUNK: usize = 1 << 20;
+
 #[derive(Debug, Default)]
 struct Slot {
     /// The shard's row records (`encoded.rs`): its pairs, sorted and
-    /// encoded by the writers, and rows received whole, checked.
-    records: Vec<u8>,
-    /// Bytes of the records in memory (their vector's capacity).
+    /// encoded by the writers, and rows received whole, checked; in
+    /// chunks ([`RECORD_CHUNK`]).
+    records: Vec<Vec<u8>>,
+    /// Bytes of the records in memory (their chunks' capacity).
     bytes: i64,
 }
 
 impl Slot {
-    /// Appends row records; returns the bytes the records' vector grew by
-    /// (its capacity: what it holds in memory).
+    /// Appends row records: into the last chunk while they fit, else a
+    /// large run (a writer's flush) as a chunk of its own size and a small
+    /// one into a new chunk. Returns the bytes new chunks took (their
+    /// capacity: what they hold in memory).
     fn append_records(&mut self, bytes: &[u8]) -> i64 {
-        let before = self.records.capacity();
-        self.records.extend_from_slice(bytes);
-        (self.records.capacity() - before) as i64
+        match self.records.last_mut() {
+            Some(last) if last.capacity() - last.len() >= bytes.len() => {
+                last.extend_from_slice(bytes);
+                0
+            }
+            _ if bytes.len() >= RECORD_CHUNK / 4 => {
+                // Before the last chunk, which small runs keep filling.
+                let at = self.records.len().saturating_sub(1);
+                self.records.insert(at, bytes.to_vec());
+                bytes.len() as i64
+            }
+            _ => {
+                let mut chunk = Vec::with_capacity(RECORD_CHUNK);
+                chunk.extend_from_slice(bytes);
+                self.records.push(chunk);
+                RECORD_CHUNK as i64
+            }
+        }
     }
 }
 
@@ -213,10 +238,12 @@ impl GraphBuilder {
         // scattered pairs of constraints without equality) took a container
         // of ~66 bytes: a 10^7-row Tax build under 6 GiB did not finish, and
         // the 10^6 default job is 8% faster so.
-        let mut records = Vec::new();
         scratch.fill(pairs, first, self.shard_nodes);
+        let mut records = std::mem::take(&mut scratch.records);
+        records.clear();
         scratch.for_each_row(|u, values| encode_row(&mut records, u, values));
         self.update(k, |slot| slot.append_records(&records));
+        scratch.records = records;
         pairs.clear();
     }
 
@@ -296,7 +323,7 @@ impl GraphBuilder {
         let store = self.budget.map(|b| b.store.into_inner().expect("spill lock"));
         let mut records = Vec::new();
         for (k, slot) in self.slots.into_iter().enumerate() {
-            records.append(&mut slot.into_inner().expect("shard lock").records);
+            records.extend(slot.into_inner().expect("shard lock").records.concat());
             if let Some(store) = store.as_ref().filter(|s| s.spilled(k)) {
                 store.load_records(k).iter().for_each(|r| records.extend_from_slice(r));
             }
@@ -338,7 +365,8 @@ impl GraphBuilder {
             // big ones are spilled soon enough, and no second lock is taken.
             // Taken whole: an emptied vector would keep its capacity.
             let records = std::mem::take(&mut slot.records);
-            budget.store.lock().expect("spill lock").spill(k, &records);
+            let mut store = budget.store.lock().expect("spill lock");
+            records.iter().for_each(|chunk| store.spill(k, chunk));
             budget.total.fetch_sub(slot.bytes, Ordering::Relaxed);
             slot.bytes = 0;
         }
@@ -398,12 +426,14 @@ pub(crate) struct RowValues {
     rows: Vec<(u32, u32)>,
     values: Vec<u32>,
     starts: Vec<u32>,
+    /// The rows encoded, until the shard copies them.
+    records: Vec<u8>,
 }
 
 impl RowValues {
     /// The rows of `pairs`, whose u lie in `first..first + len`.
     fn fill(&mut self, pairs: &mut [(u32, u32)], first: u32, len: u32) {
-        let RowValues { rows, values, starts } = self;
+        let RowValues { rows, values, starts, .. } = self;
         rows.clear();
         values.clear();
         if pairs.len() < 4096 {

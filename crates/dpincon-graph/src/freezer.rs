@@ -34,8 +34,9 @@ type Entry = (u32, UpperStart);
 /// dense scratch, whose cost does not grow with their number.
 const MERGE_RECORDS: usize = 8;
 
-/// What a shard holds when the graph is finished: its row records.
-pub(crate) type ShardParts = Vec<u8>;
+/// What a shard holds when the graph is finished: its row records, in
+/// chunks.
+pub(crate) type ShardParts = Vec<Vec<u8>>;
 
 /// A shard frozen: in memory, or (spilled while built) a placeholder with
 /// where it was written back and its edge count.
@@ -63,7 +64,7 @@ pub(crate) fn freeze_shards(
     let freeze_one = |freezer: &mut Freezer, k: usize, received: ShardParts| {
         let entries: Vec<Entry> = pieces.iter().flat_map(|p| p[k].iter().copied()).collect();
         let spilled = store.filter(|s| s.spilled(k)).map(|s| s.load_records(k));
-        let mut sources = vec![received.as_slice()];
+        let mut sources: Vec<&[u8]> = received.iter().map(Vec::as_slice).collect();
         sources.extend(spilled.iter().flatten().map(Vec::as_slice));
         let first = k as u32 * shard_nodes;
         let len = shard_nodes.min(nodes - first);
