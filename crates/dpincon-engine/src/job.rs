@@ -170,7 +170,7 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
     let detect_start = Instant::now();
     // The facts read the table only: counted beside detection, they take
     // the cores its phases leave idle where they meet (at 10^6 Tax rows
-    // about a quarter of a second on one core, after the graph was built).
+    // about 0.2 s on one core, after the graph was built).
     let (detection, frequencies) = std::thread::scope(|scope| {
         let frequencies = scope.spawn(|| equality_frequencies(&relation, &compiled));
         let detection = detect(&relation, &compiled, options);

@@ -74,11 +74,13 @@ const SHARE_ROW_BYTES: i64 = 32;
 /// Default number of node ids per shard.
 pub const DEFAULT_SHARD_NODES: u32 = 1 << 16;
 
-/// Row records are kept in chunks of at least this many bytes, each
-/// allocated once and never moved: one vector doubling as records came
-/// copied the shard's records again at each doubling, and freed memory
-/// the next allocations faulted in afresh (at 10^6 Tax rows about an
-/// eighth of the job's CPU time was the kernel's, faulting pages in).
+/// Small runs of row records are kept in chunks of this many bytes, and a
+/// run of a quarter of that or more (a writer's flush) in a chunk of its
+/// own size; each chunk is allocated once and never moved. One vector
+/// doubling as records came copied the shard's records again at each
+/// doubling, and freed memory the next allocations faulted in afresh (at
+/// 10^6 Tax rows about an eighth of the job's CPU time was the kernel's,
+/// faulting pages in).
 const RECORD_CHUNK: usize = 1 << 20;
 
 #[derive(Debug, Default)]
@@ -323,7 +325,8 @@ impl GraphBuilder {
         let store = self.budget.map(|b| b.store.into_inner().expect("spill lock"));
         let mut records = Vec::new();
         for (k, slot) in self.slots.into_iter().enumerate() {
-            records.extend(slot.into_inner().expect("shard lock").records.concat());
+            let chunks = slot.into_inner().expect("shard lock").records;
+            chunks.iter().for_each(|chunk| records.extend_from_slice(chunk));
             if let Some(store) = store.as_ref().filter(|s| s.spilled(k)) {
                 store.load_records(k).iter().for_each(|r| records.extend_from_slice(r));
             }
