@@ -446,7 +446,7 @@ impl RowValues {
                 values.extend(run.iter().map(|&(_, v)| v));
             }
         } else {
-            bucket_by_row_into(pairs, first, len, |p| p.0, |p| p.1, values, starts);
+            bucket_by_row_into(pairs.iter(), first, len, |p| p.0, |p| p.1, values, starts);
             for (i, w) in starts.windows(2).enumerate() {
                 if w[1] > w[0] {
                     rows.push((first + i as u32, w[0]));
@@ -475,9 +475,10 @@ impl RowValues {
 
 /// A counting sort of `items` on their `row` in `first..first + len`,
 /// keeping the order of items of one row; also returns where each row's
-/// items start (and, last, their count).
-pub(crate) fn bucket_by_row<T: Copy + Default>(
-    items: &[T],
+/// items start (and, last, their count). `items` is read twice (a count,
+/// then a scatter): pieces chained in place need no copy into one vector.
+pub(crate) fn bucket_by_row<'a, T: Copy + Default + 'a>(
+    items: impl Iterator<Item = &'a T> + Clone,
     first: u32,
     len: u32,
     row: impl Fn(&T) -> u32,
@@ -490,8 +491,8 @@ pub(crate) fn bucket_by_row<T: Copy + Default>(
 /// [`bucket_by_row`] into the caller's buffers (a writer reuses them flush
 /// after flush), each item written as `value(item)`: a flush keeps only
 /// its pairs' v, 4 bytes instead of 8.
-pub(crate) fn bucket_by_row_into<T, V: Copy + Default>(
-    items: &[T],
+pub(crate) fn bucket_by_row_into<'a, T: 'a, V: Copy + Default>(
+    items: impl Iterator<Item = &'a T> + Clone,
     first: u32,
     len: u32,
     row: impl Fn(&T) -> u32,
@@ -501,14 +502,14 @@ pub(crate) fn bucket_by_row_into<T, V: Copy + Default>(
 ) {
     starts.clear();
     starts.resize(len as usize + 1, 0);
-    for item in items {
+    for item in items.clone() {
         starts[(row(item) - first) as usize + 1] += 1;
     }
     for i in 1..starts.len() {
         starts[i] += starts[i - 1];
     }
     sorted.clear();
-    sorted.resize(items.len(), V::default());
+    sorted.resize(starts[len as usize] as usize, V::default());
     // Each row's next slot, in `starts` itself: row i then ends where row
     // i + 1 starts, so shifting by one restores the starts.
     for item in items {

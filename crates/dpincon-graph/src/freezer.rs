@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::builder::bucket_by_row;
 use crate::encoded::{EncodedRow, records};
 use crate::frozen::{BITMAP_WORDS, UnionScratch};
+use crate::graph::balanced_ranges;
 use crate::spill::{Segment, SpillStore};
 use crate::{FrozenShard, Multipartite, UpperStart};
 
@@ -62,13 +63,13 @@ pub(crate) fn freeze_shards(
     let pieces = entries_by_shard(shares, shards.len(), shard_nodes, threads);
     // Shard k with its spilled segments, frozen; written back if spilled.
     let freeze_one = |freezer: &mut Freezer, k: usize, received: ShardParts| {
-        let entries: Vec<Entry> = pieces.iter().flat_map(|p| p[k].iter().copied()).collect();
         let spilled = store.filter(|s| s.spilled(k)).map(|s| s.load_records(k));
         let mut sources: Vec<&[u8]> = received.iter().map(Vec::as_slice).collect();
         sources.extend(spilled.iter().flatten().map(Vec::as_slice));
         let first = k as u32 * shard_nodes;
         let len = shard_nodes.min(nodes - first);
-        let shard = freezer.freeze(first, len, &sources, &entries, shares);
+        let entries = pieces.iter().flat_map(|p| &p[k]);
+        let shard = freezer.freeze(first, len, &sources, entries, shares);
         // Kept in memory if it fits what is left of `keep` (and counted).
         let over = |keep: u64| {
             let bytes = shard.heap_bytes();
@@ -118,25 +119,16 @@ fn entries_by_shard(
     shard_nodes: u32,
     threads: usize,
 ) -> Vec<Vec<Vec<Entry>>> {
-    let total: usize = shares.iter().map(|s| s.1.len()).sum();
-    let per_run = total.div_ceil(threads.max(1)).max(1);
-    // Cut after the share that reaches each multiple of `per_run` rows.
-    let mut cuts = vec![0];
-    let mut rows = 0;
-    for (g, share) in shares.iter().enumerate() {
-        rows += share.1.len();
-        if rows >= per_run * cuts.len() && g + 1 < shares.len() {
-            cuts.push(g + 1);
-        }
-    }
-    cuts.push(shares.len());
+    let rows: Vec<u64> = shares.iter().map(|s| s.1.len() as u64).collect();
     std::thread::scope(|scope| {
-        let handles: Vec<_> = cuts
-            .windows(2)
+        let handles: Vec<_> = balanced_ranges(&rows, threads)
+            .into_iter()
             .map(|run| {
                 scope.spawn(move || {
                     let mut entries = vec![Vec::new(); shard_count];
-                    for (g, (group, share)) in shares.iter().enumerate().take(run[1]).skip(run[0]) {
+                    for (g, (group, share)) in
+                        shares.iter().enumerate().take(run.end).skip(run.start)
+                    {
                         for start in group.uppers(share.clone()) {
                             entries[(start.row / shard_nodes) as usize].push((g as u32, start));
                         }
@@ -173,12 +165,12 @@ impl Freezer {
     /// The shard of nodes `first..first + len`: the union of the row
     /// records of `sources` and the upper rows of the `shares` its
     /// `entries` name, frozen.
-    pub(crate) fn freeze(
+    pub(crate) fn freeze<'a>(
         &mut self,
         first: u32,
         len: u32,
         sources: &[&[u8]],
-        entries: &[Entry],
+        entries: impl Iterator<Item = &'a Entry> + Clone,
         shares: &[Share],
     ) -> FrozenShard {
         let Freezer { scratch, union, values, last } = self;
@@ -193,7 +185,7 @@ impl Freezer {
             .collect();
         let keyed: Vec<(u32, u32)> =
             rows.iter().enumerate().map(|(i, r)| (r.node, i as u32)).collect();
-        let (by_row, row_starts) = bucket_by_row(&keyed, first, len, |r| r.0);
+        let (by_row, row_starts) = bucket_by_row(keyed.iter(), first, len, |r| r.0);
         let mut mine = Vec::new();
         let room = |n: usize| n + n / 8;
         let mut out = FrozenShard::with_capacity(first, len, room(last.0), room(last.1));

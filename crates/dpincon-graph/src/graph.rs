@@ -157,23 +157,30 @@ impl ConflictGraph {
             self.shards[k].edge_count() + spilled + 1
         };
         let weights: Vec<u64> = (0..self.shards.len()).map(weight).collect();
-        let total: u64 = weights.iter().sum();
-        let parts = parts.max(1) as u64;
-        let mut ranges = Vec::new();
-        let (mut start, mut acc) = (0, 0u64);
-        for (k, w) in weights.iter().enumerate() {
-            acc += w;
-            let cut = total * (ranges.len() as u64 + 1) / parts;
-            if acc >= cut && (ranges.len() as u64) < parts - 1 {
-                ranges.push(start..k + 1);
-                start = k + 1;
-            }
-        }
-        if start < self.shards.len() || ranges.is_empty() {
-            ranges.push(start..self.shards.len());
-        }
-        ranges
+        balanced_ranges(&weights, parts)
     }
+}
+
+/// Splits `0..weights.len()` into at most `parts` contiguous ranges of
+/// about equal total weight (a range ends at the item that reaches its
+/// share); one range, perhaps empty, when there is nothing to split.
+pub(crate) fn balanced_ranges(weights: &[u64], parts: usize) -> Vec<Range<usize>> {
+    let total: u64 = weights.iter().sum();
+    let parts = parts.max(1) as u64;
+    let mut ranges = Vec::new();
+    let (mut start, mut acc) = (0, 0u64);
+    for (k, w) in weights.iter().enumerate() {
+        acc += w;
+        let cut = total * (ranges.len() as u64 + 1) / parts;
+        if acc >= cut && (ranges.len() as u64) < parts - 1 {
+            ranges.push(start..k + 1);
+            start = k + 1;
+        }
+    }
+    if start < weights.len() || ranges.is_empty() {
+        ranges.push(start..weights.len());
+    }
+    ranges
 }
 
 /// The one edge stream: a graph's edges in the stable order Λ (SPEC §2).
