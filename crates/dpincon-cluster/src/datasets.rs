@@ -37,6 +37,10 @@ pub struct Limits {
     pub max_queued_per_client: usize,
     /// θ candidates a job may list (the pass keeps a degree array each).
     pub max_candidates: usize,
+    /// Jobs that run at once, each in a slot and a process of its own
+    /// ([`crate::schedule::Lanes`]): a public number, so that no job's
+    /// schedule depends on how long another ran.
+    pub slots: usize,
 }
 
 impl Default for Limits {
@@ -47,6 +51,7 @@ impl Default for Limits {
             max_constraints: 64,
             max_queued_per_client: 8,
             max_candidates: 256,
+            slots: 1,
         }
     }
 }
@@ -62,6 +67,10 @@ pub enum ReleaseMode {
     /// channel on the rows; needs `accept-timing-channel = true`.
     WhenDone,
 }
+
+/// Most `[limits] slots`: every slot may hold a job process and its
+/// graph at once.
+const MAX_SLOTS: usize = 64;
 
 /// The default `job-deadline`.
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
@@ -106,6 +115,8 @@ struct RawDataset {
     #[serde(default)]
     max_edges: Option<u64>,
     #[serde(default)]
+    quota_epsilon: Option<f64>,
+    #[serde(default)]
     max_job_memory: Option<String>,
     #[serde(default)]
     max_spill_bytes: Option<String>,
@@ -147,6 +158,9 @@ pub struct Dataset {
     /// Most bytes a job's graph spill may take on disk
     /// (public quota).
     pub max_spill_bytes: Option<u64>,
+    /// With `max-edges`: ε each private job is charged for its `over
+    /// quota` verdict, an (ε, δ)-DP release (`dpincon_release::quota`).
+    pub quota_epsilon: Option<f64>,
 }
 
 /// The whole configuration.
@@ -158,6 +172,9 @@ pub struct CoordinatorConfig {
     pub limits: Limits,
     /// The datasets by name.
     pub datasets: BTreeMap<String, Arc<Dataset>>,
+    /// Every dataset's release mode: one per coordinator
+    /// ([`one_release_mode`]).
+    pub release: ReleaseMode,
 }
 
 fn bad(origin: &str, what: impl std::fmt::Display) -> ClusterError {
@@ -182,13 +199,17 @@ impl CoordinatorConfig {
     pub fn parse(text: &str, origin: &str) -> Result<Self, ClusterError> {
         let raw: RawConfig = toml::from_str(text).map_err(|e| bad(origin, e))?;
         let l = &raw.limits;
-        if [l.max_queued, l.max_constraints, l.max_queued_per_client, l.max_candidates].contains(&0)
+        if [l.max_queued, l.max_constraints, l.max_queued_per_client, l.max_candidates, l.slots]
+            .contains(&0)
         {
             return Err(bad(
                 origin,
-                "[limits] max-queued, max-constraints, max-queued-per-client and max-candidates \
-                 must be > 0",
+                "[limits] max-queued, max-constraints, max-queued-per-client, max-candidates and \
+                 slots must be > 0",
             ));
+        }
+        if l.slots > MAX_SLOTS {
+            return Err(bad(origin, format!("[limits] slots must be at most {MAX_SLOTS}")));
         }
         let mut datasets = BTreeMap::new();
         for (name, d) in raw.datasets {
@@ -281,6 +302,7 @@ impl CoordinatorConfig {
             if d.max_edges == Some(0) {
                 return Err(bad(&at, "max-edges must be > 0"));
             }
+            let quota_epsilon = quota(&at, d.max_edges, d.max_rows, d.quota_epsilon)?;
             let max_job_memory = size(
                 &at,
                 "max-job-memory",
@@ -316,6 +338,7 @@ impl CoordinatorConfig {
                 allow_non_private: d.allow_non_private,
                 max_job_memory,
                 max_spill_bytes,
+                quota_epsilon,
             };
             datasets.insert(name, Arc::new(dataset));
         }
@@ -323,7 +346,8 @@ impl CoordinatorConfig {
             return Err(bad(origin, "no [datasets.NAME] table: clients could run nothing"));
         }
         same_source_same_ledger(origin, &datasets)?;
-        Ok(CoordinatorConfig { state_dir: raw.state_dir, limits: raw.limits, datasets })
+        let release = one_release_mode(origin, &datasets)?;
+        Ok(CoordinatorConfig { state_dir: raw.state_dir, limits: raw.limits, datasets, release })
     }
 
     /// Every directory this coordinator must own alone: the state
@@ -338,6 +362,40 @@ impl CoordinatorConfig {
             }
         }
         dirs
+    }
+}
+
+/// Jobs of every dataset share the coordinator's lanes and its Ballista
+/// executors, so one job's timing shows in another's: a `when-done` job
+/// started after a fixed-time one, or run beside it, would time it. So a
+/// coordinator serves datasets of one release mode only (the cluster
+/// README, "What a client observes").
+fn one_release_mode(
+    origin: &str,
+    datasets: &BTreeMap<String, Arc<Dataset>>,
+) -> Result<ReleaseMode, ClusterError> {
+    let mut all = datasets.values();
+    let Some(first) = all.next() else { return Ok(ReleaseMode::FixedTime) };
+    match all.find(|d| d.release != first.release) {
+        None => Ok(first.release),
+        Some(other) => {
+            let name = |d: &Dataset| match d.release {
+                ReleaseMode::FixedTime => "fixed-time",
+                ReleaseMode::WhenDone => "when-done",
+            };
+            Err(bad(
+                origin,
+                format!(
+                    "datasets '{}' ({}) and '{}' ({}) cannot share a coordinator: jobs share its \
+                     slots and executors, so a when-done job's end would time the fixed-time \
+                     jobs before and beside it. Serve them from two coordinators",
+                    first.name,
+                    name(first),
+                    other.name,
+                    name(other)
+                ),
+            ))
+        }
     }
 }
 
@@ -369,6 +427,35 @@ fn same_source_same_ledger(
         }
     }
     Ok(())
+}
+
+/// The default `quota-epsilon`.
+const DEFAULT_QUOTA_EPSILON: f64 = 0.1;
+
+/// `max-edges`'s verdict ε, checked: the cap must leave room below it for
+/// the verdict's noise, on tables of at most `max-rows` rows.
+fn quota(
+    at: &str,
+    max_edges: Option<u64>,
+    max_rows: Option<u64>,
+    epsilon: Option<f64>,
+) -> Result<Option<f64>, ClusterError> {
+    let Some(cap) = max_edges else {
+        return match epsilon {
+            Some(_) => Err(bad(at, "quota-epsilon goes with max-edges")),
+            None => Ok(None),
+        };
+    };
+    let epsilon = positive(at, "quota-epsilon", epsilon.unwrap_or(DEFAULT_QUOTA_EPSILON))?;
+    let Some(n_max) = max_rows else {
+        return Err(bad(
+            at,
+            "max-edges needs max-rows: one row adds at most max-rows − 1 edges, the bound the \
+             over-quota verdict's noise is scaled to",
+        ));
+    };
+    dpincon_release::quota::QuotaTest::new(cap, n_max, epsilon).map_err(|e| bad(at, e))?;
+    Ok(Some(epsilon))
 }
 
 /// A size key's bytes (`8GiB`, `512MiB`, as `run --memory-limit`), at
@@ -497,8 +584,8 @@ mod tests {
         assert_eq!((t.spec.max_edges, t.max_job_memory, t.max_spill_bytes), (None, None, None));
         let set = parse(&format!(
             "{good}job-deadline = \"90s\"\nrelease = \"when-done\"\naccept-timing-channel = true\n\
-             allow-non-private = true\nmax-edges = 1000\nmax-job-memory = \"1GiB\"\n\
-             max-spill-bytes = \"2GiB\"\n"
+             allow-non-private = true\nmax-edges = 100000000\nmax-rows = 1000\n\
+             max-job-memory = \"1GiB\"\nmax-spill-bytes = \"2GiB\"\n"
         ))
         .unwrap()
         .datasets["t"]
@@ -508,8 +595,9 @@ mod tests {
         assert!(set.allow_non_private);
         assert_eq!(
             (set.spec.max_edges, set.max_job_memory, set.max_spill_bytes),
-            (Some(1000), Some(1 << 30), Some(2 << 30))
+            (Some(100_000_000), Some(1 << 30), Some(2 << 30))
         );
+        assert_eq!(set.quota_epsilon, Some(0.1));
         for (extra, why) in [
             ("job-deadline = \"soon\"", "job-deadline 'soon'"),
             ("job-deadline = \"0s\"", "from 1s to 7d"),
@@ -521,6 +609,10 @@ mod tests {
             ("allow-non-private = 1", "allow-non-private"),
             ("max-edges = 0", "max-edges must be > 0"),
             ("max-edges = -5", "max-edges"),
+            ("max-edges = 1000", "max-edges needs max-rows"),
+            ("max-edges = 1000\nmax-rows = 100", "give max-edges of at least"),
+            ("max-edges = 100000000\nmax-rows = 1000\nquota-epsilon = 0", "quota-epsilon"),
+            ("quota-epsilon = 0.1", "quota-epsilon goes with max-edges"),
             ("max-job-memory = \"lots\"", "max-job-memory 'lots'"),
             ("max-job-memory = \"1MiB\"", "at least 64MiB"),
             ("max-spill-bytes = \"-1G\"", "max-spill-bytes"),
@@ -536,6 +628,8 @@ mod tests {
             ("max-queued-per-client = 0", "must be > 0"),
             ("max-candidates = 0", "must be > 0"),
             ("max-candidates = \"many\"", "max-candidates"),
+            ("slots = 0", "must be > 0"),
+            ("slots = 65", "slots must be at most 64"),
             ("max-jobs = 3", "unknown field `max-jobs`"),
         ] {
             let text = config(dir.path(), &good).replace("max-queued = 3", limits);
@@ -555,6 +649,22 @@ mod tests {
             .to_string();
         assert!(err.contains("'t' and 'u' read the same table with different ledgers"), "{err}");
         assert!(parse(&other(&ledger)).is_ok(), "one table, one ledger");
+        // One release mode per coordinator; K slots.
+        let when_done = "release = \"when-done\"\naccept-timing-channel = true\n";
+        let mixed = other(&ledger) + when_done;
+        let err = parse(&mixed).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "datasets 't' (fixed-time) and 'u' (when-done) cannot share a coordinator"
+            ),
+            "{err}"
+        );
+        let both = format!("{good}{when_done}") + &other(&ledger)[good.len()..] + when_done;
+        let c = parse(&both).unwrap();
+        assert_eq!((c.release, c.limits.slots), (ReleaseMode::WhenDone, 1));
+        let four = config(dir.path(), &good).replace("max-queued = 3", "slots = 4");
+        let c = CoordinatorConfig::parse(&four, "c.toml").unwrap();
+        assert_eq!((c.release, c.limits.slots), (ReleaseMode::FixedTime, 4));
     }
 
     #[test]

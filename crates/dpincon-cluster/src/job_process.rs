@@ -44,6 +44,10 @@ pub struct JobSpec {
     pub max_memory: Option<u64>,
     /// Bytes its graph spill may take (`max-spill-bytes`).
     pub max_spill_bytes: Option<u64>,
+    /// The job runs in a fixed-time slot beside other jobs: its report
+    /// carries no timings (how long it took depends on them), even on a
+    /// test dataset.
+    pub fixed_time: bool,
 }
 
 /// Detection figures of a finished load (non-private detail, operator log).
@@ -141,9 +145,16 @@ pub(crate) fn classify(error: &EngineError, read_started: bool) -> FailureReason
 }
 
 /// The report as a client sees it ([`dpincon_engine::Report::for_client`]),
-/// as JSON.
-fn client_report(report: dpincon_engine::Report, dataset: &str) -> Result<String, String> {
-    let report = report.for_client(dataset);
+/// as JSON; without timings in a fixed-time slot.
+fn client_report(
+    report: dpincon_engine::Report,
+    dataset: &str,
+    fixed_time: bool,
+) -> Result<String, String> {
+    let mut report = report.for_client(dataset);
+    if fixed_time {
+        report.timings = None;
+    }
     serde_json::to_string_pretty(&report).map(|s| s + "\n").map_err(|e| e.to_string())
 }
 
@@ -239,7 +250,7 @@ async fn run(spec: &JobSpec) -> ChildMessage {
         stats,
     };
     match outcome {
-        Ok(report) => match client_report(report, &spec.dataset) {
+        Ok(report) => match client_report(report, &spec.dataset, spec.fixed_time) {
             Ok(report) => ChildMessage::Succeeded { report, stats },
             Err(e) => {
                 failed(FailureReason::Internal, format!("cannot serialise the report: {e}"), stats)

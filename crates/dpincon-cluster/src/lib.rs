@@ -29,6 +29,7 @@ pub mod coordinator;
 pub mod datasets;
 pub mod job_process;
 mod runner;
+pub mod schedule;
 pub mod server;
 pub mod store;
 pub mod submission;

@@ -1,13 +1,18 @@
-//! Running accepted jobs one at a time, each in its slot and in a process
-//! of its own ([`crate::job_process`]), and recording how each ended.
+//! Running accepted jobs, each in the slot it booked at acceptance
+//! ([`crate::schedule`]) and in a process of its own
+//! ([`crate::job_process`]), and recording how each ended.
 //!
-//! Every job here was charged when it was accepted. A job on a fixed-time
-//! dataset starts at its slot's start, never earlier (whether it ends in
-//! time must not depend on how long the jobs before it ran); any job is
-//! killed at its slot's end. The store records the end at once; clients see
-//! it from the release time on ([`crate::store::Slot::released`]). How a
-//! job failed is one public reason; the engine's message goes to the
-//! operator's log only for non-private jobs or with `--log-private-values`.
+//! Every job here was charged when it was accepted. On a fixed-time
+//! coordinator every job starts at its slot's start, never earlier nor
+//! later for any other job's sake, and is killed at its slot's end; what
+//! happens after its end (the log's line, the overrun count, the job
+//! leaving memory) waits for that end too, so nothing anyone observes
+//! moves with how long a job ran. On a when-done coordinator up to K jobs
+//! run at once, first come first served. The store records the end at
+//! once; clients see it from the release time on
+//! ([`crate::store::Slot::released`]). How a job failed is one public
+//! reason; the engine's message goes to the operator's log only for
+//! non-private jobs or with `--log-private-values`.
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -20,7 +25,7 @@ use dpincon_proto::v1::{FailureReason, JobState, JobStatus, PhaseTime};
 use prost::Message;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::coordinator::Shared;
 use crate::job_process::{ChildMessage, JobSpec, LoadStats};
@@ -72,13 +77,17 @@ impl Active {
         }
     }
 
-    /// Still waiting for its slot.
-    pub(crate) fn is_queued(&self) -> bool {
-        self.status.borrow().state == JobState::Queued as i32
+    /// Still waiting for its slot at `now_ms`: on a fixed-time coordinator
+    /// read from its booking (public), elsewhere from its state.
+    pub(crate) fn waiting(&self, fixed_time: bool, now_ms: i64) -> bool {
+        let queued = self.status.borrow().state == JobState::Queued as i32;
+        if fixed_time { queued && now_ms < self.slot.start_ms } else { queued }
     }
 }
 
-/// Runs queued jobs one at a time, on a runtime of their own.
+/// Runs accepted jobs on a runtime of their own: each fixed-time job in a
+/// task that waits for its slot (the bookings keep K at once), when-done
+/// jobs as one of K permits frees, in acceptance order.
 pub(crate) fn run_queue(mut rx: mpsc::UnboundedReceiver<Arc<Active>>, shared: Arc<Shared>) {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -87,9 +96,23 @@ pub(crate) fn run_queue(mut rx: mpsc::UnboundedReceiver<Arc<Active>>, shared: Ar
             std::process::exit(1);
         }
     };
+    let permits = Arc::new(Semaphore::new(shared.options.config.limits.slots));
     runtime.block_on(async move {
         while let Some(job) = rx.recv().await {
-            run_one(&job, &shared).await;
+            let permit = if job.slot.fixed {
+                None
+            } else {
+                let mut cancel = job.cancel.subscribe();
+                tokio::select! {
+                    permit = permits.clone().acquire_owned() => permit.ok(),
+                    _ = async { let _ = cancel.wait_for(|c| *c).await; } => None,
+                }
+            };
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                run_one(&job, &shared).await;
+                drop(permit);
+            });
         }
     });
 }
@@ -112,17 +135,18 @@ enum Outcome {
 async fn run_one(job: &Active, shared: &Shared) {
     let id = &job.id;
     let mut cancel = job.cancel.subscribe();
-    // A fixed-time job starts at its slot's start, never before.
+    // A fixed-time job starts at its slot's start, never before, and no
+    // other job's run moves it.
     if job.slot.fixed {
         tokio::select! {
             _ = sleep_until_ms(job.slot.start_ms) => {}
-            _ = cancel.wait_for(|c| *c) => {}
+            _ = async { let _ = cancel.wait_for(|c| *c).await; } => {}
         }
     }
     if *job.cancel.borrow() {
         return shared.forget(id); // Cancelled while queued: already ended.
     }
-    match shared.store.start(id) {
+    match shared.store.start(id, now_ms()) {
         Ok(true) => {}
         Ok(false) => return shared.forget(id),
         Err(e) => {
@@ -195,6 +219,17 @@ async fn run_one(job: &Active, shared: &Shared) {
         report: report.as_deref(),
         detail: detail.as_deref(),
     };
+    // Stored first, then announced: a client told the job ended finds its
+    // end (and report) in the store.
+    if let Err(e) = shared.store.finish(id, &end) {
+        eprintln!("job {id}: cannot record its end: {e}");
+    }
+    // Everything else about the end waits for the release time: the log's
+    // line, the overrun count and the job leaving memory (which the queue
+    // counts read) would otherwise show when it really ended.
+    if job.slot.fixed {
+        sleep_until_ms(job.slot.end_ms).await;
+    }
     log_end(id, &last, &full, reveal);
     if reason == FailureReason::DeadlineExceeded {
         let dataset = &job.accepted.dataset.name;
@@ -206,11 +241,6 @@ async fn run_one(job: &Active, shared: &Shared) {
              (job-deadline {:?}; raise it if this grows)",
             job.accepted.dataset.job_deadline
         );
-    }
-    // Stored first, then announced: a client told the job ended finds its
-    // end (and report) in the store.
-    if let Err(e) = shared.store.finish(id, &end) {
-        eprintln!("job {id}: cannot record its end: {e}");
     }
     job.status.send_replace(last);
     shared.forget(id);
@@ -225,6 +255,7 @@ fn child_spec(job: &Active, shared: &Shared, constraints: &std::path::Path) -> J
         dataset: job.accepted.dataset.name.clone(),
         max_memory: job.accepted.dataset.max_job_memory,
         max_spill_bytes: job.accepted.dataset.max_spill_bytes,
+        fixed_time: job.slot.fixed,
     }
 }
 
@@ -290,18 +321,20 @@ async fn run_child(
         Ok::<_, String>(last)
     };
     let deadline = job.slot.end_ms;
+    // (The watch's guard is dropped before anything else awaits.)
     let result = tokio::select! {
-        r = talk => Some(r),
-        _ = sleep_until_ms(deadline) => None,
-        _ = cancel.wait_for(|c| *c) => {
-            let _ = child.kill().await;
-            cancel_ballista(shared, id, submitted);
-            return Outcome::Cancelled;
-        }
+        r = talk => Some(Some(r)),
+        _ = sleep_until_ms(deadline) => Some(None),
+        _ = async { let _ = cancel.wait_for(|c| *c).await; } => None,
     };
     let Some(result) = result else {
         let _ = child.kill().await;
-        cancel_ballista(shared, id, submitted);
+        cancel_ballista(shared, job, submitted, reveal);
+        return Outcome::Cancelled;
+    };
+    let Some(result) = result else {
+        let _ = child.kill().await;
+        cancel_ballista(shared, job, submitted, reveal);
         return Outcome::Failed(
             FailureReason::DeadlineExceeded,
             "still running at the end of its slot: stopped".into(),
@@ -310,7 +343,7 @@ async fn run_child(
     let status = child.wait().await;
     let oom = out_of_memory.await.unwrap_or(false);
     if !matches!(result, Ok(Some(ChildMessage::Succeeded { .. } | ChildMessage::Failed { .. }))) {
-        cancel_ballista(shared, id, submitted);
+        cancel_ballista(shared, job, submitted, reveal);
     }
     match result {
         Ok(Some(ChildMessage::Succeeded { report, stats: s })) => {
@@ -336,17 +369,24 @@ async fn run_child(
 
 /// Cancels the Ballista job of a child that was killed or died: its tasks
 /// stop and its files go at once (issue 27). In the background, so that
-/// the job's end is recorded when it would have been without it.
-fn cancel_ballista(shared: &Shared, id: &str, job: Option<BallistaJobId>) {
+/// the job's end is recorded when it would have been without it; the log's
+/// line waits for the release time unless `reveal` (a child dies when its
+/// data makes it).
+fn cancel_ballista(shared: &Shared, active: &Active, job: Option<BallistaJobId>, reveal: bool) {
     let Some(job) = job else { return };
     let ballista = shared.options.ballista.clone();
-    let id = id.to_string();
+    let id = active.id.clone();
+    let quiet_until = (active.slot.fixed && !reveal).then_some(active.slot.end_ms);
     tokio::spawn(async move {
         let cancelled = async {
             let tls = ballista.tls.as_ref().map(ClusterTls::load).transpose()?;
             Scheduler::connect(&ballista.scheduler, tls.as_ref()).await?.cancel(&job).await
         };
-        match cancelled.await {
+        let cancelled = cancelled.await;
+        if let Some(at) = quiet_until {
+            sleep_until_ms(at).await;
+        }
+        match cancelled {
             Ok(()) => eprintln!("job {id}: Ballista job {job} cancelled"),
             Err(e) => eprintln!("job {id}: cannot cancel Ballista job {job}: {e}"),
         }

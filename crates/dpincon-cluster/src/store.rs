@@ -134,9 +134,11 @@ fn row_to_job(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredJob> {
         prepaid: {
             let charge: Option<String> = row.get(13)?;
             let id: String = row.get(0)?;
-            charge
-                .and_then(|c| serde_json::from_str(&c).ok())
-                .unwrap_or(Prepaid { job_id: id, ledger: None })
+            charge.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or(Prepaid {
+                job_id: id,
+                ledger: None,
+                quota_epsilon: None,
+            })
         },
     })
 }
@@ -186,6 +188,18 @@ impl JobStore {
             )
             .map_err(|e| store_error(&path, e))?;
         }
+        // Stores from before K slots: when each job's process really started.
+        let has_started: bool = conn
+            .query_row(
+                "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = 'started_ms'",
+                [],
+                |r| r.get::<_, i64>(0).map(|n| n > 0),
+            )
+            .map_err(|e| store_error(&path, e))?;
+        if !has_started {
+            conn.execute_batch("ALTER TABLE jobs ADD COLUMN started_ms INTEGER;")
+                .map_err(|e| store_error(&path, e))?;
+        }
         Ok(JobStore { conn: Mutex::new(conn), path })
     }
 
@@ -226,12 +240,15 @@ impl JobStore {
         })
     }
 
-    /// Marks a queued job running; false if it was not queued (cancelled).
-    pub fn start(&self, id: &str) -> Result<bool, ClusterError> {
+    /// Marks a queued job running from `now_ms` (`started_ms`: the
+    /// operator's record that no job started before its slot); false if
+    /// it was not queued (cancelled).
+    pub fn start(&self, id: &str, now_ms: i64) -> Result<bool, ClusterError> {
         self.with(|c| {
             c.execute(
-                "UPDATE jobs SET state = ?2, updated_unix = ?3 WHERE id = ?1 AND state = ?4",
-                params![id, JobState::Running as i32, now(), JobState::Queued as i32],
+                "UPDATE jobs SET state = ?2, updated_unix = ?3, started_ms = ?5 \
+                 WHERE id = ?1 AND state = ?4",
+                params![id, JobState::Running as i32, now(), JobState::Queued as i32, now_ms],
             )
             .map(|n| n == 1)
         })
@@ -300,17 +317,17 @@ impl JobStore {
     }
 
     /// How many stored jobs are in each state, with each public reason,
-    /// as their clients see them at `now_ms`: a private job reads `queued`
-    /// while it runs and until a fixed-time release (so these counts show
-    /// no outcome before clients may see it).
+    /// as their clients see them at `now_ms`: a fixed-time job (private or
+    /// not) reads `queued` until its release, a private one while it runs
+    /// too (so these counts show no outcome before clients may see it).
     pub fn counts(&self, now_ms: i64) -> Result<Vec<(JobState, FailureReason, u64)>, ClusterError> {
         self.with(|c| {
             let mut statement = c.prepare(
                 "SELECT shown, CASE WHEN shown = ?1 THEN 0 ELSE reason END, COUNT(*) FROM ( \
                    SELECT reason, CASE \
+                     WHEN state IN (?2, ?3, ?4) AND slot_fixed = 1 AND slot_end_ms > ?5 THEN ?1 \
                      WHEN non_private = 1 THEN state \
                      WHEN state = ?2 THEN ?1 \
-                     WHEN state IN (?3, ?4) AND slot_fixed = 1 AND slot_end_ms > ?5 THEN ?1 \
                      ELSE state END AS shown FROM jobs) \
                  GROUP BY 1, 2",
             )?;
@@ -405,7 +422,7 @@ mod tests {
             report: None,
             detail: None,
             slot: Slot::default(),
-            prepaid: Prepaid { job_id: id.into(), ledger: None },
+            prepaid: Prepaid { job_id: id.into(), ledger: None, quota_epsilon: None },
         }
     }
 
@@ -417,15 +434,15 @@ mod tests {
             for id in ["a", "b", "c", "d"] {
                 store.insert(&job(id)).unwrap();
             }
-            assert!(store.start("a").unwrap());
-            assert!(!store.start("a").unwrap(), "a running job does not start twice");
+            assert!(store.start("a", 1).unwrap());
+            assert!(!store.start("a", 2).unwrap(), "a running job does not start twice");
             let report = Some("{\"r\":1}");
             let end = Ending {
                 report,
                 ..Ending::plain(JobState::Succeeded, FailureReason::Unspecified, "")
             };
             assert!(store.finish("a", &end).unwrap());
-            assert!(store.start("b").unwrap());
+            assert!(store.start("b", 7).unwrap());
             let cancel = Ending::plain(JobState::Cancelled, FailureReason::Unspecified, "");
             assert!(store.finish("d", &cancel).unwrap());
             let fail = Ending::plain(JobState::Failed, FailureReason::Internal, "");
@@ -458,11 +475,12 @@ mod tests {
             ("released", fixed(now - 5), false, Some(JobState::Failed)),
             ("running", fixed(now + 5), false, None),
             ("test-running", Slot::default(), true, None),
+            ("test-unreleased", fixed(now + 5), true, Some(JobState::Succeeded)),
             ("when-done", Slot::default(), false, Some(JobState::Succeeded)),
         ];
         for (id, slot, non_private, end) in jobs {
             store.insert(&StoredJob { slot, non_private, ..job(id) }).unwrap();
-            assert!(store.start(id).unwrap());
+            assert!(store.start(id, 0).unwrap());
             if let Some(state) = end {
                 let reason = match state {
                     JobState::Failed => FailureReason::OverQuota,
@@ -476,7 +494,7 @@ mod tests {
         assert_eq!(
             counts,
             vec![
-                (JobState::Queued, FailureReason::Unspecified, 2),
+                (JobState::Queued, FailureReason::Unspecified, 3),
                 (JobState::Running, FailureReason::Unspecified, 1),
                 (JobState::Succeeded, FailureReason::Unspecified, 1),
                 (JobState::Failed, FailureReason::OverQuota, 1),

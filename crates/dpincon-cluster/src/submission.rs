@@ -82,19 +82,33 @@ impl Accepted {
     }
 
     /// The ledger records the job's acceptance charges: ε per measure, in
-    /// the engine's release order (mi, p, r). Empty for a job that
+    /// the engine's release order (mi, p, r), then the `over quota`
+    /// verdict's ε where the dataset has `max-edges`. Empty for a job that
     /// releases nothing (exact values only, test datasets).
     pub fn charges(&self) -> Vec<(&'static str, f64)> {
         let release = &self.job.release;
         let Some(epsilon) = release.epsilon else { return Vec::new() };
         let measures = release.measures();
-        Measure::ALL
+        let mut charges: Vec<(&'static str, f64)> = Measure::ALL
             .into_iter()
             .filter(|m| measures.contains(m))
             .map(|m| (m.name(), epsilon))
-            .collect()
+            .collect();
+        if let Some(quota) = self.quota_epsilon() {
+            charges.push((QUOTA_CHARGE, quota));
+        }
+        charges
+    }
+
+    /// ε of the job's `over quota` verdict: on a dataset with `max-edges`,
+    /// for a job that releases (an exact job reads test data only).
+    pub fn quota_epsilon(&self) -> Option<f64> {
+        self.job.release.epsilon.and(self.dataset.quota_epsilon)
     }
 }
+
+/// The ledger's name for the `over quota` verdict's charge.
+pub const QUOTA_CHARGE: &str = "quota";
 
 /// What the checks need from the coordinator.
 #[derive(Debug, Clone, Copy)]
@@ -137,12 +151,10 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
     }
     let job: ClientJob = serde_json::from_value(value.clone())
         .map_err(|e| Refusal::new(InvalidJob, format!("job: {e}")))?;
+    // The registered names are the operator's to hand out: a client that
+    // guesses wrong learns only that its guess is not one.
     let Some(dataset) = rules.datasets.get(&job.dataset) else {
-        let known: Vec<&str> = rules.datasets.keys().map(String::as_str).collect();
-        return refuse(
-            UnknownDataset,
-            format!("no dataset '{}' (registered: {})", job.dataset, known.join(", ")),
-        );
+        return refuse(UnknownDataset, format!("no dataset '{}' (ask the operator)", job.dataset));
     };
     if !dataset.allow_non_private {
         let test_only = dpincon_options::keys::<TestOptions>();
@@ -267,12 +279,18 @@ fn check_budget(job: &ClientJob, dataset: &Dataset) -> Result<f64, Refusal> {
             ),
         );
     }
-    let total = epsilon * measures.len() as f64;
+    let quota = dataset.quota_epsilon.unwrap_or(0.0);
+    let total = epsilon * measures.len() as f64 + quota;
     if total > dataset.max_job_epsilon * (1.0 + 1e-9) {
+        let verdict = if quota > 0.0 {
+            format!(" + {} for the quota verdict", short(quota))
+        } else {
+            String::new()
+        };
         return refuse(
             OverLimits,
             format!(
-                "the job spends ε = {} ({} measures × {}); dataset '{}' allows {} per job",
+                "the job spends ε = {} ({} measures × {}{verdict}); dataset '{}' allows {} per job",
                 short(total),
                 measures.len(),
                 short(epsilon),

@@ -296,8 +296,9 @@ async fn a_job_past_its_disk_quota_is_over_quota_and_charged() {
     let dataset = fixed_dataset(dir.path(), "spilly", &data, "60s")
         + "release = \"when-done\"\naccept-timing-channel = true\n\
            memory-limit = \"16KiB\"\nmax-spill-bytes = \"1KiB\"\n";
-    let config =
-        config_with(dir.path(), "main", "budget-cap = 10.0\nmax-job-epsilon = 3.0", &dataset);
+    // One release mode per coordinator: the main dataset is when-done too.
+    let main = format!("budget-cap = 10.0\nmax-job-epsilon = 3.0\n{}", common::WHEN_DONE);
+    let config = config_with(dir.path(), "main", &main, &dataset);
     let cluster = Cluster::start_with(dir.path(), &config, 1, &[], &[]);
     let c = cluster.client();
     let mut request =

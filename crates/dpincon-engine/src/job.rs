@@ -324,6 +324,11 @@ pub struct Prepaid {
     pub job_id: String,
     /// The ledger after the charge, if the job has a ledger.
     pub ledger: Option<ledger::LedgerState>,
+    /// ε charged for the `over quota` verdict (`max-edges` on a
+    /// coordinator): the verdict is then an (ε, δ)-DP release
+    /// ([`dpincon_release::quota`]), not an exact bit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota_epsilon: Option<f64>,
 }
 
 /// [`run_job_with`] for a job charged beforehand ([`Prepaid`]): every
@@ -356,16 +361,25 @@ async fn run(
     };
     let loaded = loader.load(config, progress).await?;
     failpoint::hit("after-load");
-    if let Some(max) = data.max_edges
-        && loaded.graph.edge_count() > max
-    {
-        // Before the charge here, so a local run over the quota costs
-        // nothing; a prepaid job keeps its charge (one public outcome).
-        return Err(EngineError::OverQuota(format!(
-            "the conflict graph has more than --max-edges {max} edges"
-        )));
+    if let Some(max) = data.max_edges {
+        let edges = loaded.graph.edge_count();
+        let over = match prepaid.as_ref().and_then(|p| p.quota_epsilon) {
+            // A coordinator's client sees the verdict: a charged noisy one.
+            Some(epsilon) => {
+                quota_verdict(max, data.max_rows, epsilon, loaded.facts.rows, edges, config)?
+            }
+            // The data owner's own run: exact, before the charge, so a
+            // local run over the quota costs nothing.
+            None => edges > max,
+        };
+        if over {
+            return Err(EngineError::OverQuota(format!(
+                "the conflict graph has {edges} edges: over the quota of --max-edges {max}"
+            )));
+        }
     }
 
+    let quota_epsilon = prepaid.as_ref().and_then(|p| p.quota_epsilon);
     // Charge before any noise: a job that dies from here on over-counts.
     let ledger_state = match (prepaid, &data.ledger, &privacy) {
         (Some(p), _, _) => p.ledger,
@@ -410,7 +424,8 @@ async fn run(
     let budget = privacy.as_ref().map(|p| BudgetReport {
         per_measure: p.epsilon.value(),
         measures: p.measures(),
-        total: p.total(),
+        total: p.total() + quota_epsilon.unwrap_or(0.0),
+        quota_verdict: quota_epsilon,
         ledger: ledger_state,
     });
     let spilled_bytes = loaded.graph.spilled_bytes();
@@ -433,6 +448,29 @@ async fn run(
         }),
         non_private,
     })
+}
+
+/// The `over quota` verdict of a prepaid job ([`dpincon_release::quota`]):
+/// noisy below the cap `max` for tables within the public row bound; a
+/// table over that bound breaks the operator's promise and is over (the
+/// verdict's sensitivity rests on it). Its noise comes from a stream of
+/// its own, so seeded releases equal an unquoted run's.
+fn quota_verdict(
+    max: u64,
+    max_rows: Option<u64>,
+    epsilon: f64,
+    rows: u64,
+    edges: u64,
+    config: &JobConfig,
+) -> Result<bool, EngineError> {
+    let Some(n_max) = max_rows else {
+        return Err(EngineError::Config("a quota verdict needs the public bound max-rows".into()));
+    };
+    let test = dpincon_release::quota::QuotaTest::new(max, n_max, epsilon)
+        .map_err(|e| EngineError::Config(e.to_string()))?;
+    const QUOTA_STREAM: u64 = 0x7175_6f74_6121; // "quota!": any constant
+    let mut rng = noise_rng(config.test.seed.map(|s| s ^ QUOTA_STREAM))?;
+    Ok(rows > n_max || test.over(edges, &mut rng))
 }
 
 /// The noise generator: seeded only when asked (test mode), else from the OS.

@@ -139,8 +139,13 @@ pub struct BudgetReport {
     pub per_measure: f64,
     /// The measures released.
     pub measures: Vec<Measure>,
-    /// The job's total ε: the sum over the measures (sequential composition).
+    /// The job's total ε: the sum over the measures (sequential
+    /// composition), and the quota verdict's.
     pub total: f64,
+    /// ε of the `over quota` verdict a coordinator charged (a dataset with
+    /// `max-edges`), with δ = `dpincon_release::quota::QUOTA_DELTA`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota_verdict: Option<f64>,
     /// The dataset's ledger after this job, when one is kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger: Option<LedgerState>,

@@ -19,7 +19,8 @@
 //! bound ñ, the noisy degree bound d̃) and fixes every θ the pass must
 //! evaluate; [`release_projected`] then selects θ* from the pass's
 //! [`ProjectionTable`] and adds the final noise. [`release_repair`] is one
-//! step. All randomness comes from a [`NoiseRng`]; no float touches a secret.
+//! step. [`quota`] releases a coordinator job's `over quota` verdict. All
+//! randomness comes from a [`NoiseRng`]; no float touches a secret.
 
 mod classes;
 pub mod gem;
@@ -27,6 +28,7 @@ mod interval;
 mod measure;
 mod prepare;
 mod projected;
+pub mod quota;
 pub mod repair;
 mod selection;
 mod table;

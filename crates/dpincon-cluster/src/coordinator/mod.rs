@@ -8,18 +8,19 @@
 //! given a time slot, stored ([`crate::store`]) and queued, in that order,
 //! before any row is read: a cancel, a failure, a timeout or a crash after
 //! acceptance keeps the charge; only a refusal decided from the request and
-//! the public configuration costs nothing. Jobs run one at a time
-//! (`runner`). Jobs belong to the client whose token submitted
-//! them: other clients get "not found".
+//! the public configuration costs nothing. Up to `[limits] slots` jobs
+//! run at once, each in the slot it booked at acceptance
+//! ([`crate::schedule`], `runner`). Jobs belong to the client whose token
+//! submitted them: other clients get "not found".
 //!
-//! What a client sees of a private job: `queued` until its release time,
-//! then how it ended (succeeded with its report, failed with a public
-//! reason, or cancelled by that client). On a fixed-time dataset the
+//! What a client sees of a job: `queued` until its release time, then how
+//! it ended (succeeded with its report, failed with a public reason, or
+//! cancelled by that client). On a fixed-time coordinator every job's
 //! release time is its slot's end, fixed at acceptance from the
-//! acceptance time, the slots before it and the dataset's deadline, all
-//! public: the timeline is the same whatever the rows (issue 26). Counts,
-//! phases and phase times are shown only for non-private jobs of test
-//! datasets.
+//! acceptance times and public settings only: the timeline is the same
+//! whatever the rows of any job (the cluster README, "What a client
+//! observes"). Counts are shown only for non-private jobs of test
+//! datasets, phase times only where jobs end when done.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
@@ -39,6 +40,7 @@ use crate::ClusterError;
 use crate::auth::{ClientTokens, RequireClient};
 use crate::datasets::CoordinatorConfig;
 use crate::runner::run_queue;
+use crate::schedule::Lanes;
 use crate::store::{Ending, JobStore, StoredJob, now_ms};
 use crate::submission::{self, Rules};
 use crate::tls::ServerTls;
@@ -127,11 +129,12 @@ impl CoordinatorService {
             eprintln!("job {id}: failed (interrupted: the coordinator stopped while it ran)");
         }
         let (queue, rx) = mpsc::unbounded_channel();
+        let lanes = Lanes::new(options.config.limits.slots);
         let shared = Arc::new(Shared {
             options,
             store,
             active: Mutex::default(),
-            admission: tokio::sync::Mutex::new(0),
+            admission: tokio::sync::Mutex::new(lanes),
             queue,
             next_seq: AtomicU64::new(0),
             overruns: Mutex::default(),
@@ -170,10 +173,7 @@ impl CoordinatorService {
             let reason = dpincon_proto::reason_name(reason as i32).unwrap_or("");
             let _ = writeln!(out, "dpincon_jobs{{state=\"{state}\",reason=\"{reason}\"}} {count}");
         }
-        let waiting = {
-            let active = shared.active.lock().expect("active jobs poisoned");
-            active.values().filter(|j| j.is_queued()).count()
-        };
+        let waiting = shared.waiting(now_ms()).len();
         out += "# HELP dpincon_queue_length Jobs accepted and waiting for their slot.\n";
         out += "# TYPE dpincon_queue_length gauge\n";
         let _ = writeln!(out, "dpincon_queue_length {waiting}");

@@ -14,6 +14,7 @@ use tonic::Status;
 use crate::ClusterError;
 use crate::datasets::ReleaseMode;
 use crate::runner::Active;
+use crate::schedule::Lanes;
 use crate::store::{JobStore, Slot, StoredJob, now_ms};
 use crate::submission::{self, Refusal, Rules};
 
@@ -27,8 +28,8 @@ pub(crate) struct Shared {
     /// Queued and running jobs; ended ones are only in the store.
     pub(super) active: Mutex<HashMap<String, Arc<Active>>>,
     /// Serialises admission (queue counts, the charge, the slot, the
-    /// insert as one step); holds the end of the last fixed-time slot.
-    pub(super) admission: tokio::sync::Mutex<i64>,
+    /// insert as one step); holds the lanes' bookings.
+    pub(super) admission: tokio::sync::Mutex<Lanes>,
     pub(super) queue: mpsc::UnboundedSender<Arc<Active>>,
     pub(super) next_seq: AtomicU64,
     /// Jobs stopped at their deadline, per dataset (the operator's log).
@@ -62,14 +63,28 @@ impl Shared {
         self.active.lock().expect("active jobs poisoned").get(id).cloned()
     }
 
+    /// Whether every job is fixed-time (the coordinator's datasets are).
+    pub fn fixed_time(&self) -> bool {
+        self.options.config.release == ReleaseMode::FixedTime
+    }
+
+    /// Jobs accepted and waiting for their slot at `now_ms`. On a
+    /// fixed-time coordinator that is read from the bookings (public),
+    /// not from whether the runner has started them yet.
+    pub fn waiting(&self, now_ms: i64) -> Vec<Arc<Active>> {
+        let fixed = self.fixed_time();
+        let active = self.active.lock().expect("active jobs poisoned");
+        active.values().filter(|j| j.waiting(fixed, now_ms)).cloned().collect()
+    }
+
     /// The job's full status: live while it is active, else from the store.
     pub(super) fn full_status(&self, stored: &StoredJob) -> JobStatus {
         if let Some(job) = self.active(&stored.id) {
             let mut status = job.status.borrow().clone();
-            if status.state == JobState::Queued as i32 {
-                let active = self.active.lock().expect("active jobs poisoned");
+            let now = now_ms();
+            if job.waiting(self.fixed_time(), now) {
                 status.queue_position =
-                    active.values().filter(|j| j.seq < job.seq && j.is_queued()).count() as u32;
+                    self.waiting(now).iter().filter(|j| j.seq < job.seq).count() as u32;
             }
             return status;
         }
@@ -89,15 +104,14 @@ impl Shared {
         }
     }
 
-    /// The status a client sees: everything for a non-private job of a test
-    /// dataset; for a private job its state and public reason, and
-    /// `queued` until its release time.
+    /// The status a client sees: `queued` until its release time (on a
+    /// fixed-time coordinator, every job's slot's end), then its end; a
+    /// private job shows only its state and public reason, a non-private
+    /// one of a test dataset its counts too (its phase times only when
+    /// jobs end when done: elsewhere they would time the jobs beside it).
     pub(super) fn status_of(&self, stored: &StoredJob) -> JobStatus {
         let full = self.full_status(stored);
-        if stored.non_private {
-            return full;
-        }
-        client_view(&full, stored.slot, now_ms())
+        client_view(&full, stored.slot, stored.non_private, now_ms())
     }
 
     /// The job `id` if `client` owns it.
@@ -117,39 +131,34 @@ impl Shared {
         accepted: submission::Accepted,
         recovered: Option<StoredJob>,
     ) -> Result<String, Refusal> {
-        let mut fixed_until = self.admission.lock().await;
+        let mut lanes = self.admission.lock().await;
         let dataset = accepted.dataset.clone();
         let limits = &self.options.config.limits;
-        let busy_until = {
-            let active = self.active.lock().expect("active jobs poisoned");
-            let queued = active.values().filter(|j| j.is_queued());
-            let (all, mine) =
-                queued.fold((0, 0), |(a, m), j| (a + 1, m + usize::from(j.owner == client)));
-            if recovered.is_none() && all >= limits.max_queued {
-                return Err(Refusal::new(
-                    FailureReason::QueueFull,
-                    format!("{all} jobs are waiting; submit again later"),
-                ));
-            }
-            if recovered.is_none() && mine >= limits.max_queued_per_client {
-                return Err(Refusal::new(
-                    FailureReason::QueueFull,
-                    format!(
-                        "{mine} of your jobs are waiting (the limit per client); submit again later"
-                    ),
-                ));
-            }
-            // Jobs whose end shows as soon as it comes hold their whole
-            // slot until they end: their own timing is public by choice.
-            active.values().filter(|j| !j.slot.fixed).map(|j| j.slot.end_ms).max().unwrap_or(0)
-        };
-        let start_ms = now_ms().max(*fixed_until).max(busy_until);
-        let deadline_ms = i64::try_from(dataset.job_deadline.as_millis()).unwrap_or(i64::MAX);
-        let slot = Slot {
-            start_ms,
-            end_ms: start_ms.saturating_add(deadline_ms),
-            fixed: !accepted.non_private && dataset.release == ReleaseMode::FixedTime,
-        };
+        let now = now_ms();
+        let waiting = self.waiting(now);
+        let all = waiting.len();
+        let mine = waiting.iter().filter(|j| j.owner == client).count();
+        if recovered.is_none() && all >= limits.max_queued {
+            return Err(Refusal::new(
+                FailureReason::QueueFull,
+                format!("{all} jobs are waiting; submit again later"),
+            ));
+        }
+        if recovered.is_none() && mine >= limits.max_queued_per_client {
+            return Err(Refusal::new(
+                FailureReason::QueueFull,
+                format!(
+                    "{mine} of your jobs are waiting (the limit per client); submit again later"
+                ),
+            ));
+        }
+        // The slot: from acceptance and the lanes' bookings only (public).
+        // Booked below only once the job is charged and stored.
+        let length_ms = i64::try_from(dataset.job_deadline.as_millis()).unwrap_or(i64::MAX);
+        let mut booked = lanes.clone();
+        let booking = booked.book(now, length_ms);
+        let slot =
+            Slot { start_ms: booking.start_ms, end_ms: booking.end_ms, fixed: self.fixed_time() };
         let (id, prepaid) = match &recovered {
             Some(job) => {
                 self.store.reslot(&job.id, slot).map_err(|e| {
@@ -186,9 +195,7 @@ impl Shared {
                 (id, prepaid)
             }
         };
-        if slot.fixed {
-            *fixed_until = slot.end_ms;
-        }
+        *lanes = booked;
         let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
         let job =
             Arc::new(Active::new(id.clone(), client.to_string(), seq, accepted, slot, prepaid));
@@ -210,13 +217,20 @@ impl Shared {
         let dataset = &accepted.dataset;
         let charges = accepted.charges();
         if charges.is_empty() {
-            return Ok(dpincon_engine::Prepaid { job_id: id.to_string(), ledger: None });
+            let ledger = None;
+            return Ok(dpincon_engine::Prepaid {
+                job_id: id.to_string(),
+                ledger,
+                quota_epsilon: None,
+            });
         }
         let cap = Some(dataset.budget_cap);
         match ledger::charge(&dataset.ledger, &dataset.data, cap, id, &charges) {
-            Ok(state) => {
-                Ok(dpincon_engine::Prepaid { job_id: id.to_string(), ledger: Some(state) })
-            }
+            Ok(state) => Ok(dpincon_engine::Prepaid {
+                job_id: id.to_string(),
+                ledger: Some(state),
+                quota_epsilon: accepted.quota_epsilon(),
+            }),
             Err(e) => {
                 eprintln!(
                     "dataset {}: refusing a job of ε = {}: {e}",
@@ -239,22 +253,37 @@ impl Shared {
     }
 }
 
-/// A private job's status as its client sees it at `now_ms`: how it ended
-/// once that is released (a cancel at once: the client's own act), else
-/// `queued`; never `running`, counts or phases.
-fn client_view(full: &JobStatus, slot: Slot, now_ms: i64) -> JobStatus {
+/// A job's status as its client sees it at `now_ms`: how it ended once
+/// that is released (a cancel at once: the client's own act), else
+/// `queued`, never `running`. A private job shows its state and public
+/// reason only; a non-private one its counts too, and its phases only when
+/// its end shows as it comes (`slot.fixed` false: when-done coordinators).
+fn client_view(full: &JobStatus, slot: Slot, non_private: bool, now_ms: i64) -> JobStatus {
+    let release_at_unix_ms = if slot.fixed { slot.end_ms.max(0) as u64 } else { 0 };
+    if non_private && !slot.fixed {
+        return JobStatus { release_at_unix_ms, ..full.clone() };
+    }
     let ended = match JobState::try_from(full.state) {
         Ok(JobState::Cancelled) => true,
         Ok(JobState::Succeeded | JobState::Failed) => slot.released(now_ms),
         _ => false,
     };
-    let release_at_unix_ms = if slot.fixed { slot.end_ms.max(0) as u64 } else { 0 };
     if !ended {
         return JobStatus {
             job_id: full.job_id.clone(),
             state: JobState::Queued as i32,
             release_at_unix_ms,
             ..JobStatus::default()
+        };
+    }
+    if non_private {
+        // Counts and the fingerprint are the test data's; how long phases
+        // took depends on the jobs that ran beside this one.
+        return JobStatus {
+            release_at_unix_ms,
+            phases: Vec::new(),
+            phase: String::new(),
+            ..full.clone()
         };
     }
     JobStatus { release_at_unix_ms, ..private_view(full) }
