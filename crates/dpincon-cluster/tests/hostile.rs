@@ -6,63 +6,13 @@
 
 mod common;
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use common::{
-    BOB, Cluster, TEST_DATASET, client, config_with, job, ledger_charges, ledger_path,
-    wait_for_log, within, write_table,
+    BOB, Cluster, TEST_DATASET, client, config_with, fixed_dataset, free_port, http_get, job,
+    ledger_charges, ledger_path, now_ms, observe, wait_for_log, within, write_table,
 };
 use dpincon_ballista::{BallistaJobId, JobProgress, Scheduler};
-use dpincon_proto::v1::{FailureReason, JobState, JobStatus};
+use dpincon_proto::v1::{FailureReason, JobState};
 use serde_json::json;
-
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
-}
-
-/// A dataset table for `[datasets.NAME]` on `data`, fixed-time with
-/// `deadline`, its ledger in `dir/main/ledgers/NAME.jsonl`.
-fn fixed_dataset(
-    dir: &std::path::Path,
-    name: &str,
-    data: &std::path::Path,
-    deadline: &str,
-) -> String {
-    format!(
-        "[datasets.{name}]\ndata = {:?}\nschema = {:?}\nledger = {:?}\nbudget-cap = 100.0\n\
-         max-job-epsilon = 10.0\njob-deadline = {deadline:?}\n",
-        data.to_str().unwrap(),
-        common::SCHEMA,
-        dir.join("main").join("ledgers").join(format!("{name}.jsonl")).to_str().unwrap(),
-    )
-}
-
-/// A free loopback port, as `127.0.0.1:PORT`.
-fn free_port() -> String {
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    probe.local_addr().unwrap().to_string()
-}
-
-/// The whole HTTP response to `GET path` at `addr` (bounded wait).
-async fn http_get(addr: &str, path: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    within(async {
-        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n");
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut out = String::new();
-        stream.read_to_string(&mut out).await.unwrap();
-        out
-    })
-    .await
-}
-
-/// What a client observes of a job: each status with its arrival time.
-async fn observe(c: &dpincon_client::Client, id: &str) -> Vec<(u64, JobStatus)> {
-    let mut seen = Vec::new();
-    let _ = within(c.watch(id, |s| seen.push((now_ms(), s.clone())))).await;
-    seen
-}
 
 /// The attack of issue 26: K copies of a constraint that pairs one person's
 /// row with (almost) every other row. With the row, detection finds

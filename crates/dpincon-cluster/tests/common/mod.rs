@@ -586,3 +586,55 @@ pub fn watch_until_running(
     });
     (running, watcher)
 }
+
+/// Unix milliseconds now.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+/// A dataset table for `[datasets.NAME]` on `data`, fixed-time with
+/// `deadline`, its ledger in `dir/main/ledgers/NAME.jsonl`.
+pub fn fixed_dataset(
+    dir: &std::path::Path,
+    name: &str,
+    data: &std::path::Path,
+    deadline: &str,
+) -> String {
+    format!(
+        "[datasets.{name}]\ndata = {:?}\nschema = {:?}\nledger = {:?}\nbudget-cap = 100.0\n\
+         max-job-epsilon = 10.0\njob-deadline = {deadline:?}\n",
+        data.to_str().unwrap(),
+        SCHEMA,
+        dir.join("main").join("ledgers").join(format!("{name}.jsonl")).to_str().unwrap(),
+    )
+}
+
+/// A free loopback port, as `127.0.0.1:PORT`.
+pub fn free_port() -> String {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap().to_string()
+}
+
+/// The whole HTTP response to `GET path` at `addr` (bounded wait).
+pub async fn http_get(addr: &str, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    within(async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut out = String::new();
+        stream.read_to_string(&mut out).await.unwrap();
+        out
+    })
+    .await
+}
+
+/// What a client observes of a job: each status with its arrival time.
+pub async fn observe(
+    c: &dpincon_client::Client,
+    id: &str,
+) -> Vec<(u64, dpincon_proto::v1::JobStatus)> {
+    let mut seen = Vec::new();
+    let _ = within(c.watch(id, |s| seen.push((now_ms(), s.clone())))).await;
+    seen
+}
