@@ -5,8 +5,9 @@
 //! - [`coordinator`]: the job layer. Clients name datasets the operator
 //!   registered ([`datasets`]); submissions are checked without the data
 //!   ([`submission`]), admitted against the queue limits, charged in the
-//!   dataset's ledger and given a time slot, kept in a durable store
-//!   ([`store`]) and run one at a time (`runner`), each in a process of
+//!   dataset's ledger and given a time slot in one of K lanes
+//!   ([`schedule`]), kept in a durable store ([`store`]) and run in that
+//!   slot (`runner`), each in a process of
 //!   its own ([`job_process`]: `dpincon_engine::run_prepaid_job` with a
 //!   `BallistaLoader`, which submits the detection plan to the scheduler,
 //!   assembles the returned partitions into the graph and runs the measures

@@ -125,6 +125,33 @@ pub(crate) async fn sleep_until_ms(at: i64) {
     }
 }
 
+/// How much of their slots a dataset's jobs used: the operator's aggregate
+/// for sizing `job-deadline` (metrics `dpincon_slot_use`), never per job.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct SlotUse {
+    /// Jobs that ended using at most each of [`SlotUse::BOUNDS`] of their
+    /// slot (not cumulative).
+    pub within: [u64; SlotUse::BOUNDS.len()],
+    /// Jobs stopped at their slot's end.
+    pub overruns: u64,
+}
+
+impl SlotUse {
+    /// The histogram's upper bounds, as fractions of the slot.
+    pub const BOUNDS: [f64; 6] = [0.1, 0.25, 0.5, 0.75, 0.9, 1.0];
+
+    fn record(&mut self, used: f64, overrun: bool) {
+        if overrun {
+            self.overruns += 1;
+        } else if let Some(i) = Self::BOUNDS.iter().position(|b| used <= *b) {
+            self.within[i] += 1;
+        } else {
+            // Ended after the slot's end but before the kill landed.
+            self.within[Self::BOUNDS.len() - 1] += 1;
+        }
+    }
+}
+
 /// How the child process ended, as the coordinator saw it.
 enum Outcome {
     Succeeded(String),
@@ -146,7 +173,8 @@ async fn run_one(job: &Active, shared: &Shared) {
     if *job.cancel.borrow() {
         return shared.forget(id); // Cancelled while queued: already ended.
     }
-    match shared.store.start(id, now_ms()) {
+    let started_ms = now_ms();
+    match shared.store.start(id, started_ms) {
         Ok(true) => {}
         Ok(false) => return shared.forget(id),
         Err(e) => {
@@ -190,6 +218,7 @@ async fn run_one(job: &Active, shared: &Shared) {
             status.edge_fingerprint = s.fingerprint.clone();
         });
     }
+    let ended_ms = now_ms();
     let non_private = job.accepted.non_private;
     let (state, reason, full, report) = match outcome {
         Outcome::Cancelled => {
@@ -231,16 +260,21 @@ async fn run_one(job: &Active, shared: &Shared) {
         sleep_until_ms(job.slot.end_ms).await;
     }
     log_end(id, &last, &full, reveal);
-    if reason == FailureReason::DeadlineExceeded {
+    if state != JobState::Cancelled {
+        let used =
+            (ended_ms - started_ms) as f64 / (job.slot.end_ms - job.slot.start_ms).max(1) as f64;
+        let overrun = reason == FailureReason::DeadlineExceeded;
         let dataset = &job.accepted.dataset.name;
-        let mut overruns = shared.overruns.lock().expect("overruns poisoned");
-        let count = overruns.entry(dataset.clone()).or_default();
-        *count += 1;
-        eprintln!(
-            "dataset {dataset}: {count} job(s) stopped at their deadline since start \
-             (job-deadline {:?}; raise it if this grows)",
-            job.accepted.dataset.job_deadline
-        );
+        let mut slot_use = shared.slot_use.lock().expect("slot use poisoned");
+        let use_of = slot_use.entry(dataset.clone()).or_default();
+        use_of.record(used, overrun);
+        if overrun {
+            eprintln!(
+                "dataset {dataset}: {} job(s) stopped at their deadline since start \
+                 (job-deadline {:?}; raise it if this grows)",
+                use_of.overruns, job.accepted.dataset.job_deadline
+            );
+        }
     }
     job.status.send_replace(last);
     shared.forget(id);

@@ -124,6 +124,8 @@ async fn a_job_past_its_deadline_is_stopped_charged_and_fails_at_its_release_tim
     for line in [
         "dpincon_deadline_overruns_total{dataset=\"slow\"} 1",
         "dpincon_deadline_overruns_total{dataset=\"table\"} 0",
+        "dpincon_slot_use_bucket{dataset=\"slow\",le=\"1\"} 0",
+        "dpincon_slot_use_count{dataset=\"slow\"} 1",
         "dpincon_epsilon_spent{dataset=\"slow\"} 1.5",
         "dpincon_epsilon_cap{dataset=\"slow\"} 100",
         "dpincon_epsilon_left{dataset=\"slow\"} 98.5",

@@ -71,9 +71,9 @@ struct Args {
     graph_memory: Option<String>,
 }
 
-/// A quarter of the physical memory, at least [`DEFAULT_GRAPH_MEMORY`]: the
-/// coordinator's job processes run one at a time per slot, and a graph
-/// that fits needs no spill (issue 29).
+/// A quarter of the physical memory, at least [`DEFAULT_GRAPH_MEMORY`]: a
+/// graph that fits needs no spill (issue 29). Split between the
+/// `[limits] slots` jobs that may run at once.
 #[allow(unsafe_code)] // sysconf: see SAFETY below
 fn default_graph_memory() -> u64 {
     // SAFETY: sysconf only reads system configuration.
@@ -120,7 +120,8 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     ballista.graph_memory = match &args.graph_memory {
         Some(text) => dpincon_engine::parse_bytes(text)
             .map_err(|e| ClusterError::Config(format!("--graph-memory: {e}")))?,
-        None => default_graph_memory(),
+        // Shared by the jobs that run at once (public: `[limits] slots`).
+        None => (default_graph_memory() / config.limits.slots as u64).max(DEFAULT_GRAPH_MEMORY),
     };
     let job_program = std::env::current_exe()
         .map_err(|e| ClusterError::Config(format!("cannot find this program to run jobs: {e}")))?;

@@ -39,7 +39,7 @@ use tonic::transport::server::TcpIncoming;
 use crate::ClusterError;
 use crate::auth::{ClientTokens, RequireClient};
 use crate::datasets::CoordinatorConfig;
-use crate::runner::run_queue;
+use crate::runner::{SlotUse, run_queue};
 use crate::schedule::Lanes;
 use crate::store::{Ending, JobStore, StoredJob, now_ms};
 use crate::submission::{self, Rules};
@@ -128,6 +128,21 @@ impl CoordinatorService {
         for id in &interrupted {
             eprintln!("job {id}: failed (interrupted: the coordinator stopped while it ran)");
         }
+        // How the operator is told what the schedule allows (README: how to
+        // size a slot from `dpincon_slot_use`).
+        let slots = config.limits.slots;
+        for d in config.datasets.values() {
+            let per_hour = 3600.0 / d.job_deadline.as_secs_f64().max(1.0) * slots as f64;
+            eprintln!(
+                "dataset {}: {} slots of {:?}, {slots} at once (at most {per_hour:.0} jobs an hour)",
+                d.name,
+                match config.release {
+                    crate::datasets::ReleaseMode::FixedTime => "fixed-time",
+                    crate::datasets::ReleaseMode::WhenDone => "when-done",
+                },
+                d.job_deadline,
+            );
+        }
         let (queue, rx) = mpsc::unbounded_channel();
         let lanes = Lanes::new(options.config.limits.slots);
         let shared = Arc::new(Shared {
@@ -137,7 +152,7 @@ impl CoordinatorService {
             admission: tokio::sync::Mutex::new(lanes),
             queue,
             next_seq: AtomicU64::new(0),
-            overruns: Mutex::default(),
+            slot_use: Mutex::default(),
             _locks: locks,
         });
         for job in queued {
@@ -159,8 +174,10 @@ impl CoordinatorService {
 impl CoordinatorService {
     /// The operator's metrics, in Prometheus's text format: stored jobs by
     /// state and public reason, jobs waiting, ε spent, the cap and ε left
-    /// per dataset, deadline overruns per dataset. Public values only (the
-    /// same reasons a client is told), for a port clients do not reach.
+    /// per dataset, deadline overruns and how much of their slots jobs
+    /// used (a histogram) per dataset. States and reasons as clients see
+    /// them; the slot use is the operator's aggregate for sizing
+    /// `job-deadline`, never per job. For a port clients do not reach.
     pub fn metrics(&self) -> String {
         use std::fmt::Write as _;
         let shared = &self.shared;
@@ -192,10 +209,27 @@ impl CoordinatorService {
         }
         out += "# HELP dpincon_deadline_overruns_total Jobs stopped at their slot's end since start.\n";
         out += "# TYPE dpincon_deadline_overruns_total counter\n";
-        let overruns = shared.overruns.lock().expect("overruns poisoned");
+        let slot_use = shared.slot_use.lock().expect("slot use poisoned");
         for d in shared.options.config.datasets.keys() {
-            let n = overruns.get(d).copied().unwrap_or(0);
+            let n = slot_use.get(d).map_or(0, |u| u.overruns);
             let _ = writeln!(out, "dpincon_deadline_overruns_total{{dataset=\"{d}\"}} {n}");
+        }
+        out += "# HELP dpincon_slot_use Fraction of its slot each ended job used, per dataset \
+                (overruns in +Inf): size job-deadline from it.\n";
+        out += "# TYPE dpincon_slot_use histogram\n";
+        for d in shared.options.config.datasets.keys() {
+            let u = slot_use.get(d).cloned().unwrap_or_default();
+            let mut below = 0;
+            for (bound, n) in SlotUse::BOUNDS.iter().zip(u.within) {
+                below += n;
+                let _ = writeln!(
+                    out,
+                    "dpincon_slot_use_bucket{{dataset=\"{d}\",le=\"{bound}\"}} {below}"
+                );
+            }
+            let all = below + u.overruns;
+            let _ = writeln!(out, "dpincon_slot_use_bucket{{dataset=\"{d}\",le=\"+Inf\"}} {all}");
+            let _ = writeln!(out, "dpincon_slot_use_count{{dataset=\"{d}\"}} {all}");
         }
         out
     }

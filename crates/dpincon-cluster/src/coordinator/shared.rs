@@ -13,7 +13,7 @@ use tonic::Status;
 
 use crate::ClusterError;
 use crate::datasets::ReleaseMode;
-use crate::runner::Active;
+use crate::runner::{Active, SlotUse};
 use crate::schedule::Lanes;
 use crate::store::{JobStore, Slot, StoredJob, now_ms};
 use crate::submission::{self, Refusal, Rules};
@@ -32,8 +32,9 @@ pub(crate) struct Shared {
     pub(super) admission: tokio::sync::Mutex<Lanes>,
     pub(super) queue: mpsc::UnboundedSender<Arc<Active>>,
     pub(super) next_seq: AtomicU64,
-    /// Jobs stopped at their deadline, per dataset (the operator's log).
-    pub overruns: Mutex<HashMap<String, u64>>,
+    /// How much of their slots each dataset's jobs used, and overruns
+    /// (the operator's log and metrics).
+    pub slot_use: Mutex<HashMap<String, SlotUse>>,
     pub(super) _locks: Vec<DirLock>,
 }
 
