@@ -50,8 +50,9 @@ impl Coordinator for CoordinatorService {
     type WatchJobStream = ReceiverStream<Result<JobStatus, Status>>;
 
     /// Streams the client's view of the job each time it changes: for a
-    /// private job that is `queued`, then its end at its release time, so
-    /// the stream's timing shows nothing of detection's progress.
+    /// fixed-time or private job that is `queued`, then its end at its
+    /// release time, so the stream's timing shows nothing of detection's
+    /// progress.
     async fn watch_job(
         &self,
         request: Request<JobRef>,
@@ -79,7 +80,7 @@ impl Coordinator for CoordinatorService {
                     return;
                 }
                 // Wake on a change of the live job, or at the release time.
-                let release = (now.slot.fixed && !now.non_private).then_some(now.slot.end_ms);
+                let release = now.slot.fixed.then_some(now.slot.end_ms);
                 tokio::select! {
                     changed = async {
                         match changes.as_mut() {

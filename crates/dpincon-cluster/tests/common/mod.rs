@@ -448,7 +448,11 @@ pub fn client(coordinator: &Proc, token: &str) -> Client {
 /// Awaits `f`, failing the test if it takes more than five minutes (a
 /// hung coordinator must not hang the test run).
 pub async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(300), f).await.expect("no answer within 300 s")
+    // Measurement runs (hundreds of queued jobs) raise it.
+    let secs = std::env::var("DPINCON_WITHIN_S").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    tokio::time::timeout(Duration::from_secs(secs), f)
+        .await
+        .unwrap_or_else(|_| panic!("no answer within {secs} s"))
 }
 
 /// The process id, for signals.
