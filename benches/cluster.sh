@@ -56,7 +56,8 @@ SCHEMA_ARGS=()
 [ -f tax.dcs ] || "$CLI" generate tax --rows 10 --out tiny.csv --constraints-out tax.dcs >/dev/null
 
 DATA="$WORK/$TABLE"
-EXECUTOR_ARGS=()
+# Executors refuse to start without the tables their plans may scan.
+EXECUTOR_ARGS=(--allow-tables "$WORK")
 if [ "${S3:-0}" = 1 ]; then
   PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   moto_server -H 127.0.0.1 -p "$PORT" > moto.log 2>&1 &
@@ -118,17 +119,25 @@ hwm() { awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' "/proc/$1/status"; }
 # coordinator's job processes).
 cpu() { awk '{printf "%.1f s", ($14 + $15 + $16 + $17) / 100}' "/proc/$1/stat"; }
 
-# Mutual TLS on the cluster's hops (issue 27): a throwaway CA and one
-# certificate for every process, named as the cluster's name requires.
-if [ ! -f pki/node.crt ]; then
+# Mutual TLS on the cluster's hops (issues 27, 47): a throwaway CA, a
+# certificate per role carrying its name (ROLE.dpincon-cluster), and the
+# coordinator's client-facing one (localhost).
+if [ ! -f pki/server.crt ]; then
   mkdir -p pki
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=bench-ca \
     -keyout pki/ca.key -out pki/ca.crt 2>/dev/null
-  printf 'subjectAltName=DNS:dpincon-cluster,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n' > pki/ext
-  openssl req -newkey rsa:2048 -nodes -subj /CN=node -keyout pki/node.key -out pki/node.csr 2>/dev/null
-  openssl x509 -req -in pki/node.csr -CA pki/ca.crt -CAkey pki/ca.key -CAcreateserial -days 2 \
-    -extfile pki/ext -out pki/node.crt 2>/dev/null
+  for name in scheduler executor coordinator server; do
+    san="DNS:$name.dpincon-cluster"
+    [ "$name" = server ] && san=DNS:localhost
+    printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$san" > "pki/$name.ext"
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=$name" -keyout "pki/$name.key" \
+      -out "pki/$name.csr" 2>/dev/null
+    openssl x509 -req -in "pki/$name.csr" -CA pki/ca.crt -CAkey pki/ca.key -CAcreateserial \
+      -days 2 -extfile "pki/$name.ext" -out "pki/$name.crt" 2>/dev/null
+  done
 fi
+# The --cluster-* arguments of ROLE's certificate.
+cluster_tls() { echo --cluster-ca pki/ca.crt --cluster-cert "pki/$1.crt" --cluster-key "pki/$1.key"; }
 
 # The largest peak RSS (VmHWM, KiB) of the coordinator's job processes
 # while the poll runs, sampled every 0.1 s into job-hwm (a peak is kept by
@@ -150,27 +159,31 @@ poll_jobs() {
 # the job process's among them.
 lo_bytes() { awk '$1 == "lo:" {print $2}' /proc/net/dev; }
 run_cluster() {
-  local mode=$1 run=$2 scheme security client_tls
+  local mode=$1 run=$2 scheme client_tls
+  local scheduler_tls executor_tls coordinator_tls
   rm -rf state && mkdir -p state
   if [ "$mode" = tls ]; then
     scheme=https
-    security=(--cluster-ca pki/ca.crt --cluster-cert pki/node.crt --cluster-key pki/node.key)
+    read -ra scheduler_tls <<< "$(cluster_tls scheduler)"
+    read -ra executor_tls <<< "$(cluster_tls executor)"
+    read -ra coordinator_tls <<< "$(cluster_tls coordinator)"
     client_tls=(--tls-ca pki/ca.crt)
-    serve_tls=(--tls-cert pki/node.crt --tls-key pki/node.key)
+    serve_tls=(--tls-cert pki/server.crt --tls-key pki/server.key)
   else
     scheme=http
-    security=(--insecure-plaintext)
+    scheduler_tls=(--insecure-plaintext) executor_tls=(--insecure-plaintext)
+    coordinator_tls=(--insecure-plaintext)
     client_tls=()
     serve_tls=()
   fi
-  start scheduler "$BIN/dpincon-scheduler" --listen 127.0.0.1:0 "${security[@]}"
+  start scheduler "$BIN/dpincon-scheduler" --listen 127.0.0.1:0 "${scheduler_tls[@]}"
   start executor0 "$BIN/dpincon-executor" --scheduler "$scheme://$scheduler_addr" \
-    --listen 127.0.0.1:0 --slots 2 "${security[@]}" "${EXECUTOR_ARGS[@]}"
+    --listen 127.0.0.1:0 --slots 2 "${executor_tls[@]}" "${EXECUTOR_ARGS[@]}"
   start executor1 "$BIN/dpincon-executor" --scheduler "$scheme://$scheduler_addr" \
-    --listen 127.0.0.1:0 --slots 2 "${security[@]}" "${EXECUTOR_ARGS[@]}"
+    --listen 127.0.0.1:0 --slots 2 "${executor_tls[@]}" "${EXECUTOR_ARGS[@]}"
   start coordinator "$BIN/dpincon-coordinator" --config coordinator.toml --client-tokens clients.txt \
     --listen 127.0.0.1:0 --scheduler "$scheme://$scheduler_addr" --partitions "${PARTITIONS:-8}" \
-    --log-private-values "${security[@]}" "${serve_tls[@]}"
+    --log-private-values "${coordinator_tls[@]}" "${serve_tls[@]}"
   local t0 t1 lo0 lo1 check=()
   [ "$run" = check ] && check=(--non-private)
   lo0=$(lo_bytes)

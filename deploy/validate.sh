@@ -60,6 +60,18 @@ for bin in dpincon-scheduler dpincon-executor dpincon-coordinator; do
     fi
   done
 done
+# Executors scan only the registered tables' roots (issue 47): the binary
+# refuses to start without --allow-tables, and --allow-any-table is for
+# test clusters.
+executor=$(awk -v RS='\n---\n' 'index($0, "/usr/local/bin/dpincon-executor")' "$rendered")
+if ! grep -q -- '--allow-tables=' <<<"$executor"; then
+  echo "error: the dpincon-executor container lacks --allow-tables= (the tables plans may scan)" >&2
+  exit 1
+fi
+if grep -q -- '--allow-any-table' "$rendered"; then
+  echo "error: a base manifest runs --allow-any-table (test clusters only)" >&2
+  exit 1
+fi
 if grep -q -- '--insecure-plaintext' "$rendered"; then
   echo "error: a base manifest runs --insecure-plaintext (tests only)" >&2
   exit 1

@@ -11,10 +11,12 @@
 //! Ballista node is decoded with its subtree, which must consist of our
 //! operators, the shuffle, repartition, union and coalescing around them,
 //! and in-memory partition tokens (never one of DataFusion's file scans);
-//! on an executor with table roots (`--allow-tables`: directories, or
-//! `s3://bucket/prefix/` URLs matched as key prefixes), a scan of a path
-//! or object outside them is refused. An executor's tasks are Ballista shuffle
-//! writers at their root, so no task runs unchecked.
+//! on an executor ([`DpinconCodec::for_executor`]), a scan of a path or
+//! object outside its table roots ([`TableRoots`], `--allow-tables`:
+//! directories, or `s3://bucket/prefix/` URLs matched as key prefixes) is
+//! refused, unless it runs `--allow-any-table` (test clusters only). An
+//! executor's tasks are Ballista shuffle writers at their root, so no task
+//! runs unchecked.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,6 +36,35 @@ use dpincon_source::ObjectUrl;
 
 const BALLISTA: u8 = 0;
 const OURS: u8 = 1;
+
+/// The tables an executor's plans may scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableRoots {
+    /// Under these roots only (`--allow-tables`): directories, or
+    /// `s3://bucket/prefix/` URLs (a prefix of keys).
+    Only(Vec<PathBuf>),
+    /// Any path the process can read (`--allow-any-table`): test clusters
+    /// only, since any holder of a cluster certificate may submit a plan.
+    Any,
+}
+
+impl TableRoots {
+    /// The roots an executor was started with: `--allow-tables` (`allow`)
+    /// or `--allow-any-table` (`any`), exactly one of them; an executor
+    /// given neither refuses to start rather than read any path.
+    pub fn from_flags(allow: Vec<PathBuf>, any: bool) -> std::result::Result<Self, String> {
+        match (allow.is_empty(), any) {
+            (false, false) => Ok(TableRoots::Only(allow)),
+            (true, true) => Ok(TableRoots::Any),
+            (false, true) => Err("--allow-tables and --allow-any-table: choose one".into()),
+            (true, false) => Err("an executor needs --allow-tables DIR or \
+                 --allow-tables s3://bucket/prefix/ (the tables its plans may scan; repeat it, \
+                 or DPINCON_ALLOW_TABLES with commas), or --allow-any-table on a test cluster \
+                 only"
+                .into()),
+        }
+    }
+}
 
 /// Our operators on the wire.
 #[derive(Serialize, Deserialize)]
@@ -58,7 +89,16 @@ impl DpinconCodec {
         Arc::new(DpinconCodec::default())
     }
 
-    /// An executor's codec: scans only of tables under `roots`, each a
+    /// An executor's codec: scans only of tables under its roots (any with
+    /// [`TableRoots::Any`]).
+    pub fn for_executor(roots: &TableRoots) -> std::io::Result<Arc<dyn PhysicalExtensionCodec>> {
+        match roots {
+            TableRoots::Only(roots) => DpinconCodec::for_tables(roots),
+            TableRoots::Any => Ok(DpinconCodec::shared()),
+        }
+    }
+
+    /// A codec refusing scans of tables not under `roots`, each a
     /// directory or an `s3://bucket/prefix/` URL (a prefix of keys).
     pub fn for_tables(roots: &[PathBuf]) -> std::io::Result<Arc<dyn PhysicalExtensionCodec>> {
         let mut tables = Vec::new();

@@ -84,7 +84,8 @@ fn engine(e: impl std::fmt::Display) -> BallistaError {
 
 impl Scheduler {
     /// Connects to the scheduler at `url` (`http://host:port`; dialled as
-    /// `https` with `tls`).
+    /// `https` with `tls`, expecting the scheduler's certificate there and
+    /// executors' everywhere else: the result's partitions).
     pub async fn connect(url: &str, tls: Option<&ClusterTls>) -> Result<Self, BallistaError> {
         let mut session = SessionConfig::new_with_ballista()
             .with_ballista_physical_extension_codec(DpinconCodec::shared())
@@ -95,8 +96,15 @@ impl Scheduler {
             // coordinator spend better detecting and assembling.
             .set_str(BALLISTA_SHUFFLE_COMPRESSION_CODEC, "none");
         if let Some(tls) = tls {
+            let uri: http::Uri =
+                url.parse().map_err(|e| engine(format!("scheduler address {url}: {e}")))?;
+            let authority = uri.authority().cloned();
+            let authority =
+                authority.ok_or_else(|| engine(format!("scheduler address {url}: no host")))?;
             session = session
-                .with_ballista_override_create_grpc_client_endpoint(tls.endpoint_override())
+                .with_ballista_override_create_grpc_client_endpoint(
+                    tls.endpoint_override(Some(authority)),
+                )
                 .with_ballista_use_tls(true);
         }
         let config = session.ballista_config();

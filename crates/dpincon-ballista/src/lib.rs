@@ -26,7 +26,8 @@
 //!   readiness line, plain-HTTP probes, the stop signal); the binaries
 //!   `dpincon-scheduler` and `dpincon-executor` (`src/bin/`) are Ballista's
 //!   processes with our codec registered.
-//! - [`tls`]: mutual TLS on every hop of the cluster (listeners and dials).
+//! - [`tls`]: mutual TLS on every hop of the cluster, a certificate name
+//!   per role (listeners and dials).
 //!
 //! The pure crates (detect, graph, measures, release) know nothing of
 //! Ballista; this crate only wires them into DataFusion operators.

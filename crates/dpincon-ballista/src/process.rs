@@ -23,9 +23,12 @@ use ballista_scheduler::config::SchedulerConfig;
 use ballista_scheduler::scheduler_process::{create_scheduler, start_grpc_service_with_listener};
 use datafusion::prelude::SessionConfig;
 use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
+use http::uri::Authority;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 
-use crate::tls::ClusterTls;
+use crate::codec::TableRoots;
+use crate::tls::{ClusterTls, Role};
 use crate::{BallistaError, DpinconCodec};
 
 /// Ballista's log lines (the `log` crate) at `level` and above, on
@@ -102,7 +105,8 @@ pub fn scheduler_config(
     config.override_physical_codec = Some(DpinconCodec::shared());
     if let Some(tls) = tls {
         config.use_tls = true;
-        config.override_create_grpc_client_endpoint = Some(tls.endpoint_override());
+        // The scheduler dials executors only.
+        config.override_create_grpc_client_endpoint = Some(tls.endpoint_override(None));
     }
     config
 }
@@ -135,6 +139,8 @@ pub async fn serve_scheduler(
     let grpc = SchedulerGrpcServer::new(scheduler)
         .max_encoding_message_size(max_encoding)
         .max_decoding_message_size(max_decoding);
+    // Executors (polls, heartbeats) and the coordinator (jobs) call it.
+    let grpc = InterceptedService::new(grpc, tls.admit(&[Role::Executor, Role::Coordinator])?);
     let transport = |e: tonic::transport::Error| BallistaError::Process(e.to_string());
     create_grpc_server(&GrpcServerConfig::default())
         .tls_config(tls.server())
@@ -146,14 +152,17 @@ pub async fn serve_scheduler(
 }
 
 /// The executor's Arrow Flight server (shuffle and result fetches) over
-/// mutual TLS: Ballista's own, with our listener configuration.
-fn tls_flight_server(tls: ClusterTls) -> Arc<ArrowFlightServerProvider> {
-    Arc::new(move |work_dir, addr, mut shutdown, grpc| {
-        let tls = tls.clone();
+/// mutual TLS: Ballista's own, with our listener configuration, admitting
+/// executors (shuffle) and the coordinator (results).
+fn tls_flight_server(tls: ClusterTls) -> Result<Arc<ArrowFlightServerProvider>, BallistaError> {
+    let admit = tls.admit(&[Role::Executor, Role::Coordinator])?;
+    Ok(Arc::new(move |work_dir, addr, mut shutdown, grpc| {
+        let (tls, admit) = (tls.clone(), admit.clone());
         tokio::spawn(async move {
             let flight = FlightServiceServer::new(BallistaFlightService::new(work_dir))
                 .max_decoding_message_size(MAX_MESSAGE_BYTES as usize)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES as usize);
+            let flight = InterceptedService::new(flight, admit);
             create_grpc_server(&grpc)
                 .tls_config(tls.server())?
                 .add_service(flight)
@@ -161,7 +170,7 @@ fn tls_flight_server(tls: ClusterTls) -> Arc<ArrowFlightServerProvider> {
                 .await
                 .map_err(ballista_core::error::BallistaError::TonicError)
         })
-    })
+    }))
 }
 
 /// Where an executor serves and whom it polls.
@@ -174,8 +183,9 @@ pub struct ExecutorOptions {
     pub external_host: Option<String>,
     /// Its gRPC port (push scheduling only; unused by pull scheduling).
     pub grpc_port: u16,
-    /// The scheduler's host and port.
-    pub scheduler: (String, u16),
+    /// The scheduler's address (host and port), as configured: dials to
+    /// it expect the scheduler's certificate, any other an executor's.
+    pub scheduler: Authority,
     /// Tasks run at once (0: one per core).
     pub slots: usize,
     /// Shuffle files (a temporary directory by default).
@@ -184,24 +194,20 @@ pub struct ExecutorOptions {
     pub liveness: Liveness,
     /// How long to keep trying the scheduler at start.
     pub scheduler_connect_timeout: Duration,
-    /// Directories whose tables scans may read (empty: any path).
-    pub tables: Vec<std::path::PathBuf>,
+    /// The tables scans may read.
+    pub tables: TableRoots,
 }
 
 /// The executor's configuration, with our codec (restricted to
-/// `options.tables` when given); with `tls`, its Flight server, its dials
-/// to the scheduler and its shuffle fetches from other executors over
-/// mutual TLS.
+/// `options.tables`); with `tls`, its Flight server, its dials to the
+/// scheduler and its shuffle fetches from other executors over mutual TLS.
 pub fn executor_config(
     options: &ExecutorOptions,
     tls: Option<&ClusterTls>,
 ) -> Result<ExecutorProcessConfig, BallistaError> {
-    let codec = if options.tables.is_empty() {
-        DpinconCodec::shared()
-    } else {
-        DpinconCodec::for_tables(&options.tables)
-            .map_err(|e| BallistaError::Process(format!("table directories: {e}")))?
-    };
+    let codec = DpinconCodec::for_executor(&options.tables)
+        .map_err(|e| BallistaError::Process(format!("--allow-tables: {e}")))?;
+    let endpoint = tls.map(|tls| tls.endpoint_override(Some(options.scheduler.clone())));
     let slots = if options.slots == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -212,8 +218,13 @@ pub fn executor_config(
         external_host: options.external_host.clone(),
         port: options.listen.port(),
         grpc_port: options.grpc_port,
-        scheduler_host: options.scheduler.0.clone(),
-        scheduler_port: options.scheduler.1,
+        scheduler_host: options.scheduler.host().to_string(),
+        scheduler_port: options.scheduler.port_u16().ok_or_else(|| {
+            BallistaError::Process(format!(
+                "the scheduler's address {} has no port",
+                options.scheduler
+            ))
+        })?,
         // Wait for a scheduler that starts after us (pods start in any order).
         scheduler_connect_timeout_seconds: options
             .scheduler_connect_timeout
@@ -228,18 +239,17 @@ pub fn executor_config(
         grpc_max_encoding_message_size: MAX_MESSAGE_BYTES,
         executor_heartbeat_interval_seconds: options.liveness.heartbeat.as_secs().max(1),
         override_physical_codec: Some(codec),
-        override_create_grpc_client_endpoint: tls.map(ClusterTls::endpoint_override),
+        override_create_grpc_client_endpoint: endpoint.clone(),
         // Shuffle fetches read the task's session, built from this one
         // and the client's options (which carry use_tls too).
-        override_config_producer: tls.map(|tls| {
-            let endpoint = tls.endpoint_override();
+        override_config_producer: endpoint.map(|endpoint| {
             Arc::new(move || {
                 SessionConfig::new_with_ballista()
                     .with_ballista_override_create_grpc_client_endpoint(endpoint.clone())
                     .with_ballista_use_tls(true)
             }) as ballista_core::ConfigProducer
         }),
-        override_arrow_flight_service: tls.cloned().map(tls_flight_server),
+        override_arrow_flight_service: tls.cloned().map(tls_flight_server).transpose()?,
         ..ExecutorProcessConfig::default()
     })
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 
 use crate::BallistaError;
-use crate::tls::{ClusterTls, ClusterTlsFiles};
+use crate::tls::{ClusterTls, ClusterTlsFiles, Role};
 
 /// This process's credentials on the cluster's own network (scheduler,
 /// executors, coordinator): mutual TLS from one cluster CA, or nothing on a
@@ -23,14 +23,17 @@ pub struct ClusterSecurity {
     #[arg(long)]
     pub cluster_ca: Option<PathBuf>,
     /// This process's cluster certificate (PEM), signed by the cluster CA
-    /// and carrying --cluster-tls-name as a DNS name.
+    /// and carrying its role's DNS name, ROLE.NAME with NAME the
+    /// --cluster-tls-name (e.g. `executor.dpincon-cluster`).
     #[arg(long)]
     pub cluster_cert: Option<PathBuf>,
     /// Its private key (PEM).
     #[arg(long)]
     pub cluster_key: Option<PathBuf>,
-    /// The name every cluster certificate carries (checked whatever
-    /// address is dialled: executors advertise pod IPs).
+    /// The cluster's name: the scheduler's certificate carries
+    /// `scheduler.NAME`, executors' `executor.NAME`, the coordinator's
+    /// `coordinator.NAME`, and each dial checks the name of the role it
+    /// dials (whatever the address: executors advertise pod IPs).
     #[arg(long, default_value = crate::tls::DEFAULT_CLUSTER_NAME)]
     pub cluster_tls_name: String,
     /// TESTS ONLY: no TLS anywhere this process serves or dials. Anyone who
@@ -41,19 +44,21 @@ pub struct ClusterSecurity {
 }
 
 impl ClusterSecurity {
-    /// The cluster credentials' files, or `None` with --insecure-plaintext
-    /// (said on standard error); any other mix is refused.
-    pub fn files(&self, program: &str) -> Result<Option<ClusterTlsFiles>, BallistaError> {
+    /// The cluster credentials' files of a process of `role`, or `None`
+    /// with --insecure-plaintext (said on standard error); any other mix
+    /// is refused.
+    pub fn files(&self, role: Role) -> Result<Option<ClusterTlsFiles>, BallistaError> {
         match (&self.cluster_ca, &self.cluster_cert, &self.cluster_key, self.insecure_plaintext) {
             (Some(ca), Some(cert), Some(key), false) => Ok(Some(ClusterTlsFiles {
                 ca: ca.clone(),
                 cert: cert.clone(),
                 key: key.clone(),
-                name: self.cluster_tls_name.clone(),
+                cluster: self.cluster_tls_name.clone(),
+                role,
             })),
             (None, None, None, true) => {
                 eprintln!(
-                    "WARNING: {program} runs with --insecure-plaintext: its gRPC is neither \
+                    "WARNING: dpincon-{role} runs with --insecure-plaintext: its gRPC is neither \
                      encrypted nor authenticated (tests only)"
                 );
                 Ok(None)
@@ -71,10 +76,8 @@ impl ClusterSecurity {
     }
 
     /// [`ClusterSecurity::files`], loaded.
-    pub fn load(&self, program: &str) -> Result<Option<ClusterTls>, BallistaError> {
-        self.files(program)?
-            .map(|f| ClusterTls::load(&f).map_err(|e| BallistaError::Process(e.to_string())))
-            .transpose()
+    pub fn load(&self, role: Role) -> Result<Option<ClusterTls>, BallistaError> {
+        self.files(role)?.map(|f| ClusterTls::load(&f)).transpose()
     }
 }
 

@@ -3,7 +3,9 @@
 //! shuffle and result fetches from the executors' Flight servers) over
 //! mutual TLS from one cluster CA. Real processes on loopback; peers
 //! without a certificate from that CA are refused before any plan runs or
-//! any file is read.
+//! any file is read. Each role has its own certificate name (issue 47): a
+//! certificate of another role cannot serve as the scheduler, and the
+//! listeners admit executors' and the coordinator's certificates only.
 
 mod common;
 
@@ -13,10 +15,12 @@ use arrow_flight::Ticket;
 use arrow_flight::flight_service_client::FlightServiceClient;
 use ballista_core::serde::protobuf::GetJobStatusParams;
 use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
-use common::pki::{CLUSTER_NAME, cluster_args, path, strs, write_pki};
+use common::pki::{CLUSTER_NAME, OWN_ROLE, cluster_args, path, role_name, strs, write_pki};
 use common::{
     ALICE, Ballista, Proc, comparable, embedded, embedded_job, job, test_config, write_table,
 };
+use dpincon_ballista::JobProgress;
+use dpincon_ballista::tls::{ClusterTls, ClusterTlsFiles, Role};
 use dpincon_client::Client;
 use dpincon_client::ClientTls;
 use dpincon_client::Token;
@@ -24,15 +28,16 @@ use serde_json::json;
 use tonic::Code;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
-/// A channel to `addr`: plain, or TLS trusting `ca_dir`'s CA and
-/// presenting `identity`'s certificate from `identity_dir`.
-fn channel(addr: &str, tls: Option<(&Path, Option<(&Path, &str)>)>) -> Channel {
+/// A channel to `addr`, where a process of role `server` listens: plain,
+/// or TLS trusting `ca_dir`'s CA, expecting `server`'s name and presenting
+/// `identity`'s certificate from `identity_dir`.
+fn channel(addr: &str, server: &str, tls: Option<(&Path, Option<(&Path, &str)>)>) -> Channel {
     let Some((ca_dir, identity)) = tls else {
         return Endpoint::from_shared(format!("http://{addr}")).unwrap().connect_lazy();
     };
     let mut config = ClientTlsConfig::new()
         .ca_certificate(Certificate::from_pem(std::fs::read(ca_dir.join("ca.pem")).unwrap()))
-        .domain_name(CLUSTER_NAME);
+        .domain_name(role_name(server));
     if let Some((dir, role)) = identity {
         let cert = std::fs::read(dir.join(format!("{role}.pem"))).unwrap();
         let key = std::fs::read(dir.join(format!("{role}.key"))).unwrap();
@@ -73,6 +78,15 @@ fn refused(outcome: Result<(), tonic::Status>, what: &str) {
     }
 }
 
+/// A refusal of the client's role: past the handshake (a certificate from
+/// the cluster CA), refused before the service.
+fn denied(outcome: Result<(), tonic::Status>, what: &str) {
+    match outcome {
+        Err(status) if status.code() == Code::PermissionDenied => {}
+        other => panic!("{what}: expected PERMISSION_DENIED, got {other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_cluster_runs_over_mutual_tls_and_refuses_every_peer_without_its_ca() {
     let dir = tempfile::tempdir().unwrap();
@@ -82,8 +96,9 @@ async fn the_cluster_runs_over_mutual_tls_and_refuses_every_peer_without_its_ca(
     write_pki(other.path());
     let (data, constraints) = write_table(d, 1000);
 
-    let node = cluster_args(d, "node");
-    let ballista = Ballista::start_secured(d, "tls", 2, &[], &strs(&node));
+    // Each process its own role's certificate.
+    let own = cluster_args(d, OWN_ROLE);
+    let ballista = Ballista::start_secured(d, "tls", 2, &[], &strs(&own));
     let config = test_config(d, "main");
     let tokens = common::client_tokens(d);
     let (cert, key) = (path(d, "server.pem"), path(d, "server.key"));
@@ -128,31 +143,62 @@ async fn the_cluster_runs_over_mutual_tls_and_refuses_every_peer_without_its_ca(
         ClientTls::load(Some(&other.path().join("ca.pem")), Some("localhost".into())).unwrap();
     assert!(Client::new(&url, &token, wrong_ca.as_ref()).unwrap().status(&id).await.is_err());
 
-    // The scheduler: a cluster certificate gets an answer; a plain client, a
-    // client without a certificate, and one from another CA do not.
+    // The scheduler: the coordinator's and an executor's certificates get
+    // an answer; the scheduler's own role is not a client of it; a plain
+    // client, a client without a certificate, one from another CA, and one
+    // expecting another role's name there do not get past the handshake.
     let scheduler = ballista.scheduler.addr.as_str();
-    scheduler_call(channel(scheduler, Some((d, Some((d, "coordinator"))))))
-        .await
-        .expect("a cluster peer reaches the scheduler");
-    refused(scheduler_call(channel(scheduler, None)).await, "plain gRPC to the scheduler");
-    refused(scheduler_call(channel(scheduler, Some((d, None)))).await, "no client certificate");
+    for role in ["coordinator", "executor"] {
+        scheduler_call(channel(scheduler, "scheduler", Some((d, Some((d, role))))))
+            .await
+            .unwrap_or_else(|e| panic!("the {role} reaches the scheduler: {e:?}"));
+    }
+    denied(
+        scheduler_call(channel(scheduler, "scheduler", Some((d, Some((d, "scheduler")))))).await,
+        "a scheduler's certificate calling the scheduler",
+    );
+    let plain = channel(scheduler, "scheduler", None);
+    refused(scheduler_call(plain).await, "plain gRPC to the scheduler");
+    let anonymous = channel(scheduler, "scheduler", Some((d, None)));
+    refused(scheduler_call(anonymous).await, "no client certificate");
     refused(
-        scheduler_call(channel(scheduler, Some((d, Some((other.path(), "node")))))).await,
+        scheduler_call(channel(
+            scheduler,
+            "scheduler",
+            Some((d, Some((other.path(), "executor")))),
+        ))
+        .await,
         "a certificate from another CA",
     );
+    refused(
+        scheduler_call(channel(scheduler, "executor", Some((d, Some((d, "coordinator")))))).await,
+        "the scheduler where an executor was expected",
+    );
 
-    // An executor's Flight port (shuffle partitions): the same.
+    // An executor's Flight port (shuffle partitions): the same, for
+    // executors and the coordinator.
     for executor in &ballista.executors {
         let addr = executor.addr.as_str();
-        let admitted = flight_call(channel(addr, Some((d, Some((d, "coordinator")))))).await;
-        assert!(
-            !matches!(&admitted, Err(s) if at_transport(s)),
-            "a cluster peer reaches the Flight service: {admitted:?}"
+        for role in ["coordinator", "executor"] {
+            let admitted = flight_call(channel(addr, "executor", Some((d, Some((d, role)))))).await;
+            assert!(
+                !matches!(&admitted, Err(s) if at_transport(s) || s.code() == Code::PermissionDenied),
+                "the {role} reaches the Flight service: {admitted:?}"
+            );
+        }
+        denied(
+            flight_call(channel(addr, "executor", Some((d, Some((d, "scheduler")))))).await,
+            "Flight do_get with the scheduler's certificate",
         );
-        refused(flight_call(channel(addr, None)).await, "plain Flight do_get");
+        refused(flight_call(channel(addr, "executor", None)).await, "plain Flight do_get");
         refused(
-            flight_call(channel(addr, Some((d, Some((other.path(), "node")))))).await,
+            flight_call(channel(addr, "executor", Some((d, Some((other.path(), "executor"))))))
+                .await,
             "Flight do_get with another CA's certificate",
+        );
+        refused(
+            flight_call(channel(addr, "scheduler", Some((d, Some((d, "coordinator")))))).await,
+            "an executor where the scheduler was expected",
         );
     }
 
@@ -160,13 +206,14 @@ async fn the_cluster_runs_over_mutual_tls_and_refuses_every_peer_without_its_ca(
     // fails the handshake, retried); one without TLS connects, but every
     // poll (how a pull-scheduled executor registers and gets work) fails in
     // the transport.
-    let rogue_certs = cluster_args(other.path(), "node");
+    let rogue_certs = cluster_args(other.path(), "executor");
     let mut rogues = Vec::new();
     for (tag, security, symptom) in [
         ("rogue-ca", strs(&rogue_certs), "Failed to connect to scheduler"),
         ("rogue-plain", vec!["--insecure-plaintext"], "poll work loop failed"),
     ] {
         let mut args = vec!["--scheduler", ballista.url.as_str(), "--listen", "127.0.0.1:0"];
+        args.extend(["--allow-tables", d.to_str().unwrap()]);
         args.extend(security);
         let log = d.join(format!("{tag}.log"));
         let child = std::process::Command::new(common::executor_binary())
@@ -213,6 +260,108 @@ async fn the_cluster_runs_over_mutual_tls_and_refuses_every_peer_without_its_ca(
         let _ = child.kill();
         let _ = child.wait();
     }
+}
+
+/// The coordinator's cluster credentials from `dir`, loaded.
+fn coordinator_tls(dir: &Path) -> ClusterTls {
+    ClusterTls::load(&ClusterTlsFiles {
+        ca: dir.join("ca.pem"),
+        cert: dir.join("coordinator.pem"),
+        key: dir.join("coordinator.key"),
+        cluster: CLUSTER_NAME.into(),
+        role: Role::Coordinator,
+    })
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_executor_certificate_cannot_serve_as_the_scheduler() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_pki(d);
+    let (_, constraints) = write_table(d, 200);
+    let tables = d.to_str().unwrap();
+    // A scheduler holding an executor's certificate (as one stolen from an
+    // executor's pod would be): signed by the cluster CA, but not named as
+    // the scheduler. It starts, saying its peers will refuse it.
+    let stolen = cluster_args(d, "executor");
+    let mut args = vec!["--listen", "127.0.0.1:0"];
+    args.extend(strs(&stolen));
+    let rogue = Proc::start(&common::scheduler_binary(), &args, d.join("rogue-scheduler.log"));
+    let want = format!("does not carry the DNS name {}", role_name("scheduler"));
+    assert!(rogue.logs().contains(&want), "{}", rogue.logs());
+    let rogue_url = format!("https://{}", rogue.addr);
+
+    // An executor never registers with it: each dial fails the handshake
+    // (Ballista retries for ever; the executor never listens).
+    let executor_certs = cluster_args(d, "executor");
+    let executor_args = |url: &str| -> Vec<String> {
+        let mut args: Vec<String> =
+            ["--scheduler", url, "--listen", "127.0.0.1:0", "--allow-tables", tables]
+                .map(String::from)
+                .to_vec();
+        args.extend(executor_certs.iter().cloned());
+        args
+    };
+    let log = d.join("refusing-executor.log");
+    let mut refusing = std::process::Command::new(common::executor_binary())
+        .args(executor_args(&rogue_url))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let read = || std::fs::read_to_string(&log).unwrap_or_default();
+    common::within(async {
+        while read().matches("Failed to connect to scheduler").count() < 2 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(read().contains("transport error"), "{}", read());
+    assert!(refusing.try_wait().unwrap().is_none(), "{}", read());
+    let _ = refusing.kill();
+    let out = refusing.wait_with_output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("listening on"), "{}", read());
+
+    // The coordinator's client (its job processes, its cancels): refused in
+    // the handshake, the name not the scheduler's.
+    let tls = coordinator_tls(d);
+    let why = dpincon_ballista::Scheduler::connect(&rogue_url, Some(&tls)).await.unwrap_err();
+    assert!(why.to_string().contains("NotValidForName"), "{why}");
+    // And a job on a coordinator dialling it fails without reaching it.
+    let config = test_config(d, "main");
+    let mut coordinator_args = vec!["--config", config.to_str().unwrap()];
+    let (cert, key) = (path(d, "server.pem"), path(d, "server.key"));
+    coordinator_args.extend(["--tls-cert", &cert, "--tls-key", &key]);
+    let coordinator_certs = cluster_args(d, "coordinator");
+    coordinator_args.extend(strs(&coordinator_certs));
+    let coordinator = common::coordinator(d, &["--scheduler", &rogue_url], &coordinator_args);
+    let client_tls = ClientTls::load(Some(&d.join("ca.pem")), Some("localhost".into())).unwrap();
+    let url = format!("https://{}", coordinator.addr);
+    let client = Client::new(&url, &Token::new(ALICE).unwrap(), client_tls.as_ref()).unwrap();
+    let id = client
+        .submit(&job(&constraints, json!({"epsilon": 1.0, "non-private": true})))
+        .await
+        .unwrap();
+    let failed = common::within(client.wait(&id, |_| {})).await.unwrap_err().to_string();
+    let seen = format!("{failed}\n{}", coordinator.logs());
+    assert!(seen.contains("NotValidForName"), "{seen}");
+
+    // The same executor and client reach a scheduler holding its own
+    // certificate (the whole cluster runs jobs so in the test above).
+    let own = cluster_args(d, "scheduler");
+    let mut args = vec!["--listen", "127.0.0.1:0"];
+    args.extend(strs(&own));
+    let scheduler = Proc::start(&common::scheduler_binary(), &args, d.join("scheduler.log"));
+    assert!(!scheduler.logs().contains("WARNING"), "{}", scheduler.logs());
+    let scheduler_url = format!("https://{}", scheduler.addr);
+    let args = executor_args(&scheduler_url);
+    let _executor = Proc::start(&common::executor_binary(), &strs(&args), d.join("executor.log"));
+    let mut connected = dpincon_ballista::Scheduler::connect(&scheduler_url, Some(&tls))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", scheduler.logs()));
+    let unknown = dpincon_ballista::BallistaJobId("no-such-job".into());
+    assert_eq!(connected.progress(&unknown).await.unwrap(), JobProgress::Pending);
 }
 
 #[test]

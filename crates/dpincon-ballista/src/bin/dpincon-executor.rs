@@ -1,7 +1,9 @@
 //! `dpincon-executor`: Apache DataFusion Ballista's executor with
 //! dpincon's operators registered. Polls the scheduler for tasks, reads
 //! the table itself, serves its shuffle output over Arrow Flight. Prints
-//! `listening on ADDR` once its Flight port accepts connections.
+//! `listening on ADDR` once its Flight port accepts connections. Refuses to
+//! start without `--allow-tables` (the tables its plans may scan) unless
+//! told `--allow-any-table` (test clusters only).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::process::ExitCode;
@@ -9,8 +11,11 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use dpincon_ballista::BallistaError;
+use dpincon_ballista::codec::TableRoots;
 use dpincon_ballista::process::{ExecutorOptions, Liveness, executor_config, run_executor};
 use dpincon_ballista::server::{ClusterSecurity, run_ballista_process, shutdown_signal};
+use dpincon_ballista::tls::Role;
+use http::uri::Authority;
 
 /// Runs dpincon's detection tasks for a dpincon scheduler.
 #[derive(Debug, Parser)]
@@ -36,9 +41,13 @@ struct Args {
     /// A directory, or an `s3://bucket/prefix/` URL, whose tables this
     /// executor may read (repeat for more, or separate with commas in
     /// DPINCON_ALLOW_TABLES): a plan scanning any other path or object is
-    /// refused before it runs. Default: any path the process can read.
+    /// refused before it runs. Required (or --allow-any-table).
     #[arg(long = "allow-tables", env = "DPINCON_ALLOW_TABLES", value_delimiter = ',')]
     allow_tables: Vec<std::path::PathBuf>,
+    /// TEST CLUSTERS ONLY: plans may scan any path the process can read,
+    /// whoever holds a cluster certificate (instead of --allow-tables).
+    #[arg(long)]
+    allow_any_table: bool,
     /// Directory of shuffle files (default: a temporary directory).
     #[arg(long)]
     work_dir: Option<String>,
@@ -62,18 +71,23 @@ fn config_error(what: impl std::fmt::Display) -> BallistaError {
     BallistaError::Process(what.to_string())
 }
 
-/// `host:port` of an `https://host:port` (or `http://`) URL.
-fn scheduler_address(url: &str) -> Result<(String, u16), BallistaError> {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-        .ok_or_else(|| config_error(format!("--scheduler '{url}': use https://host:port")))?;
-    let (host, port) = rest
-        .trim_end_matches('/')
-        .rsplit_once(':')
-        .ok_or_else(|| config_error(format!("--scheduler '{url}': no port")))?;
-    let port = port.parse().map_err(|_| config_error(format!("--scheduler '{url}': bad port")))?;
-    Ok((host.to_string(), port))
+/// `host:port` of an `https://host:port` (or `http://`) URL: the address
+/// Ballista dials, and the one dials expecting the scheduler's certificate
+/// are recognised by.
+fn scheduler_address(url: &str) -> Result<Authority, BallistaError> {
+    let bad = |why: &str| config_error(format!("--scheduler '{url}': {why}"));
+    let uri: http::Uri = url.parse().map_err(|_| bad("use https://host:port"))?;
+    if !matches!(uri.scheme_str(), Some("https" | "http")) || !matches!(uri.path(), "" | "/") {
+        return Err(bad("use https://host:port"));
+    }
+    let authority = uri.authority().ok_or_else(|| bad("no host"))?;
+    if authority.as_str().contains('@') {
+        return Err(bad("no user name"));
+    }
+    if authority.port_u16().is_none() {
+        return Err(bad("no port"));
+    }
+    Ok(authority.clone())
 }
 
 /// `listen` with a free port in place of port 0: the port is advertised
@@ -96,7 +110,15 @@ async fn run(args: Args) -> Result<(), BallistaError> {
     let level = args.log_level.parse().unwrap_or(log::LevelFilter::Warn);
     dpincon_ballista::process::log_to_stderr(level);
     dpincon_ballista::detect::set_task_delay(Duration::from_millis(args.task_delay_ms));
-    let tls = args.security.load("dpincon-executor")?;
+    let tls = args.security.load(Role::Executor)?;
+    let tables = TableRoots::from_flags(args.allow_tables.clone(), args.allow_any_table)
+        .map_err(config_error)?;
+    if tables == TableRoots::Any {
+        eprintln!(
+            "WARNING: dpincon-executor runs with --allow-any-table: plans may scan any path it \
+             can read (test clusters only)"
+        );
+    }
     let listen = resolve_listen(&args.listen)?;
     let options = ExecutorOptions {
         listen,
@@ -110,7 +132,7 @@ async fn run(args: Args) -> Result<(), BallistaError> {
             ..Liveness::default()
         },
         scheduler_connect_timeout: Duration::from_secs(args.scheduler_connect_timeout_secs),
-        tables: args.allow_tables.clone(),
+        tables,
     };
     let config = executor_config(&options, tls.as_ref()).map_err(config_error)?;
     let mut executor = tokio::spawn(run_executor(config));

@@ -13,6 +13,7 @@ use dpincon_ballista::process::{Liveness, scheduler_config, serve_scheduler};
 use dpincon_ballista::server::{
     ClusterSecurity, bind_announced, health_responder, run_ballista_process, spawn_plain_http,
 };
+use dpincon_ballista::tls::Role;
 
 /// Schedules dpincon's detection stages on dpincon executors.
 #[derive(Debug, Parser)]
@@ -51,7 +52,7 @@ struct Args {
 async fn run(args: Args) -> Result<(), BallistaError> {
     let level = args.log_level.parse().unwrap_or(log::LevelFilter::Warn);
     dpincon_ballista::process::log_to_stderr(level);
-    let tls = args.security.load("dpincon-scheduler")?;
+    let tls = args.security.load(Role::Scheduler)?;
     let (listener, addr) = bind_announced(&args.listen).await?;
     if let Some(health) = &args.health_listen {
         spawn_plain_http(health, "--health-listen", health_responder()).await?;

@@ -8,6 +8,7 @@ use clap::Parser;
 use dpincon_ballista::server::{
     ClusterSecurity, Responder, bind_announced, exit_code, shutdown_signal, spawn_plain_http,
 };
+use dpincon_ballista::tls::Role;
 use dpincon_ballista::{DEFAULT_GRAPH_MEMORY, DEFAULT_PARTITIONS};
 use dpincon_cluster::ClusterError;
 use dpincon_cluster::auth::ClientTokens;
@@ -23,7 +24,9 @@ use dpincon_cluster::server::ServerSecurity;
 /// Clients authenticate with one of the tokens of --client-tokens, over
 /// TLS. The scheduler and executors (`dpincon-scheduler`,
 /// `dpincon-executor`) admit only peers holding a certificate from the
-/// cluster CA (--cluster-ca, --cluster-cert, --cluster-key).
+/// cluster CA (--cluster-ca, --cluster-cert, --cluster-key; the
+/// coordinator's carries the DNS name `coordinator.NAME`, NAME being
+/// --cluster-tls-name).
 /// Prints `listening on ADDR` on its first line of output once it serves.
 #[derive(Debug, Parser)]
 #[command(name = "dpincon-coordinator", version, about)]
@@ -89,7 +92,7 @@ fn default_graph_memory() -> u64 {
 
 async fn run(args: Args) -> Result<(), ClusterError> {
     let tls = args.security.load()?;
-    let cluster_tls = args.cluster.files("dpincon-coordinator")?;
+    let cluster_tls = args.cluster.files(Role::Coordinator)?;
     if tls.is_none() && !args.cluster.insecure_plaintext {
         return Err(ClusterError::Config(
             "clients are served over TLS: give --tls-cert and --tls-key (or \

@@ -156,7 +156,8 @@ impl Ballista {
 
     /// [`Ballista::start`] with `security` arguments (the cluster's TLS
     /// credentials, or `--insecure-plaintext`) for every process; with
-    /// `--cluster-ca`, the scheduler's URL is https.
+    /// `--cluster-ca`, the scheduler's URL is https. A certificate of
+    /// [`pki::OWN_ROLE`] is each process's own role's ([`pki::for_role`]).
     pub fn start_secured(
         dir: &Path,
         tag: &str,
@@ -174,9 +175,11 @@ impl Ballista {
             "--result-retention-secs",
             "3600",
         ];
-        args.extend_from_slice(security);
+        let scheduler_security = pki::for_role(security, "scheduler");
+        args.extend(pki::strs(&scheduler_security));
         let scheduler =
             Proc::start(&scheduler_binary(), &args, dir.join(format!("{tag}-scheduler.log")));
+        let executor_security = pki::for_role(security, "executor");
         let scheme = if security.contains(&"--cluster-ca") { "https" } else { "http" };
         let url = format!("{scheme}://{}", scheduler.addr);
         let executors = (0..executors)
@@ -197,7 +200,7 @@ impl Ballista {
                 std::fs::create_dir_all(&work).unwrap();
                 args.extend_from_slice(&["--work-dir", leak(work)]);
                 args.extend_from_slice(executor_args);
-                args.extend_from_slice(security);
+                args.extend(pki::strs(&executor_security));
                 Proc::start(&executor_binary(), &args, dir.join(format!("{tag}-executor{i}.log")))
             })
             .collect();
