@@ -289,9 +289,10 @@ impl Cluster {
     /// between clients and the coordinator.
     pub fn start_tls(dir: &Path, config: &Path, executors: usize, executor_args: &[&str]) -> Self {
         pki::write_pki(dir);
-        let node = pki::cluster_args(dir, "node");
+        // Each Ballista process presents its own role's certificate.
+        let own = pki::cluster_args(dir, pki::OWN_ROLE);
         let ballista =
-            Ballista::start_secured(dir, "main", executors, executor_args, &pki::strs(&node));
+            Ballista::start_secured(dir, "main", executors, executor_args, &pki::strs(&own));
         let (cert, key) = (pki::path(dir, "server.pem"), pki::path(dir, "server.key"));
         let mut args = vec!["--config", path_str(config), "--tls-cert", &cert, "--tls-key", &key];
         let cluster = pki::cluster_args(dir, "coordinator");
