@@ -173,7 +173,7 @@ pub struct CoordinatorConfig {
     /// The datasets by name.
     pub datasets: BTreeMap<String, Arc<Dataset>>,
     /// Every dataset's release mode: one per coordinator
-    /// ([`one_release_mode`]).
+    /// (datasets of different modes cannot share one: the cluster README).
     pub release: ReleaseMode,
 }
 
