@@ -171,34 +171,31 @@ impl JobStore {
              CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state, seq);",
         )
         .map_err(|e| store_error(&path, e))?;
-        // Stores from before fixed-time releases: their jobs had no slot.
-        let has_slots: bool = conn
-            .query_row(
-                "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = 'slot_fixed'",
-                [],
-                |r| r.get::<_, i64>(0).map(|n| n > 0),
-            )
-            .map_err(|e| store_error(&path, e))?;
-        if !has_slots {
-            conn.execute_batch(
+        // Columns added since the first stores, each with the statement that
+        // adds it to an older store.
+        const MIGRATIONS: [(&str, &str); 2] = [
+            // Fixed-time releases: jobs had no slot before.
+            (
+                "slot_fixed",
                 "ALTER TABLE jobs ADD COLUMN slot_start_ms INTEGER NOT NULL DEFAULT 0;
                  ALTER TABLE jobs ADD COLUMN slot_end_ms INTEGER NOT NULL DEFAULT 0;
                  ALTER TABLE jobs ADD COLUMN slot_fixed INTEGER NOT NULL DEFAULT 0;
                  ALTER TABLE jobs ADD COLUMN charge TEXT;",
-            )
-            .map_err(|e| store_error(&path, e))?;
-        }
-        // Stores from before K slots: when each job's process really started.
-        let has_started: bool = conn
-            .query_row(
-                "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = 'started_ms'",
-                [],
-                |r| r.get::<_, i64>(0).map(|n| n > 0),
-            )
-            .map_err(|e| store_error(&path, e))?;
-        if !has_started {
-            conn.execute_batch("ALTER TABLE jobs ADD COLUMN started_ms INTEGER;")
+            ),
+            // K slots: when each job's process really started.
+            ("started_ms", "ALTER TABLE jobs ADD COLUMN started_ms INTEGER;"),
+        ];
+        for (column, migration) in MIGRATIONS {
+            let present: bool = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = ?1",
+                    [column],
+                    |r| r.get::<_, i64>(0).map(|n| n > 0),
+                )
                 .map_err(|e| store_error(&path, e))?;
+            if !present {
+                conn.execute_batch(migration).map_err(|e| store_error(&path, e))?;
+            }
         }
         Ok(JobStore { conn: Mutex::new(conn), path })
     }
@@ -462,6 +459,37 @@ mod tests {
             store.list("alice", 2).unwrap().into_iter().map(|j| j.id).collect();
         assert_eq!(listed, vec!["c", "d"]);
         assert!(store.list("bob", 10).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_store_from_before_slots_is_migrated_and_keeps_its_jobs() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let conn = Connection::open(dir.path().join("jobs.sqlite")).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE jobs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL \
+                 UNIQUE, owner TEXT NOT NULL, dataset TEXT NOT NULL, request TEXT NOT NULL, \
+                 non_private INTEGER NOT NULL, state INTEGER NOT NULL, reason INTEGER NOT NULL \
+                 DEFAULT 0, error TEXT NOT NULL DEFAULT '', report TEXT, detail BLOB, \
+                 created_unix INTEGER NOT NULL, updated_unix INTEGER NOT NULL);
+                 INSERT INTO jobs (id, owner, dataset, request, non_private, state, created_unix, \
+                 updated_unix) VALUES ('old', 'alice', 't', '{}', 0, 1, 0, 0);",
+            )
+            .unwrap();
+        }
+        for _ in 0..2 {
+            // Opened twice: the second time finds every column present.
+            let store = JobStore::open(dir.path()).unwrap();
+            let old = store.get("old").unwrap().unwrap();
+            assert_eq!((old.state, old.slot), (JobState::Queued, Slot::default()));
+        }
+        let store = JobStore::open(dir.path()).unwrap();
+        assert!(store.start("old", 42).unwrap());
+        let conn = store.conn.lock().unwrap();
+        let started: Option<i64> = conn
+            .query_row("SELECT started_ms FROM jobs WHERE id = 'old'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(started, Some(42));
     }
 
     #[test]
