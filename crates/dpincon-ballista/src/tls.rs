@@ -184,11 +184,6 @@ impl ClusterTls {
         })
     }
 
-    /// This process's role.
-    pub fn role(&self) -> Role {
-        self.role
-    }
-
     /// A listener's configuration: our certificate, and a client
     /// certificate from the cluster CA required of every peer (which roles
     /// may call: [`ClusterTls::admit`]).

@@ -68,6 +68,16 @@ pub enum ReleaseMode {
     WhenDone,
 }
 
+impl ReleaseMode {
+    /// The mode as the configuration spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReleaseMode::FixedTime => "fixed-time",
+            ReleaseMode::WhenDone => "when-done",
+        }
+    }
+}
+
 /// Most `[limits] slots`: every slot may hold a job process and its
 /// graph at once.
 const MAX_SLOTS: usize = 64;
@@ -378,24 +388,18 @@ fn one_release_mode(
     let Some(first) = all.next() else { return Ok(ReleaseMode::FixedTime) };
     match all.find(|d| d.release != first.release) {
         None => Ok(first.release),
-        Some(other) => {
-            let name = |d: &Dataset| match d.release {
-                ReleaseMode::FixedTime => "fixed-time",
-                ReleaseMode::WhenDone => "when-done",
-            };
-            Err(bad(
-                origin,
-                format!(
-                    "datasets '{}' ({}) and '{}' ({}) cannot share a coordinator: jobs share its \
+        Some(other) => Err(bad(
+            origin,
+            format!(
+                "datasets '{}' ({}) and '{}' ({}) cannot share a coordinator: jobs share its \
                      slots and executors, so a when-done job's end would time the fixed-time \
                      jobs before and beside it. Serve them from two coordinators",
-                    first.name,
-                    name(first),
-                    other.name,
-                    name(other)
-                ),
-            ))
-        }
+                first.name,
+                first.release.name(),
+                other.name,
+                other.release.name()
+            ),
+        )),
     }
 }
 

@@ -49,12 +49,6 @@ impl Lanes {
         self.free_at[lane] = end_ms;
         Booking { lane, start_ms, end_ms }
     }
-
-    /// When the next booking made at `now_ms` would start (the earliest
-    /// lane's end, or `now_ms`).
-    pub fn next_start(&self, now_ms: i64) -> i64 {
-        self.free_at.iter().copied().min().unwrap_or(0).max(now_ms)
-    }
 }
 
 #[cfg(test)]
@@ -69,8 +63,8 @@ mod tests {
         assert_eq!(lanes.book(1200, 300), Booking { lane: 0, start_ms: 1500, end_ms: 1800 });
         // Accepted after every slot ended: starts at acceptance.
         assert_eq!(lanes.book(5000, 100), Booking { lane: 0, start_ms: 5000, end_ms: 5100 });
-        assert_eq!(lanes.next_start(5050), 5100);
-        assert_eq!(lanes.next_start(9000), 9000);
+        assert_eq!(lanes.clone().book(5050, 1).start_ms, 5100);
+        assert_eq!(lanes.clone().book(9000, 1).start_ms, 9000);
     }
 
     #[test]
@@ -93,7 +87,8 @@ mod tests {
                 let b = lanes.book(now, length);
                 assert!(b.start_ms >= now, "never before acceptance");
                 assert_eq!(b.end_ms - b.start_ms, length);
-                assert_eq!(b.start_ms, before.next_start(now), "the earliest free lane");
+                let earliest = before.free_at.iter().copied().min().unwrap().max(now);
+                assert_eq!(b.start_ms, earliest, "the earliest free lane");
                 booked.push(b);
             }
             for b in &booked {

@@ -216,22 +216,10 @@ async fn the_cluster_runs_over_mutual_tls_and_refuses_every_peer_without_its_ca(
         args.extend(["--allow-tables", d.to_str().unwrap()]);
         args.extend(security);
         let log = d.join(format!("{tag}.log"));
-        let child = std::process::Command::new(common::executor_binary())
-            .args(&args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        let read = || std::fs::read_to_string(&log).unwrap_or_default();
-        common::within(async {
-            while !read().contains(symptom) {
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            }
-        })
-        .await;
+        let child = start_unannounced_executor(&args, &log, std::process::Stdio::null());
         // Refused below gRPC: a failed handshake, or (a plaintext HTTP/2
         // client against TLS) a connection hyper gives up on.
-        let text = read();
+        let text = log_once(&log, |text| text.contains(symptom)).await;
         assert!(
             ["transport error", "transport::Error", "operation was canceled"]
                 .iter()
@@ -304,19 +292,13 @@ async fn an_executor_certificate_cannot_serve_as_the_scheduler() {
         args
     };
     let log = d.join("refusing-executor.log");
-    let mut refusing = std::process::Command::new(common::executor_binary())
-        .args(executor_args(&rogue_url))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let mut refusing = start_unannounced_executor(
+        &strs(&executor_args(&rogue_url)),
+        &log,
+        std::process::Stdio::piped(),
+    );
     let read = || std::fs::read_to_string(&log).unwrap_or_default();
-    common::within(async {
-        while read().matches("Failed to connect to scheduler").count() < 2 {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    log_once(&log, |text| text.matches("Failed to connect to scheduler").count() >= 2).await;
     assert!(read().contains("transport error"), "{}", read());
     assert!(refusing.try_wait().unwrap().is_none(), "{}", read());
     let _ = refusing.kill();
@@ -403,4 +385,35 @@ fn no_process_starts_without_tls_unless_told_it_is_a_test() {
     test_only.push("--insecure-plaintext");
     let started = Proc::start(common::COORDINATOR, &test_only, log("c2.log"));
     assert!(started.logs().contains("--insecure-plaintext"), "{}", started.logs());
+}
+
+/// An executor whose scheduler may refuse it, so that it never announces
+/// itself (`Proc::start` would wait for that): started with `args`, its
+/// standard error in `log`.
+fn start_unannounced_executor(
+    args: &[&str],
+    log: &Path,
+    stdout: std::process::Stdio,
+) -> std::process::Child {
+    std::process::Command::new(common::executor_binary())
+        .args(args)
+        .stdout(stdout)
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// `log`'s text once `done` holds of it (a bounded wait).
+async fn log_once(log: &Path, done: impl Fn(&str) -> bool) -> String {
+    let read = || std::fs::read_to_string(log).unwrap_or_default();
+    common::within(async {
+        loop {
+            let text = read();
+            if done(&text) {
+                return text;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await
 }

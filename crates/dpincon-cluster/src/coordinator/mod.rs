@@ -136,10 +136,7 @@ impl CoordinatorService {
             eprintln!(
                 "dataset {}: {} slots of {:?}, {slots} at once (at most {per_hour:.0} jobs an hour)",
                 d.name,
-                match config.release {
-                    crate::datasets::ReleaseMode::FixedTime => "fixed-time",
-                    crate::datasets::ReleaseMode::WhenDone => "when-done",
-                },
+                config.release.name(),
                 d.job_deadline,
             );
         }

@@ -217,21 +217,17 @@ impl Shared {
     ) -> Result<dpincon_engine::Prepaid, Refusal> {
         let dataset = &accepted.dataset;
         let charges = accepted.charges();
+        let prepaid = |ledger| dpincon_engine::Prepaid {
+            job_id: id.to_string(),
+            ledger,
+            quota_epsilon: accepted.quota_epsilon(),
+        };
         if charges.is_empty() {
-            let ledger = None;
-            return Ok(dpincon_engine::Prepaid {
-                job_id: id.to_string(),
-                ledger,
-                quota_epsilon: None,
-            });
+            return Ok(prepaid(None));
         }
         let cap = Some(dataset.budget_cap);
         match ledger::charge(&dataset.ledger, &dataset.data, cap, id, &charges) {
-            Ok(state) => Ok(dpincon_engine::Prepaid {
-                job_id: id.to_string(),
-                ledger: Some(state),
-                quota_epsilon: accepted.quota_epsilon(),
-            }),
+            Ok(state) => Ok(prepaid(Some(state))),
             Err(e) => {
                 eprintln!(
                     "dataset {}: refusing a job of ε = {}: {e}",
