@@ -176,7 +176,15 @@ mod tests {
     use crate::detect::wire::{output_schema, rows, summary};
 
     fn summary_of(group: u32) -> RecordBatch {
-        let s = Summary { group, rows: 0, max_frequency: None, classes: None, chains: vec![] };
+        let s = Summary {
+            group,
+            rows: 0,
+            max_frequency: None,
+            pairs: Some(0),
+            group_pairs: 0,
+            classes: None,
+            chains: vec![],
+        };
         summary(&s).unwrap()
     }
 

@@ -269,6 +269,7 @@ impl JobLoader for BallistaLoader {
             constraints: &text,
             brute_force: config.test.brute_force,
             partitions: self.partitions,
+            max_edges: config.data.max_edges,
         };
         let plan = build_plan(&request).map_err(|e| engine_error(e, &config.constraints))?;
         check_repair_memory(config, plan.cover_sets.exact)?;
@@ -391,8 +392,15 @@ impl BallistaLoader {
         let fetching = Instant::now();
         let mut partitions: Vec<_> = streams.into_iter().map(prefetch).collect();
         let mut groups = vec![GroupTotals::default(); plan.groups()];
+        // The partitions' pairs, a group's counted twice: each ordered
+        // pair of a constraint is in one record at most, so past 2·k·H
+        // the graph has more than H edges (`JobPlan::max_pairs`).
+        let mut pairs = Some(0u64);
         for p in &mut partitions {
             let s = p.summary().await.map_err(remote)?;
+            let group_pairs = s.group_pairs.saturating_mul(2);
+            pairs =
+                pairs.zip(s.pairs).map(|(t, p)| t.saturating_add(p).saturating_add(group_pairs));
             let g = groups
                 .get_mut(s.group as usize)
                 .ok_or_else(|| remote("a summary of an unknown group"))?;
@@ -414,6 +422,16 @@ impl BallistaLoader {
             }
         }
         seconds.fetch = fetching.elapsed().as_secs_f64();
+        // Over the edge cap for sure: said before any edge is fetched, so
+        // the job's work stays within what the cap allows (a partition
+        // whose detection stopped at its own cap sent none).
+        if let Some(cap) = plan.max_pairs
+            && pairs.is_none_or(|p| p > cap)
+        {
+            return Err(EngineError::OverQuota(
+                "the conflict graph is over the edge quota (detection stopped early)".into(),
+            ));
+        }
         // Every group saw every row once: a lost or doubled partition
         // shows here rather than as a wrong graph.
         let rows = groups[0].rows;

@@ -51,6 +51,9 @@ pub struct PlanRequest<'a> {
     /// Rows of each scan unit (Parquet row groups, CSV ranges), in row
     /// order: the blocks of the pair tasks.
     pub unit_rows: Vec<u64>,
+    /// The job's edge cap H (`max-edges`): each detection task stops past
+    /// 2·k·H pairs ([`DetectSpec::max_pairs`]).
+    pub max_edges: Option<u64>,
 }
 
 /// A job's plan and what the coordinator needs to read its result.
@@ -72,6 +75,11 @@ pub struct JobPlan {
     pub covers_group: bool,
     /// The constraints' cover sets (`dpincon_detect::cover_sets`; public).
     pub cover_sets: CoverSets,
+    /// 2·k·H for the job's edge cap H: past this many pairs in the
+    /// partitions' records and groups (each group's pairs counted twice),
+    /// the graph surely has more than H edges (detect README, "The pair
+    /// cap").
+    pub max_pairs: Option<u64>,
 }
 
 impl JobPlan {
@@ -108,6 +116,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
     if bound.is_empty() {
         return Err(BallistaError::Plan("the job has no constraint".into()));
     }
+    let max_pairs = dpincon_engine::pair_cap(request.max_edges, bound.len());
     let detection_plans =
         if request.brute_force { brute_force_plans(&compiled) } else { describe_plans(&compiled) };
     let column_of: BTreeMap<usize, (usize, Domain)> = required_columns(&bound)
@@ -163,6 +172,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
             blocks: None,
             brute_force: request.brute_force,
             covers_only: false,
+            max_pairs,
         };
         branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), shuffled)?));
         sets.push(x);
@@ -194,6 +204,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
             blocks: blocks.clone(),
             brute_force: request.brute_force,
             covers_only: false,
+            max_pairs,
         };
         branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), Arc::new(input))?));
         let pairs: Vec<usize> = compiled
@@ -211,6 +222,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
                 blocks: None,
                 brute_force: request.brute_force,
                 covers_only: true,
+                max_pairs,
             };
             branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), Arc::new(input))?));
             covers_group = true;
@@ -226,5 +238,6 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
         unbounded: has_unbounded,
         covers_group,
         cover_sets,
+        max_pairs,
     })
 }

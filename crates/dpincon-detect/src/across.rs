@@ -15,6 +15,7 @@ use dpincon_graph::{BuilderParts, EdgeSink};
 
 use crate::DetectError;
 use crate::algorithms::{Part, partition, run_group, sides};
+use crate::cap::{Capped, PairCap};
 use crate::compile::KeyConstraint;
 use crate::exec::{DetectOptions, brute_force, new_builder};
 use crate::plan::{DetectionPlan, Plan, brute_force_plans, distinct_edge_sets};
@@ -51,25 +52,31 @@ pub fn detect_parts_across(
         return Ok((builder.into_parts(), brute_force_plans(constraints)));
     }
     let plans: Vec<Plan> = constraints.iter().map(Plan::new).collect();
+    // Every pair a driver emits counts on the cap, kept or not: each is a
+    // violation among the task's rows (`cap.rs`).
+    let cap = PairCap::new(options.max_pairs);
     for (plan, _) in plans.iter().zip(distinct_edge_sets(constraints)).filter(|p| p.1) {
         let (mut left, mut right) = sides(relation, plan);
         if !plan.equalities.is_empty() {
             let mut across = Across { sink: &mut builder, side };
+            let mut sink = Capped::new(&mut across, &cap);
             for g in partition(relation, plan, &mut left, &mut right) {
                 let right = if plan.symmetric { &left } else { &right };
                 let (l, r) = (&left[g.left], &right[g.right]);
-                run_group(relation, plan, l, r, plan.symmetric, Part::WHOLE, &mut across);
+                run_group(relation, plan, l, r, plan.symmetric, Part::WHOLE, &mut sink);
             }
-            continue;
+        } else {
+            // No equality: every row is a candidate partner; sides keep the
+            // rows' ascending order, as the whole run would see them.
+            let (l_in, l_out): (Vec<u32>, Vec<u32>) = left.iter().partition(|&&r| side(r));
+            let (r_in, r_out): (Vec<u32>, Vec<u32>) = right.iter().partition(|&&r| side(r));
+            let mut sink = Capped::new(&mut builder, &cap);
+            run_group(relation, plan, &l_in, &r_out, false, Part::WHOLE, &mut sink);
+            if !plan.symmetric {
+                run_group(relation, plan, &l_out, &r_in, false, Part::WHOLE, &mut sink);
+            }
         }
-        // No equality: every row is a candidate partner; sides keep the
-        // rows' ascending order, as the whole run would see them.
-        let (l_in, l_out): (Vec<u32>, Vec<u32>) = left.iter().partition(|&&r| side(r));
-        let (r_in, r_out): (Vec<u32>, Vec<u32>) = right.iter().partition(|&&r| side(r));
-        run_group(relation, plan, &l_in, &r_out, false, Part::WHOLE, &mut builder);
-        if !plan.symmetric {
-            run_group(relation, plan, &l_out, &r_in, false, Part::WHOLE, &mut builder);
-        }
+        cap.check()?;
     }
     let plans = plans.iter().zip(constraints).map(|(p, c)| p.describe(c)).collect();
     Ok((builder.into_parts(), plans))
@@ -109,7 +116,7 @@ mod tests {
         ];
         let side = |r: u32| r % 3 == 1 || r > 300;
         for brute_force in [false, true] {
-            let options = DetectOptions { threads: 1, brute_force, memory_limit: None };
+            let options = DetectOptions { threads: 1, brute_force, ..DetectOptions::default() };
             let whole = detect(&relation, &constraints, options).unwrap().graph;
             let want: Vec<Edge> = whole.edges().filter(|e| side(e.u) != side(e.v)).collect();
             assert!(want.len() > 1000, "a test worth running: {}", want.len());

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use dpincon_constraints::{Operator, TupleVar};
 use dpincon_graph::{EdgeSink, Multipartite};
 
+use crate::cap::Capped;
 use crate::plan::{Cross, Driver, FilterRhs, Plan, index};
 use crate::relation::Relation;
 
@@ -172,7 +173,8 @@ impl Part {
 /// Finds the violating pairs of one group. `same` says `left` and `right`
 /// are the same rows of a symmetric plan: each unordered pair is then
 /// enumerated once, in one orientation. `part` selects the share of the
-/// t1 rows this call covers.
+/// t1 rows this call covers. Every emitted pair counts on the sink's cap;
+/// the call returns early once it is over (`cap.rs`).
 pub(crate) fn run_group(
     relation: &Relation,
     plan: &Plan,
@@ -180,16 +182,15 @@ pub(crate) fn run_group(
     right: &[u32],
     same: bool,
     part: Part,
-    sink: &mut impl EdgeSink,
+    sink: &mut Capped<'_, impl EdgeSink>,
 ) {
     let key = |slot: usize, row: u32| relation.column(slot).key(row);
     let residual_holds = |a: u32, b: u32| {
         plan.residual.iter().all(|c| c.op.holds(&key(c.left, a), &key(c.right, b)))
     };
+    // Emits a violating pair; false once detection must stop.
     let mut emit = |a: u32, b: u32| {
-        if a != b && residual_holds(a, b) {
-            sink.add(a, b);
-        }
+        if a != b && residual_holds(a, b) { sink.add(a, b) } else { true }
     };
     let symmetric_path = same
         && match plan.driver {
@@ -214,7 +215,9 @@ pub(crate) fn run_group(
         Driver::AllPairs if same => {
             for i in part.triangular(left.len()) {
                 for &b in &left[i + 1..] {
-                    emit(left[i], b);
+                    if !emit(left[i], b) {
+                        return;
+                    }
                 }
             }
         }
@@ -229,7 +232,9 @@ pub(crate) fn run_group(
         Driver::AllPairs => {
             for &a in left {
                 for &b in right {
-                    emit(a, b);
+                    if !emit(a, b) {
+                        return;
+                    }
                 }
             }
         }
@@ -244,7 +249,9 @@ pub(crate) fn run_group(
                 let end = start + rows[start..].partition_point(|&r| key(c.left, r) == k);
                 for &a in &rows[start..end.min(share.end)] {
                     for &b in &rows[end..] {
-                        emit(a, b);
+                        if !emit(a, b) {
+                            return;
+                        }
                     }
                 }
                 start = end;
@@ -257,7 +264,9 @@ pub(crate) fn run_group(
                 let lo = rows.partition_point(|&r| key(c.right, r) < ka);
                 let hi = rows.partition_point(|&r| key(c.right, r) <= ka);
                 for &b in rows[..lo].iter().chain(&rows[hi..]) {
-                    emit(a, b);
+                    if !emit(a, b) {
+                        return;
+                    }
                 }
             }
         }
@@ -266,7 +275,9 @@ pub(crate) fn run_group(
             for &a in left {
                 let range = satisfying_range(&rows, c, key(c.left, a), |r| key(c.right, r));
                 for &b in &rows[range] {
-                    emit(a, b);
+                    if !emit(a, b) {
+                        return;
+                    }
                 }
             }
         }
@@ -327,7 +338,7 @@ fn iejoin(
     right: &[u32],
     x: Cross,
     y: Cross,
-    emit: &mut impl FnMut(u32, u32),
+    emit: &mut impl FnMut(u32, u32) -> bool,
 ) {
     let key = |slot: usize, row: u32| relation.column(slot).key(row);
     let by_x = sorted_on(right, |r| key(x.right, r));
@@ -349,7 +360,9 @@ fn iejoin(
             next += 1;
         }
         let range = satisfying_range(&by_x, x, key(x.left, a), |r| key(x.right, r));
-        marked.for_each_in(range, |p| emit(a, by_x[p]));
+        if !marked.for_each_in(range, |p| emit(a, by_x[p])) {
+            return;
+        }
     }
 }
 
@@ -371,9 +384,11 @@ impl BitIndex {
         self.summary[bit / 4096] |= 1 << ((bit / 64) % 64);
     }
 
-    fn for_each_in(&self, range: std::ops::Range<usize>, mut f: impl FnMut(usize)) {
+    /// Calls `f` on each set bit in `range`, in order, until it returns
+    /// false; false if it did.
+    fn for_each_in(&self, range: std::ops::Range<usize>, mut f: impl FnMut(usize) -> bool) -> bool {
         if range.is_empty() {
-            return;
+            return true;
         }
         let (first, last) = (range.start / 64, (range.end - 1) / 64);
         let mut w = first;
@@ -395,17 +410,21 @@ impl BitIndex {
                 word &= u64::MAX >> (64 - range.end % 64);
             }
             while word != 0 {
-                f(w * 64 + word.trailing_zeros() as usize);
+                if !f(w * 64 + word.trailing_zeros() as usize) {
+                    return false;
+                }
                 word &= word - 1;
             }
             w += 1;
         }
+        true
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cap::PairCap;
     use crate::compile::{KeyConstraint, KeyPredicate};
     use crate::exec::brute_force;
     use crate::relation::KeyColumn;
@@ -453,7 +472,9 @@ mod tests {
                     let members = &left[group.left];
                     for index in 0..of {
                         let part = Part { index, of };
-                        run_group(&relation, &plan, members, members, true, part, &mut got);
+                        let cap = PairCap::new(None);
+                        let mut sink = Capped::new(&mut got, &cap);
+                        run_group(&relation, &plan, members, members, true, part, &mut sink);
                     }
                 }
                 got.sort_unstable();
@@ -473,7 +494,10 @@ mod tests {
         }
         for range in [0..n, 3..4, 64..128, 63..4097, 4999..5101, 9_990..10_000, 20..20] {
             let mut seen = Vec::new();
-            bits.for_each_in(range.clone(), |b| seen.push(b));
+            bits.for_each_in(range.clone(), |b| {
+                seen.push(b);
+                true
+            });
             let want: Vec<usize> = set.iter().copied().filter(|b| range.contains(b)).collect();
             assert_eq!(seen, want, "range {range:?}");
         }

@@ -8,6 +8,7 @@ use dpincon_graph::{BuilderParts, ConflictGraph, EdgeSink, GraphBuilder, SpillCo
 
 use crate::DetectError;
 use crate::algorithms::{Group, Part, partition, run_group, sides};
+use crate::cap::{Capped, PairCap};
 use crate::compile::{KeyConstraint, KeyOperand};
 use crate::plan::{DetectionPlan, Plan, brute_force_plans, distinct_edge_sets};
 use crate::relation::Relation;
@@ -24,6 +25,13 @@ pub struct DetectOptions {
     /// writers' buffers and the graph) before the graph spills to the
     /// temporary directory (`None`: no limit). Never changes the graph.
     pub memory_limit: Option<u64>,
+    /// Pairs the drivers may emit before detection stops with
+    /// [`DetectError::PairCap`] (`None`: no cap). Every emitted pair
+    /// violates, each ordered pair of a constraint at most once, so more
+    /// than 2·k·H pairs of k constraints prove more than H edges
+    /// (README, "The pair cap"). Multipartite groups (keys and FDs) are not
+    /// counted: their pairs cost nothing until the freeze.
+    pub max_pairs: Option<u64>,
 }
 
 impl DetectOptions {
@@ -36,7 +44,7 @@ impl DetectOptions {
 impl Default for DetectOptions {
     fn default() -> Self {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        DetectOptions { threads, brute_force: false, memory_limit: None }
+        DetectOptions { threads, brute_force: false, memory_limit: None, max_pairs: None }
     }
 }
 
@@ -183,22 +191,25 @@ fn detect_with<G>(
         ..options
     };
     let builder = new_builder(n, &options)?;
+    let cap = PairCap::new(options.max_pairs);
     std::thread::scope(|scope| {
         for _ in 0..threads {
-            let (tasks, next, builder) = (&tasks, &next, &builder);
+            let (tasks, next, builder, cap) = (&tasks, &next, &builder, &cap);
             scope.spawn(move || {
                 let mut writer = builder.writer();
-                loop {
+                let mut sink = Capped::new(&mut writer, cap);
+                while !cap.over() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(task) = tasks.get(i) else { break };
                     let left = &task.left[task.group.left.clone()];
                     let right = &task.right[task.group.right.clone()];
                     let same = task.plan.symmetric;
-                    run_group(relation, task.plan, left, right, same, task.part, &mut writer);
+                    run_group(relation, task.plan, left, right, same, task.part, &mut sink);
                 }
             });
         }
     });
+    cap.check()?;
     let plans = plans.iter().zip(constraints).map(|(p, c)| p.describe(c)).collect();
     Ok((finish(builder), plans))
 }

@@ -22,6 +22,7 @@
 
 mod across;
 mod algorithms;
+mod cap;
 mod chains;
 mod compile;
 mod exec;
@@ -66,5 +67,12 @@ pub enum DetectError {
         dir: String,
         /// Why.
         message: String,
+    },
+    /// The drivers emitted more than [`DetectOptions::max_pairs`] pairs
+    /// and stopped (the graph is then over its edge cap; `cap.rs`).
+    #[error("detection emitted more than {cap} violating pairs and stopped")]
+    PairCap {
+        /// The cap.
+        cap: u64,
     },
 }

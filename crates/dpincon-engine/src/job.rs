@@ -161,6 +161,7 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
         threads,
         brute_force: config.test.brute_force,
         memory_limit: config.data.memory_limit.as_deref().map(parse_bytes).transpose()?,
+        max_pairs: pair_cap(config.data.max_edges, compiled.len()),
     };
     // Before detection: the constraints' shapes alone say whether the LP
     // is needed, and whether --memory-limit allows it.
@@ -176,7 +177,7 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
         let detection = detect(&relation, &compiled, options);
         (detection, frequencies.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     });
-    let detection = detection?;
+    let detection = detection.map_err(|e| over_cap(e, config.data.max_edges))?;
     let detect_s = detect_start.elapsed().as_secs_f64();
     progress.finish(Phase::Detect, detect_s);
     let classes = class_facts(&frequencies);
@@ -471,6 +472,28 @@ fn quota_verdict(
     const QUOTA_STREAM: u64 = 0x7175_6f74_6121; // "quota!": any constant
     let mut rng = noise_rng(config.test.seed.map(|s| s ^ QUOTA_STREAM))?;
     Ok(rows > n_max || test.over(edges, &mut rng))
+}
+
+/// The pairs detection of `constraints` constraints may emit under an edge
+/// cap of `max_edges` (`dpincon_detect::DetectOptions::max_pairs`): 2·k·H,
+/// past which the graph is surely over H, so detection's work stops with
+/// the cap's verdict known (detect README, "The pair cap").
+pub fn pair_cap(max_edges: Option<u64>, constraints: usize) -> Option<u64> {
+    max_edges.map(|h| h.saturating_mul(2).saturating_mul(constraints.max(1) as u64))
+}
+
+/// A detection stopped by its pair cap is over the edge quota, as the full
+/// graph would have been; any other error stays what it is.
+pub fn over_cap(e: dpincon_detect::DetectError, max_edges: Option<u64>) -> EngineError {
+    match (e, max_edges) {
+        (dpincon_detect::DetectError::PairCap { .. }, Some(max)) => {
+            EngineError::OverQuota(format!(
+                "the conflict graph has more than {max} edges: over the quota of --max-edges {max} \
+             (detection stopped early)"
+            ))
+        }
+        (e, _) => EngineError::Detect(e),
+    }
 }
 
 /// The noise generator: seeded only when asked (test mode), else from the OS.

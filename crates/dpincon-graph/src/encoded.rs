@@ -218,6 +218,13 @@ pub fn for_each_record(bytes: &[u8], mut f: impl FnMut(u32, &[u32])) -> Result<(
     Ok(())
 }
 
+/// The pairs the records of `bytes` hold (each record's neighbour count,
+/// summed), without decoding them; an error for bytes that are not whole
+/// records.
+pub fn record_pairs(bytes: &[u8]) -> Result<u64, String> {
+    records(bytes).map(|row| row.map(|r| r.len())).sum()
+}
+
 /// The records of `bytes`, in order; an error for bytes that are not
 /// whole records.
 pub(crate) fn records(mut bytes: &[u8]) -> impl Iterator<Item = Result<EncodedRow<'_>, String>> {
@@ -276,6 +283,9 @@ mod tests {
         for_each_record(&bytes, |u, vs| back.push((u, vs.to_vec()))).unwrap();
         assert_eq!(back, rows);
         assert!(for_each_record(&bytes[..bytes.len() - 1], |_, _| {}).is_err());
+        let pairs: usize = rows.iter().map(|(_, vs)| vs.len()).sum();
+        assert_eq!(record_pairs(&bytes), Ok(pairs as u64));
+        assert!(record_pairs(&bytes[..bytes.len() - 1]).is_err());
     }
 
     #[test]

@@ -101,6 +101,14 @@ impl Multipartite {
         self.class_start.windows(2).map(|w| &self.by_class[w[0] as usize..w[1] as usize])
     }
 
+    /// Its pairs: rows of different classes, (S² − Σ cᵢ²) / 2 for S rows
+    /// in classes of cᵢ.
+    pub fn pairs(&self) -> u64 {
+        let rows = self.by_class.len() as u64;
+        let within: u64 = self.class_start.windows(2).map(|w| u64::from(w[1] - w[0]).pow(2)).sum();
+        (rows * rows - within) / 2
+    }
+
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.by_class.len()
@@ -211,6 +219,7 @@ mod tests {
         for classes in groups() {
             let group = Multipartite::new(classes.iter().map(Vec::as_slice));
             let want = definition(&classes);
+            assert_eq!(group.pairs(), want.len() as u64, "{classes:?}");
             for of in 1..=5 {
                 let mut got = Vec::new();
                 let mut starts = Vec::new();

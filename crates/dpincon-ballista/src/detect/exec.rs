@@ -71,6 +71,10 @@ pub struct DetectSpec {
     /// partition that reads every row.
     #[serde(default)]
     pub covers_only: bool,
+    /// Pairs the task's drivers may emit before it stops and reports the
+    /// job over its edge cap (`dpincon_detect::DetectOptions::max_pairs`).
+    #[serde(default)]
+    pub max_pairs: Option<u64>,
 }
 
 /// Detects one constraint group per input partition (see the module docs).

@@ -9,9 +9,10 @@ use datafusion::arrow::datatypes::{SchemaRef, UInt32Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::{DataFusionError, Result};
 use dpincon_detect::{
-    DetectOptions, EqualityFrequencies, detect_parts, detect_parts_across, equality_frequencies,
+    DetectError, DetectOptions, EqualityFrequencies, detect_parts, detect_parts_across,
+    equality_frequencies,
 };
-use dpincon_graph::{BuilderParts, encode_row, for_each_record};
+use dpincon_graph::{BuilderParts, encode_row, for_each_record, record_pairs};
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::BallistaError;
@@ -51,8 +52,15 @@ pub fn detect_rows(
     let Some(first) = batches.first() else {
         let max_frequency = (!spec.keys.is_empty()).then_some(0);
         // No rows, no classes: the coordinator reads missing ones as empty.
-        let s =
-            Summary { group: spec.group, rows: 0, max_frequency, classes: None, chains: vec![] };
+        let s = Summary {
+            group: spec.group,
+            rows: 0,
+            max_frequency,
+            pairs: Some(0),
+            group_pairs: 0,
+            classes: None,
+            chains: vec![],
+        };
         emit(summary(&s)?);
         return Ok(());
     };
@@ -102,14 +110,31 @@ pub fn detect_rows(
         },
         None => None,
     };
-    let options = DetectOptions { threads: 1, brute_force: spec.brute_force, memory_limit: None };
-    let parts = match across {
-        _ if spec.covers_only => None,
+    let options = DetectOptions {
+        threads: 1,
+        brute_force: spec.brute_force,
+        memory_limit: None,
+        max_pairs: spec.max_pairs,
+    };
+    let detected = match across {
+        _ if spec.covers_only => Ok(None),
         Some((block, i)) => {
             let side = |row: u32| block[row as usize] == i;
-            Some(detect_parts_across(&relation, &compiled, options, &side).map_err(failed)?.0)
+            detect_parts_across(&relation, &compiled, options, &side).map(|d| Some(d.0))
         }
-        None => Some(detect_parts(&relation, &compiled, options).map_err(failed)?.0),
+        None => detect_parts(&relation, &compiled, options).map(|d| Some(d.0)),
+    };
+    // A stop at the pair cap is an answer, not a failure: the summary says
+    // so and the partition sends no graph (the job is over its edge cap).
+    let (parts, pairs, group_pairs) = match detected {
+        Err(DetectError::PairCap { .. }) => (None, None, 0),
+        Err(e) => return Err(failed(e)),
+        Ok(None) => (None, Some(0), 0),
+        Ok(Some(parts)) => {
+            let pairs = record_pairs(&parts.records).map_err(failed)?;
+            let group_pairs = parts.groups.iter().map(|(g, _)| g.pairs()).sum();
+            (Some(parts), Some(pairs), group_pairs)
+        }
     };
     let rows = if across.is_some() { 0 } else { n };
     // Pair tasks see part of the table, and their group has no X: they
@@ -137,7 +162,8 @@ pub fn detect_rows(
 
     // The summary first: the coordinator needs every partition's row count
     // before it can build the graph, and merges the edges as they arrive.
-    if !emit(summary(&Summary { group: spec.group, rows, max_frequency, classes, chains })?) {
+    let s = Summary { group: spec.group, rows, max_frequency, pairs, group_pairs, classes, chains };
+    if !emit(summary(&s)?) {
         return Ok(());
     }
     match parts {

@@ -10,7 +10,7 @@ use datafusion::prelude::SessionContext;
 use dpincon_graph::{SpillConfig, edge_stream_fingerprint};
 
 use crate::assemble::{PartitionPieces, assemble};
-use crate::plan::{PlanRequest, build_plan};
+use crate::plan::{JobPlan, PlanRequest, build_plan};
 use crate::scan::ScanFormat;
 
 const SCHEMA: &str = "Zip:int,City:string,State:string,Salary:int,Rate:float";
@@ -67,6 +67,7 @@ fn request(data: &Path, partitions: usize) -> PlanRequest<'_> {
         constraints: DCS,
         brute_force: false,
         partitions,
+        max_edges: None,
     }
 }
 
@@ -94,6 +95,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     let mut maxima = vec![0u64; plan.sets.len()];
     let mut classes = vec![None::<dpincon_detect::ConflictClasses>; plan.groups()];
     let mut chains = vec![Vec::<u64>::new(); plan.groups()];
+    let mut pairs = 0;
     let mut sources = Vec::new();
     for partition in &partitions {
         let (tx, rx) = tokio::sync::mpsc::channel(partition.len() + 1);
@@ -104,6 +106,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
         let s = source.summary().await.unwrap();
         let g = s.group as usize;
         rows[g] += u64::from(s.rows);
+        pairs += s.pairs.expect("no cap, no stop") + 2 * s.group_pairs;
         match s.max_frequency {
             Some(max) => maxima[g] = maxima[g].max(u64::from(max)),
             None => assert!(g >= maxima.len(), "only groups without X have none"),
@@ -128,6 +131,11 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
         .unwrap();
     let graph = assembled.graph;
     assert!(assembled.received > 0);
+    // The partitions' pairs (a group's twice) hold every edge, each at
+    // most twice per constraint: the bound the coordinator's early verdict
+    // rests on (`JobPlan::max_pairs`).
+    let (edges, k) = (graph.edge_count(), plan.bound.len() as u64);
+    assert!(pairs >= edges && pairs <= 2 * k * edges, "{pairs} pairs, {edges} edges");
 
     let mut job = dpincon_engine::JobConfig::new(&data, &dcs);
     job.data.schema = Some(SCHEMA.into());
@@ -193,5 +201,37 @@ async fn an_executor_decodes_dpincon_plans_on_its_tables_only() {
     for roots in [vec![tables.clone()], vec![dir.path().to_path_buf()]] {
         let err = on(&roots, &foreign).unwrap_err().to_string();
         assert!(err.contains("is not part of a dpincon plan"), "{err}");
+    }
+}
+
+/// Under an edge cap H the partitions stop or sum past 2·k·H only when the
+/// graph has more than H edges: at H = |E| never, at H = 0 always.
+#[tokio::test]
+async fn a_cap_at_the_graphs_edges_never_stops_and_a_cap_of_nothing_always_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = table(dir.path());
+    // Whether the coordinator would call the job over from the summaries.
+    async fn over(plan: JobPlan) -> bool {
+        let cap = plan.max_pairs.unwrap();
+        let ctx = SessionContext::new();
+        let partitions = collect_partitioned(plan.plan, ctx.task_ctx()).await.unwrap();
+        let mut pairs = Some(0u64);
+        for partition in &partitions {
+            let (tx, rx) = tokio::sync::mpsc::channel(partition.len() + 1);
+            partition.iter().for_each(|b| tx.try_send(Ok(b.clone())).unwrap());
+            let s = PartitionPieces::new(rx).summary().await.unwrap();
+            pairs = pairs.zip(s.pairs).map(|(t, p)| t + p + 2 * s.group_pairs);
+        }
+        pairs.is_none_or(|p| p > cap)
+    }
+    let mut job = dpincon_engine::JobConfig::new(&data, dir.path().join("t.dcs"));
+    std::fs::write(&job.constraints, DCS).unwrap();
+    job.data.schema = Some(SCHEMA.into());
+    let edges =
+        dpincon_engine::load(&job, &dpincon_engine::NoProgress).await.unwrap().graph.edge_count();
+    assert!(edges > 0);
+    for (cap, want) in [(edges, false), (0, true)] {
+        let plan = build_plan(&PlanRequest { max_edges: Some(cap), ..request(&data, 3) }).unwrap();
+        assert_eq!(over(plan).await, want, "cap {cap} of a graph of {edges} edges");
     }
 }

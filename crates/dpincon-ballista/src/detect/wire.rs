@@ -10,7 +10,9 @@
 //! (each class ascending), then s shares `(start, end)` of the group's
 //! (class, id) order.
 //! A summary's `data` is little-endian u64s: `group`, `rows`, the maximum
-//! frequency of X (`u64::MAX`: the group has no equality set), then 0, or
+//! frequency of X (`u64::MAX`: the group has no equality set), the pairs
+//! of its row records (`u64::MAX`: detection stopped at its pair cap and
+//! sends no graph), the pairs of its groups, then 0, or
 //! 1 and the classes of the group's keys and FDs
 //! (`dpincon_detect::fd_classes`; a group is one X): `cover`,
 //! `max_class`, `null_rows`, flags (bit 0 a key, bit 1 every member is a
@@ -119,6 +121,13 @@ pub struct Summary {
     pub rows: u32,
     /// Max frequency of the group's equality set (none: unbounded group).
     pub max_frequency: Option<u32>,
+    /// Pairs of the row records the partition sends; none when its
+    /// detection stopped at the pair cap (the job is then over its edge
+    /// cap, and the partition sends no graph).
+    pub pairs: Option<u64>,
+    /// Pairs of the multipartite groups it sends (each group's pairs
+    /// counted once, from its class sizes).
+    pub group_pairs: u64,
     /// The classes of the group's keys and FDs among its rows (none when
     /// the group has no key or FD), and whether every member is one.
     pub classes: Option<(ConflictClasses, bool)>,
@@ -135,7 +144,8 @@ const EXACT: u64 = 4;
 /// A partition's summary as a batch.
 pub fn summary(s: &Summary) -> Result<RecordBatch> {
     let max = s.max_frequency.map_or(u64::MAX, u64::from);
-    let mut words = vec![u64::from(s.group), u64::from(s.rows), max];
+    let pairs = s.pairs.unwrap_or(u64::MAX);
+    let mut words = vec![u64::from(s.group), u64::from(s.rows), max, pairs, s.group_pairs];
     match &s.classes {
         None => words.push(0),
         Some((c, all)) => {
@@ -170,6 +180,11 @@ fn read_summary(data: &[u8]) -> Result<Summary> {
         u64::MAX => None,
         max => Some(small(max)?),
     };
+    let pairs = match next()? {
+        u64::MAX => None,
+        pairs => Some(pairs),
+    };
+    let group_pairs = next()?;
     let classes = match next()? {
         0 => None,
         1 => {
@@ -188,7 +203,7 @@ fn read_summary(data: &[u8]) -> Result<Summary> {
     if next().is_ok() {
         return Err(bad("a summary too long"));
     }
-    Ok(Summary { group, rows, max_frequency, classes, chains })
+    Ok(Summary { group, rows, max_frequency, pairs, group_pairs, classes, chains })
 }
 
 /// One row of a partition's output.
@@ -244,9 +259,24 @@ mod tests {
             excess: 1,
         };
         let classes = Some((classes, true));
-        let with = Summary { group: 3, rows: 9, max_frequency: Some(4), classes, chains: vec![5] };
-        let without =
-            Summary { group: 4, rows: 12, max_frequency: None, classes: None, chains: vec![] };
+        let with = Summary {
+            group: 3,
+            rows: 9,
+            max_frequency: Some(4),
+            pairs: Some(17),
+            group_pairs: 40,
+            classes,
+            chains: vec![5],
+        };
+        let without = Summary {
+            group: 4,
+            rows: 12,
+            max_frequency: None,
+            pairs: None,
+            group_pairs: 0,
+            classes: None,
+            chains: vec![],
+        };
         for s in [&with, &without] {
             let batch = summary(s).unwrap();
             assert_eq!(parts(&batch).unwrap(), [Part::Summary(s.clone())]);
