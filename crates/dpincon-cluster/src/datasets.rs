@@ -173,6 +173,18 @@ pub struct Dataset {
     pub quota_epsilon: Option<f64>,
 }
 
+impl Dataset {
+    /// Whether every job's work is bounded by public settings: a
+    /// fixed-time dataset with `max-edges` (and so `max-rows`), whose
+    /// detection stops at its pair cap (`dpincon_detect::DetectOptions::
+    /// max_pairs`) and which accepts only constraints that cap bounds. Its
+    /// slot can then be sized to hold any job (the cluster README, "Work
+    /// bounded by public settings").
+    pub fn bounds_work(&self) -> bool {
+        self.release == ReleaseMode::FixedTime && self.spec.max_edges.is_some()
+    }
+}
+
 /// The whole configuration.
 #[derive(Debug, Clone)]
 pub struct CoordinatorConfig {

@@ -186,7 +186,7 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
             ),
         );
     }
-    let exact_repair = check_constraints(&job.constraints, &dataset.schema, rules.limits)?;
+    let exact_repair = check_constraints(&job.constraints, dataset, rules.limits)?;
     let total_epsilon = check_budget(&job, dataset)?;
     let accepted = Accepted {
         dataset: dataset.clone(),
@@ -206,13 +206,9 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
     Ok(accepted)
 }
 
-/// Checks the constraints against the limits and the declared schema, and
-/// says whether they make I_R one set's exact cover (no LP).
-fn check_constraints(
-    text: &str,
-    schema: &dpincon_constraints::TableSchema,
-    limits: &Limits,
-) -> Result<bool, Refusal> {
+/// Checks the constraints against the limits and the dataset's declared
+/// schema, and says whether they make I_R one set's exact cover (no LP).
+fn check_constraints(text: &str, dataset: &Dataset, limits: &Limits) -> Result<bool, Refusal> {
     use FailureReason::*;
     if text.len() > limits.max_constraint_bytes {
         return refuse(
@@ -236,13 +232,34 @@ fn check_constraints(
     })?;
     // Binding needs only the declared schema: the same answer for every
     // table with these columns.
-    let bound = dpincon_constraints::bind(&parsed, schema)
+    let bound = dpincon_constraints::bind(&parsed, &dataset.schema)
         .map_err(|e| Refusal::new(BadConstraints, e.to_string()))?;
     if bound.len() > limits.max_constraints {
         return refuse(
             OverLimits,
             format!("{} denial constraints; the limit is {}", bound.len(), limits.max_constraints),
         );
+    }
+    if dataset.bounds_work() {
+        // Only a constraint whose every looked-at pair violates has its
+        // work bounded by max-edges (`dpincon_detect::residual_predicates`):
+        // any other could run past its slot on some tables and not others.
+        let shapes = dpincon_detect::compile_shapes(&bound)
+            .map_err(|e| Refusal::new(BadConstraints, e.to_string()))?;
+        if let Some(c) = shapes.iter().find(|c| dpincon_detect::residual_predicates(c) > 0) {
+            return refuse(
+                NotAllowed,
+                format!(
+                    "constraint `{}`: {} of its comparisons are checked pair by pair, so its \
+                     detection's work does not follow its conflicts and max-edges cannot bound \
+                     it; dataset '{}' releases at fixed times and accepts constraints of \
+                     equalities with at most two order comparisons, or with one `!=`",
+                    c.display,
+                    dpincon_detect::residual_predicates(c),
+                    dataset.name
+                ),
+            );
+        }
     }
     dpincon_engine::repair_is_exact(&bound).map_err(|e| Refusal::new(BadConstraints, e.to_string()))
 }
@@ -407,6 +424,39 @@ mod tests {
         assert!(err.detail.contains("memory-limit") && err.detail.contains("greedy"), "{err:?}");
         submit(&c, false, &format!("{two}epsilon = 1.0\nir-method = \"greedy\""))
             .expect("the greedy cover keeps to the limit");
+    }
+
+    /// A fixed-time dataset with max-edges bounds every job's work: a
+    /// constraint whose driver looks at pairs that do not violate is
+    /// refused before the charge, naming it; without max-edges it runs.
+    #[test]
+    fn a_bounded_dataset_refuses_constraints_its_cap_does_not_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = config(dir.path());
+        let residual = "dataset = \"t\"\nconstraints = \"not(t1.Zip>t2.Zip & t1.City!=t2.City)\"\n";
+        submit(&c, false, &format!("{residual}epsilon = 1.0")).expect("no max-edges: no bound");
+        let bounded = CoordinatorConfig::parse(
+            &format!(
+                "state-dir = {:?}\n[datasets.t]\ndata = {:?}\nschema = \"Zip:int,City:string\"\n\
+                 ledger = {:?}\nbudget-cap = 10.0\nmax-job-epsilon = 4.0\nmax-rows = 100\n\
+                 max-edges = 1000000\n",
+                dir.path().join("state").display().to_string(),
+                dir.path().join("t.csv").display().to_string(),
+                dir.path().join("t.ledger").display().to_string(),
+            ),
+            "c.toml",
+        )
+        .unwrap();
+        c.datasets = bounded.datasets;
+        assert!(c.datasets["t"].bounds_work());
+        let err = submit(&c, false, &format!("{residual}epsilon = 1.0")).unwrap_err();
+        assert_eq!(err.reason, FailureReason::NotAllowed);
+        assert!(err.detail.contains("t1.City!=t2.City") && err.detail.contains("1 of"), "{err:?}");
+        let order = "dataset = \"t\"\nconstraints = \"not(t1.Zip>t2.Zip & t1.City<t2.City)\"\n";
+        for ok in [FD, order] {
+            submit(&c, false, &format!("{ok}epsilon = 1.0"))
+                .expect("every looked-at pair violates");
+        }
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub use frequencies::{
     ConflictClasses, EXCESS_FROM, EqualityFrequencies, equality_attributes, equality_frequencies,
     fd_classes,
 };
-pub use plan::{DetectionPlan, DriverKind, brute_force_plans, describe_plans};
+pub use plan::{DetectionPlan, DriverKind, brute_force_plans, describe_plans, residual_predicates};
 pub use relation::{KeyColumn, Relation, float_key, int_key};
 pub use sets::{CoverSets, compile_shapes, cover_sets};
 

@@ -238,6 +238,17 @@ fn best_complement(cross: &[Cross]) -> Option<usize> {
         .or_else(|| cross.iter().position(|c| ne(&c)))
 }
 
+/// How many of `constraint`'s comparisons its detection checks pair by
+/// pair, beyond the equalities it partitions on and the one or two
+/// comparisons its driver indexes (`Plan::residual`; from its shape,
+/// [`crate::compile_shapes`], before any row is read). With none, every
+/// pair a driver looks at violates, so the work follows the conflicts and
+/// a pair cap bounds it (`cap.rs`); with some, a driver may look at many
+/// pairs that do not.
+pub fn residual_predicates(constraint: &KeyConstraint) -> usize {
+    Plan::new(constraint).residual.len()
+}
+
 /// Whether renaming t1 <-> t2 maps the predicate set onto itself.
 fn is_symmetric(predicates: &[KeyPredicate]) -> bool {
     let (original, swapped) = orientations(predicates);

@@ -91,6 +91,33 @@ mod tests {
         cover_sets(&compile_shapes(&bound).unwrap())
     }
 
+    /// Keys, FDs and one or two order comparisons are checked by their
+    /// drivers alone; a third comparison, or a ≠ beside an order, is a
+    /// residual (`residual_predicates`).
+    #[test]
+    fn which_shapes_check_predicates_pair_by_pair() {
+        let schema = TableSchema::new([
+            ("zip", ColumnKind::Int),
+            ("city", ColumnKind::Str),
+            ("salary", ColumnKind::Int),
+            ("rate", ColumnKind::Float),
+        ]);
+        for (text, want) in [
+            ("FD: zip -> city", 0),
+            ("not(t1.zip=t2.zip)", 0),
+            ("not(t1.zip=t2.zip & t1.salary>t2.salary & t1.rate<t2.rate)", 0),
+            ("not(t1.salary>t2.salary & t1.city='A')", 0),
+            ("not(t1.zip!=t2.zip & t1.city!=t2.city)", 1),
+            ("not(t1.salary>t2.salary & t1.city!=t2.city)", 1),
+            ("not(t1.salary>t2.salary & t1.rate<t2.rate & t1.zip<t2.zip)", 1),
+        ] {
+            let bound = bind(&parse_constraints(text).unwrap(), &schema).unwrap();
+            let shapes = compile_shapes(&bound).unwrap();
+            let got: usize = shapes.iter().map(crate::residual_predicates).sum();
+            assert_eq!(got, want, "{text}");
+        }
+    }
+
     #[test]
     fn which_constraints_make_one_exact_set() {
         let exact = |sets| CoverSets { sets, all: true, exact: true };

@@ -38,7 +38,7 @@ use tonic::transport::server::TcpIncoming;
 
 use crate::ClusterError;
 use crate::auth::{ClientTokens, RequireClient};
-use crate::datasets::CoordinatorConfig;
+use crate::datasets::{CoordinatorConfig, ReleaseMode};
 use crate::runner::{SlotUse, run_queue};
 use crate::schedule::Lanes;
 use crate::store::{Ending, JobStore, StoredJob, now_ms};
@@ -139,6 +139,14 @@ impl CoordinatorService {
                 config.release.name(),
                 d.job_deadline,
             );
+            if config.release == ReleaseMode::FixedTime && !d.bounds_work() {
+                eprintln!(
+                    "dataset {}: no max-edges, so no public setting bounds a job's work: \
+                     `deadline exceeded` can tell whether this table's graph is large \
+                     (cluster README, \"Work bounded by public settings\")",
+                    d.name
+                );
+            }
         }
         let (queue, rx) = mpsc::unbounded_channel();
         let lanes = Lanes::new(options.config.limits.slots);
