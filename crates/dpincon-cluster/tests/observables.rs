@@ -12,7 +12,7 @@ use common::{
     Cluster, config_with, fixed_dataset, job, ledger_charges, now_ms, observe, try_coordinator,
     within, write_table,
 };
-use dpincon_proto::v1::JobState;
+use dpincon_proto::v1::{FailureReason, JobState};
 use serde_json::json;
 
 /// A setting a measurement run may scale up (the closing note of issue
@@ -209,6 +209,56 @@ async fn a_quota_cannot_be_an_exact_oracle_and_its_verdict_is_charged() {
         let quota = records.iter().filter(|r| r["measure"] == "quota").count();
         assert_eq!(quota, 2, "{dataset}: one verdict charge per job: {records:?}");
         assert!((spent - 2.0 * 1.05).abs() < 1e-9, "{dataset}: {spent}");
+    }
+}
+
+/// Work bounded by public settings: on a table whose graph is far over the
+/// cap (every pair of its rows conflicts), an FD job (multipartite groups,
+/// 4.5·10^8 edges: minutes to build in this build, past its slot) and an
+/// order job (pairs the executors enumerate) both end `over quota` inside
+/// their slot: the coordinator calls the FD job over from the partitions'
+/// summaries, and each executor task of the order job stops at its pair
+/// cap. Neither `deadline exceeded` nor a memory failure can happen to them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_graph_far_over_its_cap_ends_over_quota_without_being_built() {
+    let rows = 30_000;
+    let dir = tempfile::tempdir().unwrap();
+    write_table(dir.path(), 100); // the coordinator's main dataset
+    let mut csv = String::from("ID,SSN,Zip,City,State,Salary,Rate,Age,Tenure\n");
+    for id in 0..rows {
+        csv += &format!("{id},{},1,City{id},AL,{},5.0,40,13\n", 1000 + id, 20_000 + id);
+    }
+    let table = dir.path().join("dense.csv");
+    std::fs::write(&table, csv).unwrap();
+    let cap = 1_000_000;
+    let dataset = fixed_dataset(dir.path(), "dense", &table, "20s")
+        + &format!("max-edges = {cap}\nmax-rows = {rows}\nquota-epsilon = 1.0\n");
+    let main = "budget-cap = 10.0\nmax-job-epsilon = 3.0";
+    let config = config_with(dir.path(), "main", main, &format!("[limits]\nslots = 2\n{dataset}"));
+    let cluster = Cluster::start_with(dir.path(), &config, 2, &[], &[]);
+    let c = cluster.client();
+    let mut ids = Vec::new();
+    for constraints in ["FD: Zip -> City", "not(t1.Zip=t2.Zip & t1.Salary>t2.Salary)"] {
+        let request = json!({"dataset": "dense", "constraints": constraints, "epsilon": 0.5, "measures": ["mi"]});
+        ids.push((constraints, c.submit(&request).await.unwrap()));
+    }
+    for (constraints, id) in &ids {
+        let seen = observe(&c, id).await;
+        let (_, last) = seen.last().unwrap();
+        assert_eq!(
+            last.state,
+            JobState::Failed as i32,
+            "{constraints}: {seen:?}\n{}",
+            cluster.logs()
+        );
+        assert_eq!(last.reason, FailureReason::OverQuota as i32, "{constraints}: {last:?}");
+        // No count leaks into what the client sees: the public reason only.
+        assert_eq!(last.error, "over quota", "{constraints}");
+    }
+    let slots = store_slots(dir.path());
+    for (constraints, id) in &ids {
+        let (start, started, end) = slots[id];
+        assert!(started.is_some_and(|s| s >= start) && end > start, "{constraints}");
     }
 }
 
