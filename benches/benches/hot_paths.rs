@@ -9,7 +9,7 @@ use dpincon_measures::{DegreeBound, EdgeAddition, walk};
 use dpincon_mechanisms::{DiscreteLaplace, NoiseRng};
 
 const ONE_THREAD: DetectOptions =
-    DetectOptions { threads: 1, brute_force: false, memory_limit: None };
+    DetectOptions { threads: 1, brute_force: false, memory_limit: None, max_pairs: None };
 
 fn fd_pairs(c: &mut Criterion) {
     let mut group = c.benchmark_group("fd_pair_emission");

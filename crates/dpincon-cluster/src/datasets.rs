@@ -333,6 +333,21 @@ impl CoordinatorConfig {
             )?;
             let max_spill_bytes = size(&at, "max-spill-bytes", d.max_spill_bytes.as_deref(), None)?;
             size(&at, "memory-limit", d.memory_limit.as_deref(), None)?;
+            // Where max-edges bounds every job's work, an exact memory or
+            // spill quota would still fail some jobs within the bounds on
+            // some tables and not others: one exact bit each. The machine is
+            // sized for the bound instead (cluster README, "Work bounded by
+            // public settings").
+            let bounded = release == ReleaseMode::FixedTime && d.max_edges.is_some();
+            if bounded && (max_job_memory.is_some() || max_spill_bytes.is_some()) {
+                return Err(bad(
+                    &at,
+                    "max-job-memory and max-spill-bytes cannot go with max-edges on a fixed-time \
+                     dataset: their exact outcome would tell a client whether this table's job \
+                     needed more; max-edges already bounds the graph (size memory-limit and the \
+                     spill disk for it)",
+                ));
+            }
             let spec = DataSpec {
                 format: Some(format),
                 // Every CSV column's type is declared: inference only finds the names.
@@ -632,6 +647,14 @@ mod tests {
             ("max-job-memory = \"lots\"", "max-job-memory 'lots'"),
             ("max-job-memory = \"1MiB\"", "at least 64MiB"),
             ("max-spill-bytes = \"-1G\"", "max-spill-bytes"),
+            (
+                "max-edges = 100000000\nmax-rows = 1000\nmax-job-memory = \"1GiB\"",
+                "cannot go with max-edges on a fixed-time",
+            ),
+            (
+                "max-edges = 100000000\nmax-rows = 1000\nmax-spill-bytes = \"1GiB\"",
+                "cannot go with max-edges on a fixed-time",
+            ),
             ("memory-limit = \"huge\"", "memory-limit"),
             ("max-deadline = \"1m\"", "unknown field `max-deadline`"),
         ] {
