@@ -1,13 +1,14 @@
 //! The results store: every audit appended to an SQLite database, and each
 //! check's trend read back. Holds only DP releases and public settings.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::verdict::changed;
-use crate::{AuditError, AuditRun};
+use crate::{AuditError, AuditRun, DatasetStatus, Reason};
 
 /// The history database.
 pub struct History {
@@ -104,6 +105,49 @@ impl History {
             tx.commit()
         })();
         result.map_err(|e| self.err(e))
+    }
+
+    /// ε this suite's runs were charged, per dataset: what a run on a
+    /// coordinator knows of its budget (the coordinator's ledger, shared
+    /// with other clients, is the operator's). A run is charged when it
+    /// ran, or when the coordinator accepted it and it then failed.
+    pub fn charged(&self, suite: &str) -> Result<BTreeMap<String, f64>, AuditError> {
+        #[derive(Deserialize)]
+        struct Run {
+            datasets: Vec<Dataset>,
+        }
+        #[derive(Deserialize)]
+        struct Dataset {
+            name: String,
+            status: DatasetStatus,
+            budget: Budget,
+            #[serde(default)]
+            error: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct Budget {
+            per_run: f64,
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT report FROM runs WHERE suite = ?1 ORDER BY id")
+            .map_err(|e| self.err(e))?;
+        let reports = stmt
+            .query_map(params![suite], |row| row.get::<_, String>(0))
+            .map_err(|e| self.err(e))?;
+        let mut charged = BTreeMap::new();
+        for report in reports {
+            let run: Run = serde_json::from_str(&report.map_err(|e| self.err(e))?)
+                .map_err(|e| self.err(format!("a stored report: {e}")))?;
+            for d in run.datasets {
+                let failed_after_acceptance =
+                    d.error.as_deref() == Some(Reason::FailedOnCoordinator.text());
+                if d.status == DatasetStatus::Ran || failed_after_acceptance {
+                    *charged.entry(d.name).or_insert(0.0) += d.budget.per_run;
+                }
+            }
+        }
+        Ok(charged)
     }
 
     /// Every check's trend for `suite`, oldest night first; nights without

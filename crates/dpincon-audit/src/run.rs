@@ -1,5 +1,7 @@
 //! Planning a suite's budget and running its datasets.
 
+use std::collections::BTreeMap;
+
 use dpincon_engine::{DataFormat, DataSpec, JobConfig, Report, TestOptions, ledger};
 use serde::Serialize;
 
@@ -29,7 +31,7 @@ pub struct DatasetBudget {
 }
 
 /// What happened to a dataset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DatasetStatus {
     /// Released and checked.
@@ -224,13 +226,19 @@ where
 }
 
 /// Runs `suite` on a coordinator (`exec` submits a dataset's job and waits
-/// for its report). The coordinator owns every ledger: nothing is planned
-/// here; each dataset's budget comes from the coordinator's answer, the
-/// ledger state in its report, or its refusal (a failure whose reason is
-/// [`Reason::BudgetExhausted`]: the dataset is refused, its figures 0).
-/// The suite's `ledger` and `budget-cap` are unused. Verdicts are judged
-/// exactly as in [`run_suite`].
-pub async fn run_suite_remote<F>(suite: &Suite, coordinator: &str, exec: F) -> AuditOutcome
+/// for its report). The coordinator owns every ledger and shows a client
+/// only its own job's charge, so a dataset's budget here is the suite's
+/// own plan: its `budget-cap` against `charged`, what its earlier runs
+/// were charged (`History::charged`). The coordinator's cap still governs:
+/// a job it cannot fund is refused ([`Reason::BudgetExhausted`]: the
+/// dataset is refused, nothing charged). Verdicts are judged exactly as in
+/// [`run_suite`].
+pub async fn run_suite_remote<F>(
+    suite: &Suite,
+    coordinator: &str,
+    charged: &BTreeMap<String, f64>,
+    exec: F,
+) -> AuditOutcome
 where
     F: AsyncFn(&Dataset) -> Result<Report, Failure>,
 {
@@ -238,18 +246,23 @@ where
     let mut datasets = Vec::new();
     let mut details = Vec::new();
     for d in &suite.datasets {
-        let ledger = format!("coordinator {coordinator}: ledger of dataset {}", d.remote_name());
+        let ledger = format!(
+            "coordinator {coordinator}, dataset {}: this suite's charges (the ledger is the \
+             operator's)",
+            d.remote_name()
+        );
+        let spent = charged.get(&d.name).copied().unwrap_or(0.0);
         let (budget, outcome) = match exec(d).await {
-            Ok(report) => {
-                let state = report.budget.as_ref().and_then(|b| b.ledger.as_ref());
-                let spent = state.map_or(0.0, |l| l.spent_before);
-                let cap = state.and_then(|l| l.cap).unwrap_or(d.budget_cap);
-                (budget(d, ledger, cap, spent, None), Ok(report))
-            }
+            Ok(report) => (budget(d, ledger, d.budget_cap, spent, None), Ok(report)),
             Err(f) => {
                 let refused = f.reason == Reason::BudgetExhausted;
                 let status = if refused { DatasetStatus::Refused } else { DatasetStatus::Error };
-                (budget(d, ledger, 0.0, 0.0, refused.then_some(f.reason)), Err((status, f)))
+                // Accepted, then failed: charged all the same (`budget`
+                // counts this run's ε unless given a reason it was not).
+                let uncharged = (f.reason != Reason::FailedOnCoordinator).then_some(f.reason);
+                let mut b = budget(d, ledger, d.budget_cap, spent, uncharged);
+                b.refused = refused.then_some(f.reason);
+                (b, Err((status, f)))
             }
         };
         datasets.push(judge(d, budget, outcome, &mut details));

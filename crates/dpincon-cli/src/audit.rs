@@ -78,7 +78,10 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
     // Open the store first: a broken history fails before any budget is spent.
     let mut history = History::open(&history_path).map_err(|e| e.to_string())?;
     let AuditOutcome { run, details } = match &args.coordinator {
-        Some(url) => remote_run(&suite, url, &args).await?,
+        Some(url) => {
+            let charged = history.charged(&suite.name).map_err(|e| e.to_string())?;
+            remote_run(&suite, url, &charged, &args).await?
+        }
         None => {
             suite.require_tables(&path).map_err(|e| e.to_string())?;
             run_suite(&suite, args.seed, async |config, name: &str| {
@@ -122,10 +125,15 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
 /// The client job carries only what a client may set (dataset name, inline
 /// constraints, ε, measures; a seed only when asked, which test clusters
 /// alone accept): the coordinator's operator owns the table, ledger and cap.
-async fn remote_run(suite: &Suite, url: &str, args: &AuditArgs) -> Result<AuditOutcome, String> {
+async fn remote_run(
+    suite: &Suite,
+    url: &str,
+    charged: &std::collections::BTreeMap<String, f64>,
+    args: &AuditArgs,
+) -> Result<AuditOutcome, String> {
     let client = args.connect.client(url)?;
     let seed = args.seed;
-    Ok(run_suite_remote(suite, url, async |d: &Dataset| {
+    Ok(run_suite_remote(suite, url, charged, async |d: &Dataset| {
         let constraints = std::fs::read_to_string(&d.constraints).map_err(|e| {
             let path = d.constraints.display();
             Failure::new(

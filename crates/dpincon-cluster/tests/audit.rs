@@ -38,13 +38,13 @@ async fn a_suite_runs_on_the_coordinator_whose_ledger_governs() {
     let cluster = Cluster::start_with(dir.path(), &config, 1, &[], &[]);
     let url = cluster.coordinator.url();
     let suite = dir.path().join("suite.toml");
-    // The suite's own cap (1) would refuse a local run: here it is unused.
+    // The suite's own plan: a cap of 100 (the coordinator's, 50, governs).
     std::fs::write(
         &suite,
         format!(
             "name = \"remote\"\n\
              [[dataset]]\nname = \"nightly\"\ncoordinator-dataset = \"table\"\n\
-             constraints = {constraints:?}\nepsilon = 10\nmax-rows = 2000\nbudget-cap = 1\n\
+             constraints = {constraints:?}\nepsilon = 10\nmax-rows = 2000\nbudget-cap = 100\n\
              [[dataset.check]]\nname = \"pairs\"\nmeasure = \"mi\"\nmax = 1e9\n\
              [[dataset.check]]\nname = \"rows\"\nmeasure = \"p\"\nmax = 0\n\
              [[dataset.check]]\nname = \"repair\"\nmeasure = \"r\"\nmax-fraction = 0.9\n\
@@ -65,11 +65,12 @@ async fn a_suite_runs_on_the_coordinator_whose_ledger_governs() {
             .unwrap();
     let ran = &report["datasets"][0];
     assert_eq!(ran["status"], "ran", "{report}\n{stderr}\n{}", cluster.logs());
-    // The coordinator's ledger, as its report states it.
+    // The coordinator shows a client its own job's charge only: the
+    // budget is the suite's plan against its own charges (none yet).
     let b = &ran["budget"];
-    assert_eq!((b["cap"].as_f64(), b["spent"].as_f64()), (Some(50.0), Some(0.0)), "{b}");
-    assert_eq!((b["per_run"].as_f64(), b["remaining"].as_f64()), (Some(30.0), Some(20.0)));
-    assert_eq!(b["nights_left"].as_f64(), Some(0.0));
+    assert_eq!((b["cap"].as_f64(), b["spent"].as_f64()), (Some(100.0), Some(0.0)), "{b}");
+    assert_eq!((b["per_run"].as_f64(), b["remaining"].as_f64()), (Some(30.0), Some(70.0)));
+    assert_eq!(b["nights_left"].as_f64(), Some(2.0));
     assert!(b["ledger"].as_str().unwrap().contains(&url), "{b}");
     assert_eq!(ledger_charges(&ledger_path(dir.path(), "main")).0, 30.0);
     // The verdicts judge the coordinator's releases: the same seeded
@@ -97,6 +98,8 @@ async fn a_suite_runs_on_the_coordinator_whose_ledger_governs() {
     let refused = &report["datasets"][0];
     assert_eq!(refused["status"], "refused", "{report}");
     assert!(refused["budget"]["refused"].as_str().unwrap().contains("budget exhausted"));
+    // What the first night was charged, from the suite's own history.
+    assert_eq!(refused["budget"]["spent"].as_f64(), Some(30.0), "{refused}");
     assert_eq!(refused["checks"][0]["verdict"], "error");
     assert_eq!(ledger_charges(&ledger_path(dir.path(), "main")).0, 30.0);
     // Both nights are in the history, the refused one without releases.

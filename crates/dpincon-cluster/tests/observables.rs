@@ -202,6 +202,9 @@ async fn a_quota_cannot_be_an_exact_oracle_and_its_verdict_is_charged() {
         let report: serde_json::Value = serde_json::from_str(&report).unwrap();
         assert_eq!(report["budget"]["quota_verdict"].as_f64(), Some(1.0), "{dataset}: {report}");
         assert_eq!(report["budget"]["total"].as_f64(), Some(1.05), "{dataset}");
+        // Its own charge only: not the dataset's ledger, which shows what
+        // other clients spent.
+        assert!(report["budget"]["ledger"].is_null(), "{dataset}: {report}");
     }
     for dataset in ["with", "without"] {
         let ledger = dir.path().join("main").join("ledgers").join(format!("{dataset}.jsonl"));

@@ -45,12 +45,14 @@ pub struct Report {
 
 impl Report {
     /// The report as a cluster client sees it: the dataset's name in place
-    /// of the operator's paths (table, constraint file, ledger).
+    /// of the operator's paths (table, constraint file), and the job's own
+    /// charge without the dataset's ledger state, which would show what
+    /// other clients spent.
     pub fn for_client(mut self, dataset: &str) -> Report {
         self.data = format!("dataset {dataset}");
         self.constraints = "inline".into();
-        if let Some(ledger) = self.budget.as_mut().and_then(|b| b.ledger.as_mut()) {
-            ledger.path = format!("ledger of dataset {dataset}");
+        if let Some(budget) = self.budget.as_mut() {
+            budget.ledger = None;
         }
         self
     }
