@@ -163,14 +163,11 @@ mod tests {
 
         use crate::compile::{KeyConstraint, KeyPredicate};
         use crate::exec::{DetectOptions, detect};
+        use crate::fixtures::xorshift;
         use crate::relation::{KeyColumn, Relation};
 
         let rows = 600u32;
-        let mut state = 5u64;
-        let mut next = move |m: u64| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 33) % m
-        };
+        let mut next = xorshift(5);
         let mut col = |m: u64| KeyColumn::from_keys((0..rows).map(|_| Some(next(m))));
         let relation = Relation::from_slots(rows, vec![col(40), col(40), col(5), col(600)]);
         let dc = |id, predicates| KeyConstraint { id, display: String::new(), predicates };
