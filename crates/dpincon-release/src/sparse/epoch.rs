@@ -45,17 +45,32 @@ impl EpochParams {
         nights: u32,
         beta: f64,
     ) -> Result<Self, ReleaseError> {
-        if bands.is_empty() || !bands.iter().all(Band::is_bounded) {
+        let params = EpochParams { epsilon, sensitivity, bands, nights, beta };
+        params.validate()?;
+        Ok(params)
+    }
+
+    /// The checks of [`EpochParams::new`], again for parameters that came
+    /// back through serde.
+    fn validate(&self) -> Result<(), ReleaseError> {
+        if self.bands.is_empty() || !self.bands.iter().all(Band::is_bounded) {
             return Err(ReleaseError::Invalid(
                 "a gate needs at least one band, each with an end".into(),
             ));
         }
-        if sensitivity == 0 {
+        if self.sensitivity == 0 {
             return Err(ReleaseError::Invalid("a gate's sensitivity must be at least 1".into()));
         }
-        let params = EpochParams { epsilon, sensitivity, bands, nights, beta };
-        params.accuracy()?; // validates ε, β, nights and Δ
-        Ok(params)
+        if self.nights == 0 {
+            return Err(ReleaseError::Invalid("a gate must plan at least one night".into()));
+        }
+        if !(self.beta.is_finite() && self.beta > 0.0 && self.beta < 1.0) {
+            return Err(ReleaseError::Invalid(format!(
+                "a gate's β must lie in (0, 1), got {}",
+                self.beta
+            )));
+        }
+        epoch_noises(self.epsilon, self.sensitivity).map(|_| ()) // ε, and Δ's range
     }
 
     /// ε, charged once for the whole epoch.
@@ -190,8 +205,9 @@ impl Epoch {
     /// Starts an epoch: draws ρ. Charge `params.epsilon()` first.
     ///
     /// # Errors
-    /// As [`EpochParams::new`] (the parameters are already valid).
+    /// As [`EpochParams::new`] (for parameters deserialized unchecked).
     pub fn start(params: EpochParams, rng: &mut NoiseRng) -> Result<Epoch, ReleaseError> {
+        params.validate()?;
         let (threshold_noise, night_noise) = epoch_noises(params.epsilon, params.sensitivity)?;
         let rho = threshold_noise.sample(rng);
         Ok(Epoch::from_parts(params, rho, night_noise))
@@ -351,6 +367,17 @@ mod tests {
         assert!(EpochParams::new(1.0, 1, band(), 0, 0.05).is_err());
         for beta in [0.0, 1.0, -0.1, f64::NAN] {
             assert!(EpochParams::new(1.0, 1, band(), 5, beta).is_err(), "{beta}");
+        }
+        // Parameters that bypassed `new` (serde) are checked again at start.
+        let mut rng = NoiseRng::seeded(3);
+        for bad in [
+            EpochParams { nights: 0, ..params(3) },
+            EpochParams { bands: vec![], ..params(3) },
+            EpochParams { sensitivity: 0, ..params(3) },
+            EpochParams { beta: 2.0, ..params(3) },
+            EpochParams { epsilon: -1.0, ..params(3) },
+        ] {
+            assert!(Epoch::start(bad.clone(), &mut rng).is_err(), "{bad:?}");
         }
     }
 
