@@ -9,7 +9,7 @@
 //!   whatever the number of nights. α is the least integer with that exact
 //!   tail (of a sum of two discrete Laplace variables) at most β.
 //! - **α (two-sided)**, Dwork–Roth's accuracy: with probability ≥ 1 − β
-//!   over k nights, every pass had q ≤ α₂ *and* no night with q < −α₂
+//!   over k nights, every pass had q ≤ α₂ *and* no night with q ≤ −α₂
 //!   ended the epoch (no false alarm while the statistic is α₂ inside its
 //!   band). Union bound: |ρ| ≤ h(ρ, β/2) and |ν_t| ≤ h(ν, β/(2k)) for all
 //!   t, h the noise's two-sided half-width. It grows with ln k; Dwork and
