@@ -21,6 +21,14 @@
 //! [`ProjectionTable`] and adds the final noise. [`release_repair`] is one
 //! step. [`quota`] releases a coordinator job's `over quota` verdict. All
 //! randomness comes from a [`NoiseRng`]; no float touches a secret.
+//!
+//! [`sparse`] gates nightly verdicts by the sparse vector technique
+//! (README, "Gated verdicts"): an [`Epoch`] is one AboveThreshold run,
+//! charged once, whose nights pass at no further cost while the statistic
+//! stays inside its [`Band`] (a check, the region between several checks,
+//! or the moved gate around the last released value); its first `above`
+//! ends it and calls for a fresh release. [`Accuracy`] states what a pass
+//! guarantees, and [`min_epsilon`] the least ε that makes a check useful.
 
 mod classes;
 pub mod gem;
@@ -31,6 +39,7 @@ mod projected;
 pub mod quota;
 pub mod repair;
 mod selection;
+pub mod sparse;
 mod table;
 
 pub use classes::{ClassBounds, ClassFacts, ExcessBound, NoisyClassBound};
@@ -45,6 +54,10 @@ pub use repair::{
     CoverFacts, RepairMethod, RepairRelease, RepairValues, UpperCover, release_repair,
 };
 pub use selection::{Strategy, quality_scores};
+pub use sparse::{
+    Accuracy, Band, Direction, Epoch, EpochParams, EpochSecret, GateVerdict, alpha_pass,
+    alpha_two_sided, min_epsilon,
+};
 pub use table::ProjectionTable;
 
 pub use dpincon_mechanisms::{Budget, MechanismError, NoiseRng, Selector};
@@ -64,4 +77,32 @@ pub enum ReleaseError {
     /// A class count was chosen but the table carries no classes (a driver bug).
     #[error("I_P's class count was chosen but the projection table has no classes")]
     MissingClasses,
+    /// A gate epoch was asked again after its `above` ended it.
+    #[error("the epoch ended with its `above`; start a new (charged) epoch")]
+    EpochEnded,
+    /// A gate epoch was asked for more nights than it was planned for.
+    #[error("the epoch's {nights} planned nights are used up; start a new (charged) epoch")]
+    EpochExhausted {
+        /// k, the nights planned.
+        nights: u32,
+    },
+    /// A stored epoch secret cannot continue this epoch (other parameters,
+    /// or a stale copy).
+    #[error("the stored epoch secret is refused ({0}); start a new (charged) epoch")]
+    SecretRefused(String),
+    /// A gated check whose pass accuracy α is wider than its use allows.
+    #[error(
+        "the gate's α = {alpha} at ε = {epsilon} is wider than the {width} this check allows; \
+         an ε of at least {min_epsilon} would do"
+    )]
+    GateTooWide {
+        /// The pass α at the check's ε.
+        alpha: u64,
+        /// The widest useful α.
+        width: u64,
+        /// The check's ε.
+        epsilon: f64,
+        /// The least ε whose α fits, rounded up to three digits.
+        min_epsilon: f64,
+    },
 }
