@@ -9,6 +9,8 @@
 # graph memory, a quarter of the machine's; the embedded default run).
 # JOB_MEMORY=6GiB: the dataset's max-job-memory (the job process's cap;
 # its graph spills past a quarter of it).
+# MAX_EDGES=1000000000: the dataset's max-edges (max-rows = ROWS): the
+# pair cap, the summaries' early verdict and the charged quota verdict.
 # PARTITIONS=8: the coordinator's hash partitions per group.
 # ALPHA=0.005: the RNoise rate of a table generated here (edges grow with
 # the square of the rows: at 10^7 rows ALPHA=0.0002 gives 1.37e9 edges).
@@ -92,6 +94,7 @@ budget-cap = 1000.0
 max-job-epsilon = 100.0
 $( [ "${MEMORY:-256MiB}" = none ] || echo "memory-limit = \"${MEMORY:-256MiB}\"" )
 $( [ -z "${JOB_MEMORY:-}" ] || echo "max-job-memory = \"$JOB_MEMORY\"" )
+$( [ -z "${MAX_EDGES:-}" ] || printf 'max-edges = %s\nmax-rows = %.0f\n' "$MAX_EDGES" "$ROWS" )
 # A benchmark dataset: seeded, non-private jobs, results when done.
 allow-non-private = true
 release = "when-done"
