@@ -121,6 +121,8 @@ struct RawDataset {
     #[serde(default)]
     accept_timing_channel: bool,
     #[serde(default)]
+    accept_deadline_channel: bool,
+    #[serde(default)]
     allow_non_private: bool,
     #[serde(default)]
     max_edges: Option<u64>,
@@ -339,6 +341,19 @@ impl CoordinatorConfig {
             // sized for the bound instead (cluster README, "Work bounded by
             // public settings").
             let bounded = release == ReleaseMode::FixedTime && d.max_edges.is_some();
+            if release == ReleaseMode::FixedTime
+                && !bounded
+                && !d.allow_non_private
+                && !d.accept_deadline_channel
+            {
+                return Err(bad(
+                    &at,
+                    "a fixed-time dataset needs max-edges (and max-rows): they bound every \
+                     job's work, so that a slot can hold any job and `deadline exceeded` says \
+                     nothing of the rows (cluster README, \"Work bounded by public settings\"); \
+                     set accept-deadline-channel = true to accept that channel instead",
+                ));
+            }
             if bounded && (max_job_memory.is_some() || max_spill_bytes.is_some()) {
                 return Err(bad(
                     &at,
@@ -566,7 +581,7 @@ mod tests {
         let ledger = dir.path().join("t.ledger").display().to_string();
         let good = format!(
             "schema = \"Zip:int, City:string\"\nledger = {ledger:?}\nbudget-cap = 5.0\n\
-             max-job-epsilon = 1.5\nmin-epsilon = 0.05\n"
+             max-job-epsilon = 1.5\nmin-epsilon = 0.05\naccept-deadline-channel = true\n"
         );
         let c = CoordinatorConfig::parse(&config(dir.path(), &good), "c.toml").unwrap();
         let t = &c.datasets["t"];
@@ -606,6 +621,11 @@ mod tests {
             "schema = \"Zip:int, City:string\"\nledger = {ledger:?}\nbudget-cap = 5.0\n\
              max-job-epsilon = 1.5\n"
         );
+        // A private fixed-time dataset bounds its jobs' work, or accepts
+        // the deadline channel in so many words.
+        let err = CoordinatorConfig::parse(&config(dir.path(), &good), "c.toml").unwrap_err();
+        assert!(err.to_string().contains("accept-deadline-channel = true"), "{err}");
+        let good = format!("{good}accept-deadline-channel = true\n");
         let parse =
             |dataset: &str| CoordinatorConfig::parse(&config(dir.path(), dataset), "c.toml");
         let t = parse(&good).unwrap().datasets["t"].clone();
@@ -679,7 +699,8 @@ mod tests {
         let other = |ledger: &str| {
             format!(
                 "{good}[datasets.u]\ndata = {:?}\nschema = \"Zip:int, City:string\"\n\
-                 ledger = {ledger:?}\nbudget-cap = 5.0\nmax-job-epsilon = 1.5\n",
+                 ledger = {ledger:?}\nbudget-cap = 5.0\nmax-job-epsilon = 1.5\n\
+                 accept-deadline-channel = true\n",
                 dir.path().join("t.csv").display().to_string(),
             )
         };
@@ -715,7 +736,7 @@ mod tests {
         let dataset = |extra: &str| {
             format!(
                 "state-dir = \"s\"\n[datasets.t]\ndata = {:?}\nledger = {:?}\n\
-                 budget-cap = 5.0\nmax-job-epsilon = 1.0\n{extra}",
+                 budget-cap = 5.0\nmax-job-epsilon = 1.0\naccept-deadline-channel = true\n{extra}",
                 tax.display().to_string(),
                 dir.path().join("t.ledger").display().to_string()
             )

@@ -330,7 +330,7 @@ mod tests {
         std::fs::write(dir.join("t.csv"), "Zip,City\n1,a\n").unwrap();
         let dataset = format!(
             "data = {:?}\nschema = \"Zip:int,City:string\"\nledger = {:?}\n\
-             budget-cap = 10.0\nmax-job-epsilon = 3.0\nmin-epsilon = 0.1\n",
+             budget-cap = 10.0\nmax-job-epsilon = 3.0\nmin-epsilon = 0.1\naccept-deadline-channel = true\n",
             dir.join("t.csv").display().to_string(),
             dir.join("t.ledger").display().to_string(),
         );
@@ -408,7 +408,7 @@ mod tests {
         let limited = CoordinatorConfig::parse(
             &format!(
                 "state-dir = {:?}\n[datasets.t]\ndata = {:?}\nschema = \"Zip:int,City:string\"\n\
-                 ledger = {:?}\nbudget-cap = 10.0\nmax-job-epsilon = 3.0\nmemory-limit = \"1MiB\"\n",
+                 ledger = {:?}\nbudget-cap = 10.0\nmax-job-epsilon = 3.0\nmemory-limit = \"1MiB\"\naccept-deadline-channel = true\n",
                 dir.path().join("state").display().to_string(),
                 dir.path().join("t.csv").display().to_string(),
                 dir.path().join("t.ledger").display().to_string(),

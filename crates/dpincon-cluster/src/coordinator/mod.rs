@@ -141,9 +141,10 @@ impl CoordinatorService {
             );
             if config.release == ReleaseMode::FixedTime && !d.bounds_work() {
                 eprintln!(
-                    "dataset {}: no max-edges, so no public setting bounds a job's work: \
-                     `deadline exceeded` can tell whether this table's graph is large \
-                     (cluster README, \"Work bounded by public settings\")",
+                    "dataset {}: no max-edges (accept-deadline-channel, or test data), so no \
+                     public setting bounds a job's work: `deadline exceeded` can tell whether \
+                     this table's graph is large (cluster README, \"Work bounded by public \
+                     settings\")",
                     d.name
                 );
             }

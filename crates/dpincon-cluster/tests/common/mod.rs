@@ -344,13 +344,14 @@ pub fn client_tokens(dir: &Path) -> PathBuf {
 
 /// Writes a coordinator configuration registering `dir/table.csv` as
 /// [`DATASET`] (cap 1000, 100 per job), with its state and ledger under
-/// `dir/tag/`, and `extra` appended; returns its path.
+/// `dir/tag/`, and `extra` appended; returns its path. The dataset accepts
+/// the deadline channel (no max-edges): tests that bound work say so.
 pub fn config_with(dir: &Path, tag: &str, dataset: &str, extra: &str) -> PathBuf {
     let root = dir.join(tag);
     std::fs::create_dir_all(root.join("ledgers")).unwrap();
     let text = format!(
         "state-dir = {state:?}\n{extra}\n[datasets.{DATASET}]\ndata = {data:?}\n\
-         schema = {SCHEMA:?}\nledger = {ledger:?}\n{dataset}\n",
+         schema = {SCHEMA:?}\nledger = {ledger:?}\naccept-deadline-channel = true\n{dataset}\n",
         state = path_str(&root.join("state")),
         data = path_str(&dir.join("table.csv")),
         ledger = path_str(&ledger_path(dir, tag)),
@@ -601,7 +602,8 @@ pub fn now_ms() -> u64 {
 }
 
 /// A dataset table for `[datasets.NAME]` on `data`, fixed-time with
-/// `deadline`, its ledger in `dir/main/ledgers/NAME.jsonl`.
+/// `deadline`, its ledger in `dir/main/ledgers/NAME.jsonl`; it accepts the
+/// deadline channel unless given max-edges.
 pub fn fixed_dataset(
     dir: &std::path::Path,
     name: &str,
@@ -610,7 +612,7 @@ pub fn fixed_dataset(
 ) -> String {
     format!(
         "[datasets.{name}]\ndata = {:?}\nschema = {:?}\nledger = {:?}\nbudget-cap = 100.0\n\
-         max-job-epsilon = 10.0\njob-deadline = {deadline:?}\n",
+         max-job-epsilon = 10.0\njob-deadline = {deadline:?}\naccept-deadline-channel = true\n",
         data.to_str().unwrap(),
         SCHEMA,
         dir.join("main").join("ledgers").join(format!("{name}.jsonl")).to_str().unwrap(),
