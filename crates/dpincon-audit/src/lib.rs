@@ -2,7 +2,8 @@
 //! checks with thresholds on released measures; this crate plans the
 //! suite's budget, drives one engine job per dataset, turns each release's
 //! 95% interval into a noise-aware verdict, keeps the history in SQLite and
-//! writes the reports (JSON, JUnit XML, self-contained HTML).
+//! writes the reports (JSON, JUnit XML, self-contained HTML), and alerts
+//! a webhook on failed checks and low budgets ([`notify`]).
 //!
 //! Privacy: every number here is post-processing of the engine's DP
 //! releases (value, `ci95`, public noise scales) or of public suite
@@ -13,6 +14,7 @@
 
 mod error;
 pub mod history;
+pub mod notify;
 mod reason;
 pub mod report;
 mod run;

@@ -9,6 +9,7 @@ use dpincon_source::ObjectUrl;
 use serde::{Deserialize, Serialize};
 
 use crate::AuditError;
+use crate::notify::Notify;
 use crate::schema;
 
 /// Largest ε per measure a suite may ask for (the engine's public limit).
@@ -32,6 +33,9 @@ pub struct Suite {
     /// The datasets, in order.
     #[serde(rename = "dataset")]
     pub datasets: Vec<Dataset>,
+    /// Alerts to a webhook on fail, warn and low budget (`[notify]`).
+    #[serde(default)]
+    pub notify: Option<Notify>,
 }
 
 /// One table and the checks on it.
@@ -245,6 +249,9 @@ impl Suite {
         }
         if let Some(zone) = &self.time_zone {
             crate::time::parse_zone(zone)?;
+        }
+        if let Some(notify) = &self.notify {
+            notify.validate()?;
         }
         let mut datasets = HashSet::new();
         let mut checks = HashSet::new();

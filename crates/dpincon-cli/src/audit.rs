@@ -8,6 +8,9 @@
 //! the history and on standard output; the full message (the engine's or
 //! the coordinator's, which may quote the data) goes to standard error
 //! only, after the dataset's name.
+//!
+//! A suite's `[notify]` webhook is told of failed checks and low budgets
+//! after the run is recorded (local and `--coordinator` runs alike).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,7 +19,7 @@ use clap::{Args, Subcommand};
 use dpincon_audit::history::History;
 use dpincon_audit::suite::Dataset;
 use dpincon_audit::{
-    AuditOutcome, ExitStatus, Failure, Reason, Suite, report, run_suite, run_suite_remote,
+    AuditOutcome, ExitStatus, Failure, Reason, Suite, notify, report, run_suite, run_suite_remote,
 };
 use dpincon_client::{ClientError, ClientJob, progress_line};
 use dpincon_engine::{TestOptions, run_job};
@@ -113,11 +116,25 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
             ),
         }
     }
-    if let Some(out) = &args.out {
-        let trends = history.trends(&suite.name).map_err(|e| e.to_string())?;
-        report::write_all(out, &run, &trends).map_err(|e| e.to_string())?;
-        println!("reports written to {}", out.display());
+    let written = match &args.out {
+        Some(out) => history
+            .trends(&suite.name)
+            .and_then(|trends| report::write_all(out, &run, &trends))
+            .map(|()| println!("reports written to {}", out.display()))
+            .map_err(|e| e.to_string()),
+        None => Ok(()),
+    };
+    // Last, once the run is in the history and the reports are written:
+    // an alert is best effort, so it can neither lose a result nor change
+    // the exit code (a failure to send is one line on standard error).
+    if let Some(settings) = &suite.notify {
+        match notify::notify(&run, settings).await {
+            Ok(0) => {}
+            Ok(n) => println!("notify: {n} event(s) sent to the webhook"),
+            Err(e) => eprintln!("notify: webhook not sent: {e}"),
+        }
     }
+    written?;
     Ok(run.status)
 }
 
