@@ -58,8 +58,9 @@ impl EventKind {
     }
 }
 
-/// The suite's `[notify]` table.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The suite's `[notify]` table. Its `Debug` leaves the URL out (a
+/// suite may be debug-printed; a Slack URL is a secret).
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Notify {
     /// The webhook's URL (http or https). Not serialised: a Slack URL is
@@ -79,6 +80,18 @@ pub struct Notify {
     /// Seconds to wait for the webhook (connect and answer).
     #[serde(default)]
     pub timeout: Option<f64>,
+}
+
+impl std::fmt::Debug for Notify {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Notify")
+            .field("webhook", &self.webhook.as_ref().map(|_| "(set, not shown)"))
+            .field("webhook_env", &self.webhook_env)
+            .field("on", &self.on)
+            .field("budget_low_nights", &self.budget_low_nights)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
 }
 
 impl Notify {

@@ -274,3 +274,13 @@ fn an_unset_variable_is_an_error_when_sending_not_at_load() {
         "the environment variable DPINCON_TEST_SURELY_UNSET_HOOK is not set"
     );
 }
+
+/// A suite may be debug-printed: the webhook's URL (a secret in Slack's
+/// case) is left out, the rest shown.
+#[test]
+fn debug_printing_never_shows_the_webhook_url() {
+    let n = notify("budget-low-nights = 3");
+    let shown = format!("{n:?}");
+    assert!(!shown.contains("127.0.0.1") && !shown.contains("/hook"), "{shown}");
+    assert!(shown.contains("not shown") && shown.contains("budget_low_nights"), "{shown}");
+}
