@@ -54,6 +54,11 @@ fn webhook(status: &'static str) -> (u16, Receiver<Request>) {
             let answer =
                 format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
             stream.write_all(answer.as_bytes()).unwrap();
+            // Close our side gracefully and read the client's to its end: a
+            // socket closed with unread bytes resets, and the client could
+            // see the reset before the answer.
+            let _ = stream.shutdown(std::net::Shutdown::Write);
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
         }
     });
     (port, rx)
