@@ -17,7 +17,7 @@
 
 use dpincon_mechanisms::{DiscreteLaplace, NoiseRng};
 
-use super::{Band, Epoch, EpochParams, GateVerdict};
+use super::{Band, Epoch, EpochParams, EpochSecret, GateVerdict};
 
 const NIGHTS: usize = 8;
 const EPSILON: f64 = 2.0;
@@ -165,4 +165,41 @@ fn the_monotone_scales_are_caught_on_statistics_that_move_both_ways() {
     let loss = empirical_loss(monotone_scales, 1, 100_000, 25);
     report("monotone scales", loss);
     assert!(loss.0 > EPSILON, "the mutant's loss {loss:?} passed as ε = {EPSILON}");
+}
+
+/// The secret survives being stored (as JSON, between nights, as the
+/// audit stores it beside the ledger): an epoch resumed every night
+/// answers exactly as one kept in memory on the same noise; a resumed
+/// epoch that ended stays ended; a stale copy or another epoch's
+/// parameters are refused, never answered from (README, "Gated verdicts").
+#[test]
+fn a_secret_stored_as_json_each_night_answers_as_one_kept_in_memory() {
+    let params = params(1);
+    let history = [-4, -1, 0, 1, -2, 9, 0, 0];
+    let (mut a, mut b) = (NoiseRng::seeded(9), NoiseRng::seeded(9));
+    let mut kept = Epoch::start(params.clone(), &mut a).unwrap();
+    let first = Epoch::start(params.clone(), &mut b).unwrap().into_secret();
+    let mut stored = serde_json::to_string(&first).unwrap();
+    let mut ended_on = None;
+    for (night, &s) in history.iter().enumerate() {
+        let secret: EpochSecret = serde_json::from_str(&stored).unwrap();
+        let mut resumed = Epoch::resume(&params, secret, night as u32).unwrap();
+        let verdict = resumed.check(s, &mut b).unwrap();
+        assert_eq!(verdict, kept.check(s, &mut a).unwrap(), "night {night}");
+        stored = serde_json::to_string(&resumed.into_secret()).unwrap();
+        if verdict == GateVerdict::Above {
+            ended_on = Some(night);
+            break;
+        }
+    }
+    let ended_on = ended_on.expect("night 6 is nine Δ out of the band: above");
+    let published = ended_on as u32 + 1;
+    let secret = || serde_json::from_str::<EpochSecret>(&stored).unwrap();
+    let mut ended = Epoch::resume(&params, secret(), published).unwrap();
+    assert!(ended.check(0, &mut b).is_err(), "an ended epoch answers nothing more");
+    assert!(Epoch::resume(&params, secret(), published - 1).is_err(), "a stale copy");
+    assert!(Epoch::resume(&super::tests::params(2), secret(), published).is_err(), "other Δ");
+    // The noisy threshold is in the stored secret, never in its Debug.
+    let shown = format!("{:?}", secret());
+    assert!(shown.contains("threshold_noise: <redacted>"), "{shown}");
 }
