@@ -81,7 +81,9 @@ pub struct Dataset {
     /// unused with `--coordinator`, whose operator owns the ledger.
     #[serde(default)]
     pub ledger: Option<PathBuf>,
-    /// Total ε the dataset may ever spend.
+    /// Total ε the dataset may ever spend (with `--coordinator`, this
+    /// suite's own plan against its recorded charges; the coordinator's
+    /// cap still refuses what it cannot fund).
     pub budget_cap: f64,
     /// Runs per day, for "nights left" (default 1).
     #[serde(default)]
