@@ -21,7 +21,7 @@ use dpincon_source::{DataFormat, ObjectUrl, S3Settings, declared_arrow_schema, s
 use crate::BallistaError;
 use crate::assemble::{Assembled, assemble, prefetch};
 use crate::job::{BallistaJobId, Scheduler};
-use crate::plan::{JobPlan, PlanRequest, build_plan};
+use crate::plan::{JobPlan, PairTally, PlanRequest, build_plan};
 use crate::scan::ScanFormat;
 use crate::tls::ClusterTls;
 
@@ -392,15 +392,10 @@ impl BallistaLoader {
         let fetching = Instant::now();
         let mut partitions: Vec<_> = streams.into_iter().map(prefetch).collect();
         let mut groups = vec![GroupTotals::default(); plan.groups()];
-        // The partitions' pairs, a group's counted twice: each ordered
-        // pair of a constraint is in one record at most, so past 2·k·H
-        // the graph has more than H edges (`JobPlan::max_pairs`).
-        let mut pairs = Some(0u64);
+        let mut tally = PairTally::default();
         for p in &mut partitions {
             let s = p.summary().await.map_err(remote)?;
-            let group_pairs = s.group_pairs.saturating_mul(2);
-            pairs =
-                pairs.zip(s.pairs).map(|(t, p)| t.saturating_add(p).saturating_add(group_pairs));
+            tally.add(&s);
             let g = groups
                 .get_mut(s.group as usize)
                 .ok_or_else(|| remote("a summary of an unknown group"))?;
@@ -425,9 +420,7 @@ impl BallistaLoader {
         // Over the edge cap for sure: said before any edge is fetched, so
         // the job's work stays within what the cap allows (a partition
         // whose detection stopped at its own cap sent none).
-        if let Some(cap) = plan.max_pairs
-            && pairs.is_none_or(|p| p > cap)
-        {
+        if plan.surely_over(tally) {
             return Err(EngineError::OverQuota(
                 "the conflict graph is over the edge quota (detection stopped early)".into(),
             ));

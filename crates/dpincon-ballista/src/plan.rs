@@ -29,6 +29,7 @@ use dpincon_detect::{
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::BallistaError;
+use crate::detect::wire::Summary;
 use crate::detect::{Blocks, DetectExec, DetectSpec, KeyDomain};
 use crate::scan::{ScanFormat, ScanSpec, TableScanExec};
 
@@ -92,6 +93,39 @@ impl JobPlan {
     /// Number of groups (branches of the union).
     pub fn groups(&self) -> usize {
         self.sets.len() + usize::from(self.unbounded) + usize::from(self.covers_group)
+    }
+
+    /// Whether the partitions' summaries prove the graph over the job's
+    /// edge cap: their pairs past [`JobPlan::max_pairs`], or a partition
+    /// stopped at its own cap.
+    pub fn surely_over(&self, tally: PairTally) -> bool {
+        self.max_pairs.is_some_and(|cap| tally.pairs().is_none_or(|p| p > cap))
+    }
+}
+
+/// The partitions' pairs as their summaries arrive: their row records'
+/// pairs and each multipartite group's pairs twice (a driver emits both
+/// orientations of a pair where a group holds it once), so the total is
+/// at most 2·Σ_c |E_c| ≤ 2k·|E|; none once a partition stopped at its cap.
+#[derive(Debug, Clone, Copy)]
+pub struct PairTally(Option<u64>);
+
+impl Default for PairTally {
+    fn default() -> Self {
+        PairTally(Some(0))
+    }
+}
+
+impl PairTally {
+    /// Counts one partition's summary.
+    pub fn add(&mut self, s: &Summary) {
+        let groups = s.group_pairs.saturating_mul(2);
+        self.0 = self.0.zip(s.pairs).map(|(t, p)| t.saturating_add(p).saturating_add(groups));
+    }
+
+    /// The total, or none if a partition stopped at its cap.
+    pub fn pairs(self) -> Option<u64> {
+        self.0
     }
 }
 

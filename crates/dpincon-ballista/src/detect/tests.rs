@@ -10,7 +10,7 @@ use datafusion::prelude::SessionContext;
 use dpincon_graph::{SpillConfig, edge_stream_fingerprint};
 
 use crate::assemble::{PartitionPieces, assemble};
-use crate::plan::{JobPlan, PlanRequest, build_plan};
+use crate::plan::{JobPlan, PairTally, PlanRequest, build_plan};
 use crate::scan::ScanFormat;
 
 const SCHEMA: &str = "Zip:int,City:string,State:string,Salary:int,Rate:float";
@@ -95,7 +95,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     let mut maxima = vec![0u64; plan.sets.len()];
     let mut classes = vec![None::<dpincon_detect::ConflictClasses>; plan.groups()];
     let mut chains = vec![Vec::<u64>::new(); plan.groups()];
-    let mut pairs = 0;
+    let mut tally = PairTally::default();
     let mut sources = Vec::new();
     for partition in &partitions {
         let (tx, rx) = tokio::sync::mpsc::channel(partition.len() + 1);
@@ -106,7 +106,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
         let s = source.summary().await.unwrap();
         let g = s.group as usize;
         rows[g] += u64::from(s.rows);
-        pairs += s.pairs.expect("no cap, no stop") + 2 * s.group_pairs;
+        tally.add(&s);
         match s.max_frequency {
             Some(max) => maxima[g] = maxima[g].max(u64::from(max)),
             None => assert!(g >= maxima.len(), "only groups without X have none"),
@@ -135,6 +135,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     // most twice per constraint: the bound the coordinator's early verdict
     // rests on (`JobPlan::max_pairs`).
     let (edges, k) = (graph.edge_count(), plan.bound.len() as u64);
+    let pairs = tally.pairs().expect("no cap, no stop");
     assert!(pairs >= edges && pairs <= 2 * k * edges, "{pairs} pairs, {edges} edges");
 
     let mut job = dpincon_engine::JobConfig::new(&data, &dcs);
@@ -212,17 +213,15 @@ async fn a_cap_at_the_graphs_edges_never_stops_and_a_cap_of_nothing_always_does(
     let data = table(dir.path());
     // Whether the coordinator would call the job over from the summaries.
     async fn over(plan: JobPlan) -> bool {
-        let cap = plan.max_pairs.unwrap();
         let ctx = SessionContext::new();
-        let partitions = collect_partitioned(plan.plan, ctx.task_ctx()).await.unwrap();
-        let mut pairs = Some(0u64);
+        let partitions = collect_partitioned(plan.plan.clone(), ctx.task_ctx()).await.unwrap();
+        let mut tally = PairTally::default();
         for partition in &partitions {
             let (tx, rx) = tokio::sync::mpsc::channel(partition.len() + 1);
             partition.iter().for_each(|b| tx.try_send(Ok(b.clone())).unwrap());
-            let s = PartitionPieces::new(rx).summary().await.unwrap();
-            pairs = pairs.zip(s.pairs).map(|(t, p)| t + p + 2 * s.group_pairs);
+            tally.add(&PartitionPieces::new(rx).summary().await.unwrap());
         }
-        pairs.is_none_or(|p| p > cap)
+        plan.surely_over(tally)
     }
     let mut job = dpincon_engine::JobConfig::new(&data, dir.path().join("t.dcs"));
     std::fs::write(&job.constraints, DCS).unwrap();
