@@ -335,34 +335,6 @@ impl CoordinatorConfig {
             )?;
             let max_spill_bytes = size(&at, "max-spill-bytes", d.max_spill_bytes.as_deref(), None)?;
             size(&at, "memory-limit", d.memory_limit.as_deref(), None)?;
-            // Where max-edges bounds every job's work, an exact memory or
-            // spill quota would still fail some jobs within the bounds on
-            // some tables and not others: one exact bit each. The machine is
-            // sized for the bound instead (cluster README, "Work bounded by
-            // public settings").
-            let bounded = release == ReleaseMode::FixedTime && d.max_edges.is_some();
-            if release == ReleaseMode::FixedTime
-                && !bounded
-                && !d.allow_non_private
-                && !d.accept_deadline_channel
-            {
-                return Err(bad(
-                    &at,
-                    "a fixed-time dataset needs max-edges (and max-rows): they bound every \
-                     job's work, so that a slot can hold any job and `deadline exceeded` says \
-                     nothing of the rows (cluster README, \"Work bounded by public settings\"); \
-                     set accept-deadline-channel = true to accept that channel instead",
-                ));
-            }
-            if bounded && (max_job_memory.is_some() || max_spill_bytes.is_some()) {
-                return Err(bad(
-                    &at,
-                    "max-job-memory and max-spill-bytes cannot go with max-edges on a fixed-time \
-                     dataset: their exact outcome would tell a client whether this table's job \
-                     needed more; max-edges already bounds the graph (size memory-limit and the \
-                     spill disk for it)",
-                ));
-            }
             let spec = DataSpec {
                 format: Some(format),
                 // Every CSV column's type is declared: inference only finds the names.
@@ -392,6 +364,35 @@ impl CoordinatorConfig {
                 max_spill_bytes,
                 quota_epsilon,
             };
+            // A private fixed-time dataset bounds its jobs' work, or names
+            // the deadline channel it accepts. Where it bounds the work, an
+            // exact memory or spill quota would still fail some jobs within
+            // the bounds on some tables and not others: one exact bit each;
+            // the machine is sized for the bound instead (cluster README,
+            // "Work bounded by public settings").
+            let bounded = dataset.bounds_work();
+            if release == ReleaseMode::FixedTime
+                && !bounded
+                && !dataset.allow_non_private
+                && !d.accept_deadline_channel
+            {
+                return Err(bad(
+                    &at,
+                    "a fixed-time dataset needs max-edges (and max-rows): they bound every \
+                     job's work, so that a slot can hold any job and `deadline exceeded` says \
+                     nothing of the rows (cluster README, \"Work bounded by public settings\"); \
+                     set accept-deadline-channel = true to accept that channel instead",
+                ));
+            }
+            if bounded && (dataset.max_job_memory.is_some() || dataset.max_spill_bytes.is_some()) {
+                return Err(bad(
+                    &at,
+                    "max-job-memory and max-spill-bytes cannot go with max-edges on a fixed-time \
+                     dataset: their exact outcome would tell a client whether this table's job \
+                     needed more; max-edges already bounds the graph (size memory-limit and the \
+                     spill disk for it)",
+                ));
+            }
             datasets.insert(name, Arc::new(dataset));
         }
         if datasets.is_empty() {

@@ -246,17 +246,19 @@ fn check_constraints(text: &str, dataset: &Dataset, limits: &Limits) -> Result<b
         // any other could run past its slot on some tables and not others.
         let shapes = dpincon_detect::compile_shapes(&bound)
             .map_err(|e| Refusal::new(BadConstraints, e.to_string()))?;
-        if let Some(c) = shapes.iter().find(|c| dpincon_detect::residual_predicates(c) > 0) {
+        let residual = shapes
+            .iter()
+            .map(|c| (c, dpincon_detect::residual_predicates(c)))
+            .find(|(_, n)| *n > 0);
+        if let Some((c, n)) = residual {
             return refuse(
                 NotAllowed,
                 format!(
-                    "constraint `{}`: {} of its comparisons are checked pair by pair, so its \
+                    "constraint `{}`: {n} of its comparisons are checked pair by pair, so its \
                      detection's work does not follow its conflicts and max-edges cannot bound \
                      it; dataset '{}' releases at fixed times and accepts constraints of \
                      equalities with at most two order comparisons, or with one `!=`",
-                    c.display,
-                    dpincon_detect::residual_predicates(c),
-                    dataset.name
+                    c.display, dataset.name
                 ),
             );
         }
@@ -322,6 +324,8 @@ fn check_budget(job: &ClientJob, dataset: &Dataset) -> Result<f64, Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
     use crate::datasets::CoordinatorConfig;
 
     /// Dataset `t`, and `test` (the same table and ledger) that allows
@@ -341,6 +345,19 @@ mod tests {
             dir.join("state").display().to_string(),
         );
         CoordinatorConfig::parse(&text, "c.toml").unwrap()
+    }
+
+    /// The datasets of a configuration with `t` alone, on `config`'s table
+    /// and ledger (cap 10) with `keys`.
+    fn only_t(dir: &Path, keys: &str) -> BTreeMap<String, Arc<Dataset>> {
+        let text = format!(
+            "state-dir = {:?}\n[datasets.t]\ndata = {:?}\nschema = \"Zip:int,City:string\"\n\
+             ledger = {:?}\nbudget-cap = 10.0\n{keys}\n",
+            dir.join("state").display().to_string(),
+            dir.join("t.csv").display().to_string(),
+            dir.join("t.ledger").display().to_string(),
+        );
+        CoordinatorConfig::parse(&text, "c.toml").unwrap().datasets
     }
 
     /// Submits `toml`, on dataset `test` when `allow` (else as written).
@@ -405,18 +422,10 @@ mod tests {
     fn the_lp_is_refused_under_a_memory_limit_only_where_it_is_needed() {
         let dir = tempfile::tempdir().unwrap();
         let mut c = config(dir.path());
-        let limited = CoordinatorConfig::parse(
-            &format!(
-                "state-dir = {:?}\n[datasets.t]\ndata = {:?}\nschema = \"Zip:int,City:string\"\n\
-                 ledger = {:?}\nbudget-cap = 10.0\nmax-job-epsilon = 3.0\nmemory-limit = \"1MiB\"\naccept-deadline-channel = true\n",
-                dir.path().join("state").display().to_string(),
-                dir.path().join("t.csv").display().to_string(),
-                dir.path().join("t.ledger").display().to_string(),
-            ),
-            "c.toml",
-        )
-        .unwrap();
-        c.datasets = limited.datasets;
+        c.datasets = only_t(
+            dir.path(),
+            "max-job-epsilon = 3.0\nmemory-limit = \"1MiB\"\naccept-deadline-channel = true",
+        );
         submit(&c, false, &format!("{FD}epsilon = 1.0")).expect("one FD's cover is I_R: no LP");
         let two = "dataset = \"t\"\nconstraints = \"FD: Zip -> City\\nFD: City -> Zip\"\n";
         let err = submit(&c, false, &format!("{two}epsilon = 1.0")).unwrap_err();
@@ -435,19 +444,8 @@ mod tests {
         let mut c = config(dir.path());
         let residual = "dataset = \"t\"\nconstraints = \"not(t1.Zip>t2.Zip & t1.City!=t2.City)\"\n";
         submit(&c, false, &format!("{residual}epsilon = 1.0")).expect("no max-edges: no bound");
-        let bounded = CoordinatorConfig::parse(
-            &format!(
-                "state-dir = {:?}\n[datasets.t]\ndata = {:?}\nschema = \"Zip:int,City:string\"\n\
-                 ledger = {:?}\nbudget-cap = 10.0\nmax-job-epsilon = 4.0\nmax-rows = 100\n\
-                 max-edges = 1000000\n",
-                dir.path().join("state").display().to_string(),
-                dir.path().join("t.csv").display().to_string(),
-                dir.path().join("t.ledger").display().to_string(),
-            ),
-            "c.toml",
-        )
-        .unwrap();
-        c.datasets = bounded.datasets;
+        c.datasets =
+            only_t(dir.path(), "max-job-epsilon = 4.0\nmax-rows = 100\nmax-edges = 1000000");
         assert!(c.datasets["t"].bounds_work());
         let err = submit(&c, false, &format!("{residual}epsilon = 1.0")).unwrap_err();
         assert_eq!(err.reason, FailureReason::NotAllowed);
