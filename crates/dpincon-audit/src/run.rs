@@ -153,19 +153,21 @@ fn budget_of(d: &Dataset) -> (DatasetBudget, Option<Failure>) {
         ))
     });
     let reason = refusal.as_ref().map(|f| f.reason);
-    (budget(d, path.display().to_string(), cap, spent, reason), refusal)
+    (budget(d, path.display().to_string(), cap, spent, reason.is_none(), reason), refusal)
 }
 
-/// The budget from a ledger's cap and ε spent before this run.
+/// The budget from a ledger's cap and ε spent before this run, which was
+/// `charged` its ε or not, and `refused` before any work if it was.
 fn budget(
     d: &Dataset,
     ledger: String,
     cap: f64,
     spent: f64,
+    charged: bool,
     refused: Option<Reason>,
 ) -> DatasetBudget {
     let per_run = d.epsilon_per_run();
-    let after = if refused.is_some() { spent } else { spent + per_run };
+    let after = if charged { spent + per_run } else { spent };
     let remaining = (cap - after).max(0.0);
     // Tiny slack so 10 × 0.1 counts as 10 runs, not 9.
     let runs = ((remaining / per_run) * (1.0 + 1e-9)).floor();
@@ -253,15 +255,14 @@ where
         );
         let spent = charged.get(&d.name).copied().unwrap_or(0.0);
         let (budget, outcome) = match exec(d).await {
-            Ok(report) => (budget(d, ledger, d.budget_cap, spent, None), Ok(report)),
+            Ok(report) => (budget(d, ledger, d.budget_cap, spent, true, None), Ok(report)),
             Err(f) => {
                 let refused = f.reason == Reason::BudgetExhausted;
                 let status = if refused { DatasetStatus::Refused } else { DatasetStatus::Error };
-                // Accepted, then failed: charged all the same (`budget`
-                // counts this run's ε unless given a reason it was not).
-                let uncharged = (f.reason != Reason::FailedOnCoordinator).then_some(f.reason);
-                let mut b = budget(d, ledger, d.budget_cap, spent, uncharged);
-                b.refused = refused.then_some(f.reason);
+                // Accepted, then failed: charged all the same.
+                let charged = f.reason == Reason::FailedOnCoordinator;
+                let b =
+                    budget(d, ledger, d.budget_cap, spent, charged, refused.then_some(f.reason));
                 (b, Err((status, f)))
             }
         };
