@@ -118,6 +118,14 @@ fn empirical_loss(mechanism: Mechanism, delta: u64, trials: u64, seed: u64) -> (
     worst
 }
 
+/// A mutant's loss on the same neighbours (Δ = 1) is past ε after three
+/// standard errors: the estimator catches it.
+fn assert_caught(name: &str, mutant: Mechanism, trials: u64, seed: u64) {
+    let loss = empirical_loss(mutant, 1, trials, seed);
+    report(name, loss);
+    assert!(loss.0 > EPSILON, "{name}: the mutant's loss {loss:?} passed as ε = {EPSILON}");
+}
+
 fn report(name: &str, (guarded, raw, outcome): (f64, f64, Outcome)) {
     let when =
         if outcome == NIGHTS { "none".to_string() } else { format!("night {}", outcome + 1) };
@@ -144,27 +152,21 @@ fn an_epoch_on_neighbouring_histories_loses_at_most_epsilon() {
 /// k small tests at one charge. Caught on the same neighbours.
 #[test]
 fn a_threshold_redrawn_every_night_is_caught() {
-    let loss = empirical_loss(redraws_every_night, 1, 100_000, 23);
-    report("redrawn every night", loss);
-    assert!(loss.0 > EPSILON, "the mutant's loss {loss:?} passed as ε = {EPSILON}");
+    assert_caught("redrawn every night", redraws_every_night, 100_000, 23);
 }
 
 /// A lost secret replaced by a new one without a charge: two epochs on
 /// one charge. Caught on the same neighbours.
 #[test]
 fn a_lost_secret_restarted_without_a_charge_is_caught() {
-    let loss = empirical_loss(restarts_a_lost_secret, 1, 150_000, 24);
-    report("lost secret restarted free", loss);
-    assert!(loss.0 > EPSILON, "the mutant's loss {loss:?} passed as ε = {EPSILON}");
+    assert_caught("lost secret restarted free", restarts_a_lost_secret, 150_000, 24);
 }
 
 /// The monotone scales (2Δ/ε for ν too) are not ε-DP when the nights'
 /// statistics move in different directions, as these do.
 #[test]
 fn the_monotone_scales_are_caught_on_statistics_that_move_both_ways() {
-    let loss = empirical_loss(monotone_scales, 1, 100_000, 25);
-    report("monotone scales", loss);
-    assert!(loss.0 > EPSILON, "the mutant's loss {loss:?} passed as ε = {EPSILON}");
+    assert_caught("monotone scales", monotone_scales, 100_000, 25);
 }
 
 /// The secret survives being stored (as JSON, between nights, as the
