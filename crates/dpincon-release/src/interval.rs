@@ -63,16 +63,27 @@ pub(crate) fn measure_interval(
     let h = noise.halfwidth(NOISE_MISS).min(i64::MAX as u64) as i64;
     let lo = noisy.saturating_sub(h).max(0) as u64;
     let f = noisy.saturating_add(h).max(0) as u64;
-    // A class count is max(f(G_τ), capped(τ)): either bound holds.
-    let hi = match bounds.classes {
-        Some(classes) => class_upper_end(f, theta, classes, bounds.rows)
-            .min(upper_end(measure, f, theta, bounds)),
-        None => upper_end(measure, f, theta, bounds),
-    };
+    let hi = statistic_upper_end(measure, f, theta, bounds);
     let lo = lo.min(hi);
     let point = (noisy.max(0) as u64).clamp(lo, hi);
     let int = |v: u64| v.min(i64::MAX as u64) as i64;
     (int(point), [int(lo), int(hi)])
+}
+
+/// The largest F consistent with the released statistic (f(G_θ), or a
+/// class count at τ = `theta`) at most `f` under `bounds`: a class count is
+/// max(f(G_τ), capped(τ)), so either bound holds and the smaller is kept.
+pub(crate) fn statistic_upper_end(
+    measure: ProjectedMeasure,
+    f: u64,
+    theta: u32,
+    bounds: IntervalBounds,
+) -> u64 {
+    match bounds.classes {
+        Some(classes) => class_upper_end(f, theta, classes, bounds.rows)
+            .min(upper_end(measure, f, theta, bounds)),
+        None => upper_end(measure, f, theta, bounds),
+    }
 }
 
 /// The largest F consistent with f(G_θ) ≤ `f` under `bounds` (module docs).

@@ -55,8 +55,8 @@ pub use repair::{
 };
 pub use selection::{Strategy, quality_scores};
 pub use sparse::{
-    Accuracy, Band, Direction, Epoch, EpochParams, EpochSecret, GateVerdict, alpha_pass,
-    alpha_two_sided, min_epsilon,
+    Accuracy, Band, Direction, Epoch, EpochParams, EpochSecret, GateVerdict, GatedStatistic,
+    MeasureGate, NightFacts, Statistic, alpha_pass, alpha_two_sided, min_epsilon,
 };
 pub use table::ProjectionTable;
 

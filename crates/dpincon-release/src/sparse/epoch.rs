@@ -221,11 +221,16 @@ impl Epoch {
     /// Resumes an epoch from its stored secret, for the gate `params`,
     /// after `nights_published` nights of it appeared in the history.
     ///
+    /// The secret may be one night ahead of the history or more (a crash
+    /// after it was stored and before the night was published): those
+    /// answers are part of the same AboveThreshold run, only unseen, and
+    /// an ended epoch refuses to answer anyway.
+    ///
     /// # Errors
     /// [`ReleaseError::SecretRefused`] when the secret belongs to other
-    /// parameters (the suite or ε changed) or to another point of the
-    /// epoch (a stale or restored copy, whose ρ may already have answered
-    /// `above`): the caller must start a new, charged epoch.
+    /// parameters (the suite or ε changed) or is behind the history (a
+    /// stale or restored copy, whose ρ may already have answered `above`):
+    /// the caller must start a new, charged epoch.
     pub fn resume(
         params: &EpochParams,
         secret: EpochSecret,
@@ -234,7 +239,7 @@ impl Epoch {
         if secret.params != *params {
             return Err(ReleaseError::SecretRefused("it was drawn for other parameters".into()));
         }
-        if secret.nights_used != nights_published {
+        if secret.nights_used < nights_published {
             return Err(ReleaseError::SecretRefused(format!(
                 "it has answered {} nights where the history shows {nights_published}",
                 secret.nights_used

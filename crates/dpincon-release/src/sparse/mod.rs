@@ -15,6 +15,10 @@
 //!   night, its secret state (ρ never leaves it), and typed refusals after
 //!   the `above`, past the k nights planned, or from a secret that is not
 //!   this epoch's;
+//! - [`MeasureGate`], [`Statistic`]: what an epoch reads for one released
+//!   measure (the statistic the opening release noised and those its
+//!   interval's bounds came from, each in its band) and the measure's
+//!   interval on a night that passed;
 //! - [`Accuracy`], [`alpha_pass`], [`alpha_two_sided`], [`min_epsilon`]:
 //!   what a pass guarantees, exactly from discrete Laplace tails, and the
 //!   least ε that makes a check useful.
@@ -25,12 +29,14 @@
 mod accuracy;
 mod band;
 mod epoch;
+mod gated;
 #[cfg(test)]
 mod tests;
 
 pub use accuracy::{Accuracy, accuracy, alpha_pass, alpha_two_sided, min_epsilon};
 pub use band::{Band, Direction};
 pub use epoch::{Epoch, EpochParams, EpochSecret, GateVerdict};
+pub use gated::{GatedStatistic, MeasureGate, NightFacts, Statistic};
 
 use crate::{IntervalBounds, ProjectedMeasure};
 
