@@ -17,6 +17,12 @@ pub const POINTS: [&str; 7] = [
     "after-release",
 ];
 
+/// A gated night's own points (`dpincon_engine::gate`), in its order:
+/// its epochs' answers stored (after `after-load`), the fresh release's
+/// pending record written (before `charge-locked`), the new epochs drawn
+/// and not yet stored (after `after-release`).
+pub const GATE_POINTS: [&str; 3] = ["gate-answered", "gate-pending", "gate-drawn"];
+
 /// Whether the point `name` is armed (always false in release builds).
 pub fn armed(name: &str) -> bool {
     cfg!(debug_assertions) && std::env::var_os(ENV).is_some_and(|v| v == name)

@@ -448,6 +448,7 @@ async fn run(
             spilled_bytes,
         }),
         non_private,
+        gated: None,
     })
 }
 

@@ -182,6 +182,23 @@ pub fn spent(path: &Path) -> Result<(f64, Option<f64>), EngineError> {
     Ok((contents.spent, contents.cap))
 }
 
+/// Whether the ledger holds a whole record of job `job` (a torn last
+/// record does not count: its charge never returned).
+///
+/// # Errors
+/// [`EngineError::Ledger`] as [`summary`].
+pub fn has_job(path: &Path, job: &str) -> Result<bool, EngineError> {
+    let Ok(file) = File::open(path) else {
+        return Ok(false);
+    };
+    let mut bytes = Vec::new();
+    BufReader::new(&file).read_to_end(&mut bytes).map_err(|e| ledger_error(path, e))?;
+    parse(&bytes).map_err(|message| ledger_error(path, message))?;
+    Ok(bytes.split(|b| *b == b'\n').any(|line| {
+        matches!(serde_json::from_slice::<Line>(line), Ok(Line::Release { job: j, .. }) if j == job)
+    }))
+}
+
 /// Checks, without charging, that a job of `total` ε fits (fail fast
 /// before the expensive work; [`charge`] checks again under the lock).
 pub fn check(path: &Path, dataset: &Path, cap: Option<f64>, total: f64) -> Result<(), EngineError> {
@@ -214,7 +231,7 @@ fn now() -> u64 {
 
 /// Makes `path`'s directory entry durable: after a file is created, its
 /// data fsync alone does not persist the name (POSIX).
-fn sync_parent(path: &Path) -> std::io::Result<()> {
+pub(crate) fn sync_parent(path: &Path) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

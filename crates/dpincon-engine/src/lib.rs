@@ -13,6 +13,7 @@
 mod config;
 pub mod experiment;
 pub mod failpoint;
+pub mod gate;
 mod job;
 pub mod ledger;
 mod privacy;

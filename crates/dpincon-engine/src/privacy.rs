@@ -39,6 +39,21 @@ impl BudgetSplit {
         measures
     }
 
+    /// The same split releasing only `measures` (a gated night's fresh ones).
+    pub fn only(&self, measures: &[Measure]) -> BudgetSplit {
+        let wanted = |m: Measure| measures.contains(&m);
+        BudgetSplit {
+            projected: self
+                .projected
+                .iter()
+                .filter(|s| wanted(Measure::from(s.measure)))
+                .cloned()
+                .collect(),
+            releases_r: self.releases_r && wanted(Measure::R),
+            ..self.clone()
+        }
+    }
+
     /// The job's total ε: the sum over measures (sequential composition).
     pub fn total(&self) -> f64 {
         self.epsilon.value() * self.measures().len() as f64

@@ -41,6 +41,10 @@ pub struct Report {
     /// Exact values, only when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub non_private: Option<NonPrivateReport>,
+    /// A gated night's measures ([`crate::gate`]): each passed its epoch
+    /// (nothing charged) or released afresh (in `measures`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gated: Option<Vec<crate::gate::GateReport>>,
 }
 
 impl Report {

@@ -51,8 +51,9 @@ fn table(graph: &ConflictGraph, thetas: &[u32]) -> ProjectionTable {
 
 /// The night's largest distance outside the bands: a pass at α ≥ it.
 fn distance(gate: &MeasureGate, values: &[i64]) -> u64 {
-    gate.statistics().iter().zip(values).map(|(s, &v)| s.band.distance(v).max(0)).max().unwrap_or(0)
-        as u64
+    // The epoch's query: the largest weighted distance.
+    let bands = gate.bands();
+    bands.iter().zip(values).map(|(b, &v)| b.distance(v).max(0)).max().unwrap_or(0) as u64
 }
 
 #[test]

@@ -11,9 +11,10 @@
 //!   cut at the checks' thresholds when that statistic is the measure or
 //!   a lower bound of it (a crossing then calls for a fresh verdict);
 //! - every private statistic a bound of the interval came from, at or
-//!   below that bound: the degree sum under d̃'s bound, the largest class,
-//!   the NULL rows and the excess under theirs. A bound drawn on the
-//!   opening night says nothing of a later table; gated, it does.
+//!   below that bound plus `moved`: the degree sum under d̃'s bound, the
+//!   largest class, the NULL rows and the excess under theirs. A bound
+//!   drawn on the opening night says nothing of a later table; gated, it
+//!   does.
 //!
 //! A pass puts every statistic within α of its band at once (the night's
 //! query is their largest distance), with probability ≥ 1 − β over the
@@ -152,8 +153,12 @@ impl Statistic {
 pub struct GatedStatistic {
     /// What is read.
     pub statistic: Statistic,
-    /// Where a night passes.
+    /// Where a night passes, in the statistic's units.
     pub band: Band,
+    /// w = ⌊Δ / Δ_s⌋: the epoch reads w·s against w·band, so every
+    /// statistic moves the night's query by at most Δ while one of small
+    /// sensitivity is held to α/w of its band, not α.
+    pub weight: u64,
 }
 
 /// Which measure a gate serves, and what its interval needs.
@@ -181,21 +186,49 @@ pub struct MeasureGate {
     statistics: Vec<GatedStatistic>,
 }
 
-/// The moved gate around `value`, cut at the checks' region when `cut`.
-fn main_band(value: i64, width: u64, checks: &[(Direction, i64)], cut: bool) -> Band {
-    let around = Band::around(value, width);
-    match Band::region(checks, value).filter(|_| cut) {
-        // The value lies in both, so the intersection is never empty.
-        Some(region) => around.intersect(region).unwrap_or(around),
-        None => around,
-    }
+/// Where a statistic's band comes from, before the moved gate widens it.
+enum Shape {
+    /// Around a released value, at its noise's half-width, cut at the
+    /// checks' region when given.
+    Around { value: i64, halfwidth: u64, region: Option<Band> },
+    /// At most a released high-confidence bound. A bound drawn only a
+    /// unit or two above its statistic would sit at the band's edge,
+    /// where the nightly noise ends the epoch on nights nothing moved:
+    /// the moved gate widens it too, at the cost of a looser upper end.
+    Below(u64),
 }
 
-fn at_most(bound: u64) -> Band {
-    Band::at_most(i64::try_from(bound).unwrap_or(i64::MAX))
+fn scale(value: i64, weight: u64) -> i64 {
+    value.saturating_mul(i64::try_from(weight).unwrap_or(i64::MAX))
 }
 
 impl MeasureGate {
+    /// The gate from its statistics' shapes: Δ is their largest
+    /// sensitivity, and each band widens by `moved` in the query's units
+    /// (⌈moved / w⌉ in the statistic's).
+    fn build(kind: GateKind, shapes: Vec<(Statistic, Shape)>, moved: u64) -> MeasureGate {
+        let delta = shapes.iter().map(|(s, _)| s.sensitivity()).max().unwrap_or(1);
+        let statistics = shapes
+            .into_iter()
+            .map(|(statistic, shape)| {
+                let weight = (delta / statistic.sensitivity()).max(1);
+                let slack = moved.div_ceil(weight);
+                let band = match shape {
+                    Shape::Around { value, halfwidth, region } => {
+                        let around = Band::around(value, halfwidth.saturating_add(slack));
+                        // The value lies in both: never empty.
+                        region.and_then(|r| around.intersect(r)).unwrap_or(around)
+                    }
+                    Shape::Below(bound) => Band::at_most(
+                        i64::try_from(bound.saturating_add(slack)).unwrap_or(i64::MAX),
+                    ),
+                };
+                GatedStatistic { statistic, band, weight }
+            })
+            .collect();
+        MeasureGate { kind, statistics }
+    }
+
     /// The gate of an I_MI or I_P release at the checks (`<=`/`>=`,
     /// threshold in the measure's units), with the moved gate `moved`
     /// wider than the release noise's half-width.
@@ -210,40 +243,34 @@ impl MeasureGate {
         moved: u64,
     ) -> Result<MeasureGate, ReleaseError> {
         let invalid = |m: &str| ReleaseError::Invalid(format!("a gated {}: {m}", release.measure));
-        let rows = match (release.private, release.max_rows, release.bounds) {
-            (true, Some(m), Some(_)) if !m.estimated => m.value,
+        let (rows, bounds) = match (release.private, release.max_rows, release.bounds) {
+            (true, Some(m), Some(bounds)) if !m.estimated => (m.value, bounds),
             (false, ..) => return Err(invalid("the release is not private")),
             _ => return Err(invalid("the release must read the declared max-rows")),
         };
-        let bounds = release.bounds.expect("matched above");
         let noise = DiscreteLaplace::new(release.sensitivity, release.budget.release)?;
-        let width = noise.halfwidth(NOISE_MISS).saturating_add(moved);
         let main = match release.class_bound {
             Some(_) => Statistic::ClassCount { tau: release.theta },
             None => Statistic::Projected { measure: release.measure, theta: release.theta },
         };
         // f(G_θ) and the class count are at most the measure: above a
         // threshold, the measure is too.
-        let mut statistics = vec![GatedStatistic {
-            statistic: main,
-            band: main_band(release.value, width, checks, true),
-        }];
+        let region = Band::region(checks, release.value);
+        let halfwidth = noise.halfwidth(NOISE_MISS);
+        let mut shapes = vec![(main, Shape::Around { value: release.value, halfwidth, region })];
         if let Some(d) = release.degree_bound
             && bounds.max_degree < rows.saturating_sub(1)
         {
             let minimal = release.strategy != Strategy::UbHem;
             let statistic = Statistic::DegreeSum { minimal, sets: d.sets as u64 };
-            statistics.push(GatedStatistic { statistic, band: at_most(bounds.max_degree) });
+            shapes.push((statistic, Shape::Below(bounds.max_degree)));
         }
         let key_classes = release.class_bound.is_some_and(|b| b.excess.is_none());
         if let (Some(c), false) = (bounds.classes, key_classes) {
-            let mut push = |statistic, bound| {
-                statistics.push(GatedStatistic { statistic, band: at_most(bound) });
-            };
-            push(Statistic::MaxClass, c.max_class);
-            push(Statistic::NullRows, c.null_rows);
+            shapes.push((Statistic::MaxClass, Shape::Below(c.max_class)));
+            shapes.push((Statistic::NullRows, Shape::Below(c.null_rows)));
             if let Some(e) = c.excess {
-                push(Statistic::Excess { from: e.from }, e.high);
+                shapes.push((Statistic::Excess { from: e.from }, Shape::Below(e.high)));
             }
         }
         let kind = GateKind::Projected {
@@ -252,13 +279,12 @@ impl MeasureGate {
             rows,
             key_classes,
         };
-        Ok(MeasureGate { kind, statistics })
+        Ok(MeasureGate::build(kind, shapes, moved))
     }
 
     /// The gate of an I_R release: each released part in the band around
     /// its noisy value; the exact cover (I_R itself) also cut at the
-    /// checks. `moved` is in I_R's units: c and 2·L, up to twice I_R,
-    /// get twice it.
+    /// checks.
     ///
     /// # Errors
     /// [`ReleaseError::Invalid`] for a part this gate does not know.
@@ -267,30 +293,27 @@ impl MeasureGate {
         checks: &[(Direction, i64)],
         moved: u64,
     ) -> Result<MeasureGate, ReleaseError> {
-        let mut statistics = Vec::new();
+        let mut shapes = Vec::new();
         for part in &release.parts {
-            let (statistic, scale) = match part.statistic.as_str() {
-                "greedy-cover" => (Statistic::GreedyCover, 2),
-                "twice-lower-bound" => (Statistic::TwiceLower, 2),
-                "cover-sum" => (Statistic::CoverSum { sets: part.sensitivity }, 1),
-                "exact-cover" => (Statistic::ExactCover, 1),
+            let statistic = match part.statistic.as_str() {
+                "greedy-cover" => Statistic::GreedyCover,
+                "twice-lower-bound" => Statistic::TwiceLower,
+                "cover-sum" => Statistic::CoverSum { sets: part.sensitivity },
+                "exact-cover" => Statistic::ExactCover,
                 other => {
-                    return Err(ReleaseError::Invalid(format!(
-                        "an I_R part '{other}' cannot be gated"
-                    )));
+                    let message = format!("an I_R part '{other}' cannot be gated");
+                    return Err(ReleaseError::Invalid(message));
                 }
             };
-            let width = part.halfwidth.saturating_add(moved.saturating_mul(scale));
-            let cut = statistic == Statistic::ExactCover;
-            statistics.push(GatedStatistic {
-                statistic,
-                band: main_band(part.value, width, checks, cut),
-            });
+            let region =
+                Band::region(checks, part.value).filter(|_| statistic == Statistic::ExactCover);
+            let shape = Shape::Around { value: part.value, halfwidth: part.halfwidth, region };
+            shapes.push((statistic, shape));
         }
-        if statistics.is_empty() {
+        if shapes.is_empty() {
             return Err(ReleaseError::Invalid("an I_R release without parts".into()));
         }
-        Ok(MeasureGate { kind: GateKind::Repair, statistics })
+        Ok(MeasureGate::build(GateKind::Repair, shapes, moved))
     }
 
     /// The statistics and their bands, in the order the night reads them.
@@ -298,9 +321,21 @@ impl MeasureGate {
         &self.statistics
     }
 
-    /// The bands, for [`EpochParams`](super::EpochParams).
+    /// The bands as the epoch reads them (each scaled by its weight), for
+    /// [`EpochParams`](super::EpochParams).
     pub fn bands(&self) -> Vec<Band> {
-        self.statistics.iter().map(|s| s.band).collect()
+        self.statistics
+            .iter()
+            .map(|s| {
+                let (w, b) = (s.weight, s.band);
+                match (b.lo(), b.hi()) {
+                    (Some(lo), Some(hi)) => Band::between(scale(lo, w), scale(hi, w)).unwrap_or(b),
+                    (Some(lo), None) => Band::at_least(scale(lo, w)),
+                    (None, Some(hi)) => Band::at_most(scale(hi, w)),
+                    (None, None) => b,
+                }
+            })
+            .collect()
     }
 
     /// Δ: the largest sensitivity of the statistics (the night's query,
@@ -328,24 +363,29 @@ impl MeasureGate {
         (repair, lp)
     }
 
-    /// The night's statistics, in the bands' order (private).
+    /// The night's statistics as the epoch reads them, each scaled by its
+    /// weight, in the bands' order (private).
     ///
     /// # Errors
     /// As [`Statistic::value`].
     pub fn values(&self, night: &NightFacts) -> Result<Vec<i64>, ReleaseError> {
         self.statistics
             .iter()
-            .map(|s| s.statistic.value(night).map(|v| i64::try_from(v).unwrap_or(i64::MAX)))
+            .map(|s| {
+                let v = s.statistic.value(night)?;
+                Ok(scale(i64::try_from(v).unwrap_or(i64::MAX), s.weight))
+            })
             .collect()
     }
 
     /// The measure's interval on a night that passed an epoch of pass
-    /// accuracy `alpha`: every statistic within α of its band, through the
+    /// accuracy `alpha`: every statistic within ⌊α/w⌋ of its band, through the
     /// release's interval lemmas (README, "Intervals"; I_R's parts bound
     /// it as in `repair::estimate`). Public: bands and α only.
     pub fn interval(&self, alpha: u64) -> [i64; 2] {
-        let a = i128::from(alpha);
         let range = |s: &GatedStatistic| {
+            // w·distance ≤ α.
+            let a = i128::from(alpha / s.weight.max(1));
             let lo = s.band.lo().map_or(0, |l| (i128::from(l) - a).max(0));
             let hi = s.band.hi().map_or(i128::MAX, |h| i128::from(h) + a);
             (lo.min(i128::from(u64::MAX)) as u64, hi.min(i128::from(u64::MAX)) as u64)
