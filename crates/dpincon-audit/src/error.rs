@@ -30,6 +30,10 @@ pub enum AuditError {
         /// Why.
         message: String,
     },
+    /// The test clock (`--as-of`) is malformed, or earlier than the suite's
+    /// latest run in the history (the message names both dates).
+    #[error("{0}")]
+    TestClock(String),
     /// A report cannot be written.
     #[error("cannot write report '{path}': {message}")]
     Report {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 
+use crate::reserve::{ReleaseSettings, ReservedFrom};
 use crate::verdict::changed;
 use crate::{AuditError, AuditRun, DatasetStatus, Reason};
 
@@ -31,7 +32,78 @@ pub struct Point {
     pub verdict: String,
     /// Differs from the previous night beyond the combined noise.
     pub changed: bool,
+    /// The night was dated by a test clock (`--as-of`): test mode.
+    pub test_clock: bool,
+    /// The night re-served an earlier release (the declared version was
+    /// unchanged): the same release again, not a new one.
+    pub reserved: bool,
 }
+
+/// A dataset's last release as the history holds it: what a night whose
+/// declared version is unchanged re-serves ([`crate::reserve`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct StoredRelease {
+    /// The release's job and night (for a re-served night, the original's).
+    pub from: ReservedFrom,
+    /// The version declared then, if any.
+    pub version: Option<String>,
+    /// The release settings recorded with the version.
+    pub settings: Option<ReleaseSettings>,
+    /// Its checks' releases.
+    pub checks: Vec<StoredCheck>,
+}
+
+/// One check of a stored release.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct StoredCheck {
+    /// Check name.
+    pub name: String,
+    /// `mi`, `p` or `r`.
+    pub measure: String,
+    /// The release's point value.
+    pub value: Option<i64>,
+    /// Its 95% interval.
+    pub ci95: Option<[i64; 2]>,
+    /// Its ε.
+    pub epsilon: Option<f64>,
+}
+
+/// The part of a stored report (report.json) the history reads back;
+/// fields later versions added default, so older rows read too.
+#[derive(Deserialize)]
+struct StoredRun {
+    started_unix: u64,
+    datasets: Vec<StoredDataset>,
+}
+
+#[derive(Deserialize)]
+struct StoredDataset {
+    name: String,
+    status: DatasetStatus,
+    budget: StoredBudget,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    job_id: Option<String>,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    settings: Option<ReleaseSettings>,
+    #[serde(default)]
+    reserved_from: Option<ReservedFrom>,
+    checks: Vec<StoredCheck>,
+}
+
+#[derive(Deserialize)]
+struct StoredBudget {
+    per_run: f64,
+}
+
+/// Columns later versions added: (table, column, declaration). Rows
+/// written before have the default, which is right for them (no test
+/// clock, nothing re-served then).
+const ADDED_COLUMNS: [(&str, &str, &str); 2] =
+    [("runs", "test_clock", "TEXT"), ("checks", "reserved", "INTEGER NOT NULL DEFAULT 0")];
 
 /// A check's history, oldest first.
 #[derive(Debug, Clone, Serialize)]
@@ -53,7 +125,7 @@ impl History {
             path: path.to_path_buf(),
             message: e.to_string(),
         };
-        let conn = Connection::open(path).map_err(err)?;
+        let mut conn = Connection::open(path).map_err(err)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS runs (
                  id INTEGER PRIMARY KEY, suite TEXT NOT NULL, started_unix INTEGER NOT NULL,
@@ -65,6 +137,29 @@ impl History {
              CREATE INDEX IF NOT EXISTS checks_by_name ON checks(name, run);",
         )
         .map_err(err)?;
+        let missing = |conn: &Connection| -> rusqlite::Result<Vec<_>> {
+            let mut missing = Vec::new();
+            for (table, column, declaration) in ADDED_COLUMNS {
+                let present: bool = conn.query_row(
+                    "SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
+                    params![table, column],
+                    |row| row.get(0),
+                )?;
+                if !present {
+                    missing.push(format!("ALTER TABLE {table} ADD COLUMN {column} {declaration};"));
+                }
+            }
+            Ok(missing)
+        };
+        // Only an older store takes the write lock, and then one writer
+        // adds the columns (two audits may open it at once).
+        if !missing(&conn).map_err(err)?.is_empty() {
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(err)?;
+            tx.execute_batch(&missing(&tx).map_err(err)?.concat()).map_err(err)?;
+            tx.commit().map_err(err)?;
+        }
         Ok(History { conn, path: path.to_path_buf() })
     }
 
@@ -81,26 +176,32 @@ impl History {
             .map_err(|e| AuditError::History { path: self.path.clone(), message: e.to_string() })?;
         let result = (|| {
             tx.execute(
-                "INSERT INTO runs (suite, started_unix, exit_code, report) VALUES (?1, ?2, ?3, ?4)",
-                params![run.suite, run.started_unix as i64, run.exit_code, report],
+                "INSERT INTO runs (suite, started_unix, exit_code, report, test_clock)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![run.suite, run.started_unix as i64, run.exit_code, report, run.test_clock],
             )?;
             let id = tx.last_insert_rowid();
-            for c in run.checks() {
-                tx.execute(
-                    "INSERT INTO checks (run, dataset, name, measure, threshold, value, lo, hi, verdict)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                    params![
-                        id,
-                        c.dataset,
-                        c.name,
-                        c.measure,
-                        c.threshold,
-                        c.value,
-                        c.ci95.map(|i| i[0]),
-                        c.ci95.map(|i| i[1]),
-                        c.verdict.name()
-                    ],
-                )?;
+            for d in &run.datasets {
+                let reserved = d.status == DatasetStatus::Reserved;
+                for c in &d.checks {
+                    tx.execute(
+                        "INSERT INTO checks (run, dataset, name, measure, threshold, value, lo, hi,
+                                             verdict, reserved)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                        params![
+                            id,
+                            c.dataset,
+                            c.name,
+                            c.measure,
+                            c.threshold,
+                            c.value,
+                            c.ci95.map(|i| i[0]),
+                            c.ci95.map(|i| i[1]),
+                            c.verdict.name(),
+                            reserved
+                        ],
+                    )?;
+                }
             }
             tx.commit()
         })();
@@ -110,35 +211,11 @@ impl History {
     /// ε this suite's runs were charged, per dataset: what a run on a
     /// coordinator knows of its budget (the coordinator's ledger, shared
     /// with other clients, is the operator's). A run is charged when it
-    /// ran, or when the coordinator accepted it and it then failed.
+    /// ran, or when the coordinator accepted it and it then failed; a
+    /// re-served night spent nothing.
     pub fn charged(&self, suite: &str) -> Result<BTreeMap<String, f64>, AuditError> {
-        #[derive(Deserialize)]
-        struct Run {
-            datasets: Vec<Dataset>,
-        }
-        #[derive(Deserialize)]
-        struct Dataset {
-            name: String,
-            status: DatasetStatus,
-            budget: Budget,
-            #[serde(default)]
-            error: Option<String>,
-        }
-        #[derive(Deserialize)]
-        struct Budget {
-            per_run: f64,
-        }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT report FROM runs WHERE suite = ?1 ORDER BY id")
-            .map_err(|e| self.err(e))?;
-        let reports = stmt
-            .query_map(params![suite], |row| row.get::<_, String>(0))
-            .map_err(|e| self.err(e))?;
         let mut charged = BTreeMap::new();
-        for report in reports {
-            let run: Run = serde_json::from_str(&report.map_err(|e| self.err(e))?)
-                .map_err(|e| self.err(format!("a stored report: {e}")))?;
+        self.each_run(suite, false, |run| {
             for d in run.datasets {
                 let failed_after_acceptance =
                     d.error.as_deref() == Some(Reason::FailedOnCoordinator.text());
@@ -146,8 +223,75 @@ impl History {
                     *charged.entry(d.name).or_insert(0.0) += d.budget.per_run;
                 }
             }
-        }
+            true
+        })?;
         Ok(charged)
+    }
+
+    /// The start of `suite`'s latest run in the history, if any.
+    pub fn latest_started(&self, suite: &str) -> Result<Option<u64>, AuditError> {
+        self.conn
+            .query_row(
+                "SELECT MAX(started_unix) FROM runs WHERE suite = ?1",
+                params![suite],
+                |row| row.get::<_, Option<i64>>(0),
+            )
+            .map(|t| t.map(|t| t as u64))
+            .map_err(|e| self.err(e))
+    }
+
+    /// The most recent run of `suite` that released `dataset`, or
+    /// re-served a release of it: what an unchanged version re-serves.
+    pub fn last_release(
+        &self,
+        suite: &str,
+        dataset: &str,
+    ) -> Result<Option<StoredRelease>, AuditError> {
+        let mut last = None;
+        self.each_run(suite, true, |run| {
+            let started_unix = run.started_unix;
+            last = run.datasets.into_iter().filter(|d| d.name == dataset).find_map(|d| {
+                let from = match (d.status, d.reserved_from, d.job_id) {
+                    (DatasetStatus::Reserved, Some(from), _) => from,
+                    (DatasetStatus::Ran, _, Some(job_id)) => ReservedFrom { job_id, started_unix },
+                    _ => return None,
+                };
+                Some(StoredRelease {
+                    from,
+                    version: d.version,
+                    settings: d.settings,
+                    checks: d.checks,
+                })
+            });
+            last.is_none()
+        })?;
+        Ok(last)
+    }
+
+    /// Calls `visit` on each stored run of `suite` in the order they were
+    /// recorded (the newest first if `newest_first`) while it returns true.
+    fn each_run(
+        &self,
+        suite: &str,
+        newest_first: bool,
+        mut visit: impl FnMut(StoredRun) -> bool,
+    ) -> Result<(), AuditError> {
+        let order = if newest_first { "DESC" } else { "ASC" };
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT report FROM runs WHERE suite = ?1 ORDER BY id {order}"))
+            .map_err(|e| self.err(e))?;
+        let reports = stmt
+            .query_map(params![suite], |row| row.get::<_, String>(0))
+            .map_err(|e| self.err(e))?;
+        for report in reports {
+            let run: StoredRun = serde_json::from_str(&report.map_err(|e| self.err(e))?)
+                .map_err(|e| self.err(format!("a stored report: {e}")))?;
+            if !visit(run) {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Every check's trend for `suite`, oldest night first; nights without
@@ -157,7 +301,7 @@ impl History {
             .conn
             .prepare(
                 "SELECT c.dataset, c.name, c.measure, r.started_unix, c.value, c.lo, c.hi,
-                        c.threshold, c.verdict
+                        c.threshold, c.verdict, r.test_clock IS NOT NULL, c.reserved
                  FROM checks c JOIN runs r ON r.id = c.run
                  WHERE r.suite = ?1 AND c.value IS NOT NULL
                  ORDER BY c.dataset, c.name, r.id",
@@ -176,6 +320,8 @@ impl History {
                         threshold: row.get(7)?,
                         verdict: row.get(8)?,
                         changed: false,
+                        test_clock: row.get(9)?,
+                        reserved: row.get(10)?,
                     },
                 ))
             })

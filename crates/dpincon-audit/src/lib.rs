@@ -3,7 +3,10 @@
 //! suite's budget, drives one engine job per dataset, turns each release's
 //! 95% interval into a noise-aware verdict, keeps the history in SQLite and
 //! writes the reports (JSON, JUnit XML, self-contained HTML), and alerts
-//! a webhook on failed checks and low budgets ([`notify`]).
+//! a webhook on failed checks and low budgets ([`notify`]). A dataset that
+//! declares a public version re-serves its last release while the version
+//! is unchanged, at no ε ([`reserve`]); a test clock dates a run for
+//! replays ([`RunContext`]).
 //!
 //! Privacy: every number here is post-processing of the engine's DP
 //! releases (value, `ci95`, public noise scales) or of public suite
@@ -12,17 +15,21 @@
 //! message, which may quote the data, is returned apart ([`Detail`]) for
 //! the operator's standard error and never reaches a report or the history.
 
+mod context;
 mod error;
 pub mod history;
 pub mod notify;
 mod reason;
 pub mod report;
+pub mod reserve;
 mod run;
 pub mod schema;
 pub mod suite;
 pub mod time;
 pub mod verdict;
+pub mod version;
 
+pub use context::RunContext;
 pub use error::AuditError;
 pub use reason::{Detail, Failure, Reason};
 pub use run::{

@@ -9,7 +9,7 @@ use dpincon_engine::{NoProgress, run_job};
 use super::*;
 use crate::run::{CheckResult, DatasetBudget, DatasetStatus};
 use crate::verdict::ExitStatus;
-use crate::{Failure, Suite, run_suite};
+use crate::{Failure, RunContext, Suite, run_suite};
 
 fn notify(keys: &str) -> Notify {
     let text = format!("webhook = \"http://127.0.0.1:9/hook\"\n{keys}");
@@ -57,6 +57,9 @@ fn dataset(
         seeded: false,
         error: refused,
         checks,
+        version: None,
+        settings: None,
+        reserved_from: None,
     }
 }
 
@@ -65,6 +68,7 @@ fn run(datasets: Vec<DatasetResult>) -> AuditRun {
         schema_version: 1,
         suite: "nightly".into(),
         started_unix: 0,
+        test_clock: None,
         datasets,
         status: ExitStatus::Fail,
         exit_code: 2,
@@ -186,7 +190,7 @@ async fn neither_exact_values_nor_engine_messages_reach_a_message() {
     std::fs::write(&path, suite).unwrap();
     let suite = Suite::load(&path).unwrap();
     let exact_sent = std::cell::Cell::new(false);
-    let outcome = run_suite(&suite, Some(1), async |mut config, name: &str| {
+    let outcome = run_suite(&suite, &RunContext::now(Some(1)), async |mut config, name: &str| {
         if name == "u" {
             let table = config.data.path.display().to_string();
             return Err(Failure::new(Reason::UnreadableData, format!("{table}: cell '{CELL}'")));

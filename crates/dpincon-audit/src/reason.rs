@@ -31,6 +31,10 @@ pub enum Reason {
     LedgerRefused,
     /// The engine refused the job's options.
     InvalidJob,
+    /// The dataset declares a version (`version-env`, `version-file`) that
+    /// could not be read: refused before any work, nothing charged (whether
+    /// to re-serve cannot be decided without it).
+    UnreadableVersion,
     /// The coordinator has no dataset of the suite's `coordinator-dataset`.
     UnknownDataset,
     /// The coordinator refused the job at admission (token, limits, options).
@@ -52,6 +56,7 @@ impl Reason {
             Reason::BudgetExhausted => "budget exhausted",
             Reason::LedgerRefused => "ledger refused",
             Reason::InvalidJob => "invalid job",
+            Reason::UnreadableVersion => "unreadable version",
             Reason::UnknownDataset => "unknown dataset",
             Reason::RefusedByCoordinator => "refused by the coordinator",
             Reason::CoordinatorUnreachable => "coordinator unreachable",

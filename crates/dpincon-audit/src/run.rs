@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use dpincon_engine::{DataFormat, DataSpec, JobConfig, Report, TestOptions, ledger};
 use serde::Serialize;
 
+use crate::context::RunContext;
 use crate::reason::{Detail, Failure, Reason};
+use crate::reserve::{self, Plan, ReleaseSettings, ReservedFrom};
 use crate::suite::{Dataset, Suite};
 use crate::verdict::{ExitStatus, Verdict};
 
@@ -40,6 +42,9 @@ pub enum DatasetStatus {
     Refused,
     /// The job failed (`error` says why).
     Error,
+    /// The declared version is unchanged since the last release, which is
+    /// served again (`reserved_from`); nothing ran, nothing charged.
+    Reserved,
 }
 
 /// One check's outcome.
@@ -90,6 +95,16 @@ pub struct DatasetResult {
     pub error: Option<Reason>,
     /// The checks.
     pub checks: Vec<CheckResult>,
+    /// The dataset's declared public version, when it declares one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The release's public settings, recorded beside a version: what a
+    /// later run compares before re-serving.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settings: Option<ReleaseSettings>,
+    /// When re-served: the release served (its job and its night).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reserved_from: Option<ReservedFrom>,
 }
 
 /// A whole audit.
@@ -99,8 +114,12 @@ pub struct AuditRun {
     pub schema_version: u32,
     /// The suite name.
     pub suite: String,
-    /// Start time, seconds since the epoch.
+    /// Start time, seconds since the epoch (the test clock's, with one).
     pub started_unix: u64,
+    /// TEST MODE: `--as-of`'s value, when a test clock set `started_unix`
+    /// instead of the real time (every report says so).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test_clock: Option<String>,
     /// Per dataset.
     pub datasets: Vec<DatasetResult>,
     /// The worst outcome.
@@ -158,7 +177,7 @@ fn budget_of(d: &Dataset) -> (DatasetBudget, Option<Failure>) {
 
 /// The budget from a ledger's cap and ε spent before this run, which was
 /// `charged` its ε or not, and `refused` before any work if it was.
-fn budget(
+pub(crate) fn budget(
     d: &Dataset,
     ledger: String,
     cap: f64,
@@ -206,25 +225,48 @@ pub fn job_config(d: &Dataset, seed: Option<u64>) -> JobConfig {
     }
 }
 
-/// Runs `suite`: plans all budgets first, then runs each dataset that
-/// fits through `exec` (a job config and the dataset name in, the engine's
-/// report out), then judges every check. Refused and failed datasets
-/// do not stop the others.
-pub async fn run_suite<F>(suite: &Suite, seed: Option<u64>, exec: F) -> AuditOutcome
+/// Runs `suite` at `ctx`'s time: plans all budgets first, then runs each
+/// dataset that fits through `exec` (a job config and the dataset name in,
+/// the engine's report out), then judges every check. A dataset whose
+/// declared version is unchanged re-serves its last release instead
+/// ([`crate::reserve`]). Refused and failed datasets do not stop the others.
+pub async fn run_suite<F>(suite: &Suite, ctx: &RunContext, exec: F) -> AuditOutcome
 where
     F: AsyncFn(JobConfig, &str) -> Result<Report, Failure>,
 {
-    let started_unix = now();
     let mut datasets = Vec::new();
     let mut details = Vec::new();
     for (d, (budget, refusal)) in suite.datasets.iter().zip(budgets(suite)) {
-        let outcome = match refusal {
-            Some(f) => Err((DatasetStatus::Refused, f)),
-            None => exec(job_config(d, seed), &d.name).await.map_err(|f| (DatasetStatus::Error, f)),
+        // The planned budget as it stands when this run spends nothing.
+        let unspent = || {
+            let b = &budget;
+            self::budget(d, b.ledger.clone(), b.cap, b.spent, false, b.refused)
         };
-        datasets.push(judge(d, budget, outcome, &mut details));
+        let result = match reserve::plan(d, ctx) {
+            // Re-serving spends nothing, so an exhausted budget does not
+            // stop it; a ledger that cannot be read does (the budget's
+            // figures would not be the ledger's).
+            Plan::Reserve(declared, last)
+                if refusal.as_ref().is_none_or(|f| f.reason == Reason::BudgetExhausted) =>
+            {
+                reserve::reserved(d, declared, last, unspent(), suite.zone())
+            }
+            Plan::Unreadable(f) => {
+                judge(d, unspent(), Err((DatasetStatus::Error, f)), &mut details)
+            }
+            plan => {
+                let outcome = match refusal {
+                    Some(f) => Err((DatasetStatus::Refused, f)),
+                    None => exec(job_config(d, ctx.seed), &d.name)
+                        .await
+                        .map_err(|f| (DatasetStatus::Error, f)),
+                };
+                plan.record(judge(d, budget, outcome, &mut details))
+            }
+        };
+        datasets.push(result);
     }
-    finish(suite, started_unix, datasets, details)
+    finish(suite, ctx, datasets, details)
 }
 
 /// Runs `suite` on a coordinator (`exec` submits a dataset's job and waits
@@ -234,17 +276,18 @@ where
 /// were charged (`History::charged`). The coordinator's cap still governs:
 /// a job it cannot fund is refused ([`Reason::BudgetExhausted`]: the
 /// dataset is refused, nothing charged). Verdicts are judged exactly as in
-/// [`run_suite`].
+/// [`run_suite`], and an unchanged declared version re-serves the same way
+/// (decided here, from the version and the history: public data).
 pub async fn run_suite_remote<F>(
     suite: &Suite,
     coordinator: &str,
     charged: &BTreeMap<String, f64>,
+    ctx: &RunContext,
     exec: F,
 ) -> AuditOutcome
 where
     F: AsyncFn(&Dataset) -> Result<Report, Failure>,
 {
-    let started_unix = now();
     let mut datasets = Vec::new();
     let mut details = Vec::new();
     for d in &suite.datasets {
@@ -254,6 +297,19 @@ where
             d.remote_name()
         );
         let spent = charged.get(&d.name).copied().unwrap_or(0.0);
+        let unspent = || budget(d, ledger.clone(), d.budget_cap, spent, false, None);
+        let plan = match reserve::plan(d, ctx) {
+            Plan::Reserve(declared, last) => {
+                datasets.push(reserve::reserved(d, declared, last, unspent(), suite.zone()));
+                continue;
+            }
+            Plan::Unreadable(f) => {
+                let outcome = Err((DatasetStatus::Error, f));
+                datasets.push(judge(d, unspent(), outcome, &mut details));
+                continue;
+            }
+            plan => plan,
+        };
         let (budget, outcome) = match exec(d).await {
             Ok(report) => (budget(d, ledger, d.budget_cap, spent, true, None), Ok(report)),
             Err(f) => {
@@ -266,18 +322,14 @@ where
                 (b, Err((status, f)))
             }
         };
-        datasets.push(judge(d, budget, outcome, &mut details));
+        datasets.push(plan.record(judge(d, budget, outcome, &mut details)));
     }
-    finish(suite, started_unix, datasets, details)
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    finish(suite, ctx, datasets, details)
 }
 
 fn finish(
     suite: &Suite,
-    started_unix: u64,
+    ctx: &RunContext,
     datasets: Vec<DatasetResult>,
     details: Vec<Detail>,
 ) -> AuditOutcome {
@@ -290,7 +342,8 @@ fn finish(
     let run = AuditRun {
         schema_version: 1,
         suite: suite.name.clone(),
-        started_unix,
+        started_unix: ctx.started_unix,
+        test_clock: ctx.test_clock.clone(),
         datasets,
         status,
         exit_code: status.code(),
@@ -313,12 +366,34 @@ fn judge(
             (s, None, Some(f.reason))
         }
     };
-    let checks = d
-        .checks
+    let checks = check_results(d, error, |m| report.as_ref().and_then(|r| released(r, m)));
+    DatasetResult {
+        name: d.name.clone(),
+        data: d.source_name().display().to_string(),
+        status,
+        budget,
+        job_id: report.as_ref().map(|r| r.job_id.clone()),
+        seeded: report.as_ref().is_some_and(|r| r.seeded),
+        error,
+        checks,
+        version: None,
+        settings: None,
+        reserved_from: None,
+    }
+}
+
+/// `d`'s checks judged on `release(measure)`; without one a check is an
+/// error, for `error` (no release at all) or for a missing measure.
+pub(crate) fn check_results(
+    d: &Dataset,
+    error: Option<Reason>,
+    release: impl Fn(&str) -> Option<Released>,
+) -> Vec<CheckResult> {
+    d.checks
         .iter()
         .map(|c| {
             let threshold = c.threshold(d.max_rows);
-            let release = report.as_ref().and_then(|r| released(r, &c.measure));
+            let release = release(&c.measure);
             let value = release.map(|r| r.value);
             let ci95 = release.map(|r| r.ci95);
             let epsilon = release.map(|r| r.epsilon);
@@ -353,26 +428,16 @@ fn judge(
                 message,
             }
         })
-        .collect();
-    DatasetResult {
-        name: d.name.clone(),
-        data: d.source_name().display().to_string(),
-        status,
-        budget,
-        job_id: report.as_ref().map(|r| r.job_id.clone()),
-        seeded: report.as_ref().is_some_and(|r| r.seeded),
-        error,
-        checks,
-    }
+        .collect()
 }
 
 /// What a check reads of a measure's release: its point value, interval
 /// and ε (I_R's release has the same three).
 #[derive(Clone, Copy)]
-struct Released {
-    value: i64,
-    ci95: [i64; 2],
-    epsilon: f64,
+pub(crate) struct Released {
+    pub(crate) value: i64,
+    pub(crate) ci95: [i64; 2],
+    pub(crate) epsilon: f64,
 }
 
 /// The release of `measure` (`mi`, `p` or `r`) in `report`, if any.

@@ -88,6 +88,19 @@ pub struct Dataset {
     /// Runs per day, for "nights left" (default 1).
     #[serde(default)]
     pub runs_per_day: Option<f64>,
+    /// The table's PUBLIC version, declared by the operator (a snapshot or
+    /// load id): while it is unchanged, a run re-serves the last release at
+    /// no ε ([`crate::version`]). At most one of `version`, `version-env`
+    /// and `version-file`.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// The environment variable holding the version.
+    #[serde(default)]
+    pub version_env: Option<String>,
+    /// A file holding the version (its contents, trimmed), e.g. written by
+    /// the load job; relative to the suite.
+    #[serde(default)]
+    pub version_file: Option<PathBuf>,
     /// The checks.
     #[serde(default, rename = "check")]
     pub checks: Vec<Check>,
@@ -272,6 +285,7 @@ impl Suite {
                 _ => {}
             }
             d.validate_table().map_err(|e| format!("{at}: {e}"))?;
+            d.validate_version().map_err(|e| format!("{at}: {e}"))?;
             if d.constraints.as_os_str().is_empty() {
                 return Err(format!("{at} has no constraints file"));
             }
@@ -356,6 +370,7 @@ impl Suite {
             d.data = d.data.as_deref().map(|p| if is_url(p) { p.to_path_buf() } else { at(p) });
             d.constraints = at(&d.constraints);
             d.ledger = d.ledger.as_deref().map(at);
+            d.version_file = d.version_file.as_deref().map(at);
         }
     }
 }

@@ -2,7 +2,7 @@
 //! (`time-zone = "Europe/Paris"`, an IANA name) or UTC. The history keeps
 //! Unix seconds; only what is shown is converted.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, NaiveDate, SecondsFormat, TimeDelta, TimeZone, Utc};
 pub use chrono_tz::Tz;
 
 /// Parses an IANA time zone name (`Europe/Paris`, `UTC`).
@@ -24,6 +24,34 @@ pub fn iso8601(unix: u64, zone: Option<Tz>) -> String {
     }
 }
 
+/// The instant `--as-of` names, in seconds since the epoch: a date
+/// `YYYY-MM-DD` at 00:00 in `zone` (UTC without one), or an RFC 3339
+/// instant (`2026-03-01T02:00:00+01:00`). Where the zone skips midnight
+/// (a daylight-saving gap) the date starts at its first minute that exists.
+pub fn parse_as_of(text: &str, zone: Option<Tz>) -> Result<u64, String> {
+    let instant = match DateTime::parse_from_rfc3339(text) {
+        Ok(t) => t.timestamp(),
+        Err(_) => {
+            let date = NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| {
+                format!(
+                    "--as-of '{text}' is neither a date YYYY-MM-DD nor an RFC 3339 instant \
+                     (2026-03-01T02:00:00Z)"
+                )
+            })?;
+            let midnight = date.and_time(chrono::NaiveTime::MIN);
+            let zone = zone.unwrap_or(Tz::UTC);
+            // No gap is longer than a day; chrono answers `None` inside one.
+            (0..24 * 60)
+                .find_map(|m| {
+                    zone.from_local_datetime(&(midnight + TimeDelta::minutes(m))).earliest()
+                })
+                .map(|t| t.timestamp())
+                .ok_or_else(|| format!("--as-of '{text}': no such local time in {zone}"))?
+        }
+    };
+    u64::try_from(instant).map_err(|_| format!("--as-of '{text}' is before 1970"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -38,5 +66,21 @@ mod tests {
         // Summer time is the zone's business.
         assert_eq!(iso8601(1_721_046_600, Some(paris)), "2024-07-15T14:30:00+02:00");
         assert!(parse_zone("Mars/Olympus").unwrap_err().contains("IANA"));
+    }
+
+    #[test]
+    fn as_of_is_midnight_in_the_zone_or_an_rfc3339_instant() {
+        // 2026-03-01T00:00:00Z.
+        let utc_midnight = 1_772_323_200;
+        assert_eq!(parse_as_of("2026-03-01", None), Ok(utc_midnight));
+        let paris = parse_zone("Europe/Paris").unwrap();
+        assert_eq!(parse_as_of("2026-03-01", Some(paris)), Ok(utc_midnight - 3600));
+        assert_eq!(parse_as_of("2026-03-01T02:00:00+01:00", Some(paris)), Ok(utc_midnight + 3600));
+        // Santiago skips from 00:00 to 01:00 on 2024-09-08: the day starts at 01:00 (-03:00).
+        let santiago = parse_zone("America/Santiago").unwrap();
+        assert_eq!(parse_as_of("2024-09-08", Some(santiago)), Ok(1_725_768_000));
+        assert!(parse_as_of("2026-13-01", None).unwrap_err().contains("neither a date"));
+        assert!(parse_as_of("yesterday", None).unwrap_err().contains("--as-of 'yesterday'"));
+        assert!(parse_as_of("1969-12-31", None).unwrap_err().contains("before 1970"));
     }
 }

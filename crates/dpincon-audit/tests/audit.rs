@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use dpincon_audit::history::History;
-use dpincon_audit::{DatasetStatus, ExitStatus, Reason, Suite, Verdict, report, run_suite};
+use dpincon_audit::{
+    DatasetStatus, ExitStatus, Reason, RunContext, Suite, Verdict, report, run_suite,
+};
 use dpincon_engine::run_job;
 
 /// Group `a` has B ∈ {1, 2, 3} under A → B: I_MI = 3, I_P = 3, I_R = 2.
@@ -48,7 +50,7 @@ async fn audit(path: &Path) -> dpincon_audit::AuditRun {
 
 async fn audit_with_details(path: &Path) -> dpincon_audit::AuditOutcome {
     let suite = Suite::load(path).unwrap();
-    run_suite(&suite, Some(7), async |config, _name: &str| {
+    run_suite(&suite, &RunContext::now(Some(7)), async |config, _name: &str| {
         Ok(run_job(&config, &dpincon_engine::NoProgress).await?)
     })
     .await

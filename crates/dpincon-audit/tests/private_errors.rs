@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use dpincon_audit::history::History;
-use dpincon_audit::{AuditOutcome, DatasetStatus, Reason, Suite, report, run_suite};
+use dpincon_audit::{AuditOutcome, DatasetStatus, Reason, RunContext, Suite, report, run_suite};
 use dpincon_engine::{NoProgress, run_job};
 use rusqlite::types::ValueRef;
 
@@ -33,7 +33,7 @@ fn write_suite(dir: &Path, schema: &str) -> std::path::PathBuf {
 /// Runs the suite, appends it to the history and writes the reports.
 async fn audit(path: &Path) -> AuditOutcome {
     let suite = Suite::load(path).unwrap();
-    let outcome = run_suite(&suite, Some(1), async |config, _name: &str| {
+    let outcome = run_suite(&suite, &RunContext::now(Some(1)), async |config, _name: &str| {
         Ok(run_job(&config, &NoProgress).await?)
     })
     .await;

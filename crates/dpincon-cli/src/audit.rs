@@ -11,6 +11,11 @@
 //!
 //! A suite's `[notify]` webhook is told of failed checks and low budgets
 //! after the run is recorded (local and `--coordinator` runs alike).
+//!
+//! `--as-of DATE` dates a run by a test clock (replays of a year of nights
+//! in minutes); every report, the history and `audit history` mark it as
+//! test mode. A dataset whose declared version is unchanged re-serves its
+//! last release at no ε, here and with `--coordinator` alike.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,7 +24,8 @@ use clap::{Args, Subcommand};
 use dpincon_audit::history::History;
 use dpincon_audit::suite::Dataset;
 use dpincon_audit::{
-    AuditOutcome, ExitStatus, Failure, Reason, Suite, notify, report, run_suite, run_suite_remote,
+    AuditOutcome, ExitStatus, Failure, Reason, RunContext, Suite, notify, report, reserve,
+    run_suite, run_suite_remote,
 };
 use dpincon_client::{ClientError, ClientJob, progress_line};
 use dpincon_engine::{TestOptions, run_job};
@@ -47,6 +53,11 @@ pub struct AuditArgs {
     /// default the dataset's name) and ledger are used.
     #[arg(long)]
     coordinator: Option<String>,
+    /// TEST MODE: date the run DATE (YYYY-MM-DD, 00:00 in the suite's
+    /// time-zone; or an RFC 3339 instant) instead of now, to replay nights;
+    /// every report and the history say so. Not with --coordinator.
+    #[arg(long, value_name = "DATE")]
+    as_of: Option<String>,
     #[command(flatten)]
     connect: ConnectArgs,
 }
@@ -70,6 +81,12 @@ pub async fn audit(args: AuditArgs) -> ExitCode {
 }
 
 async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
+    if args.as_of.is_some() && args.coordinator.is_some() {
+        // Before anything is read or sent: nothing may be charged.
+        return Err("--as-of is a test clock and cannot date a run on a coordinator, whose clock \
+                    and ledger are the operator's; run the suite locally to replay nights"
+            .into());
+    }
     let path = args.suite.clone().ok_or("--suite FILE is required")?;
     let suite = Suite::load(&path).map_err(|e| e.to_string())?;
     let history_path = suite.history.clone().unwrap_or_default();
@@ -80,14 +97,16 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
     }
     // Open the store first: a broken history fails before any budget is spent.
     let mut history = History::open(&history_path).map_err(|e| e.to_string())?;
+    let ctx = RunContext::load(&suite, &history, args.as_of.as_deref(), args.seed)
+        .map_err(|e| e.to_string())?;
     let AuditOutcome { run, details } = match &args.coordinator {
         Some(url) => {
             let charged = history.charged(&suite.name).map_err(|e| e.to_string())?;
-            remote_run(&suite, url, &charged, &args).await?
+            remote_run(&suite, url, &charged, &ctx, &args).await?
         }
         None => {
             suite.require_tables(&path).map_err(|e| e.to_string())?;
-            run_suite(&suite, args.seed, async |config, name: &str| {
+            run_suite(&suite, &ctx, async |config, name: &str| {
                 let bar = progress::Bar::for_dataset(name);
                 run_job(&config, &bar).await.map_err(Failure::from)
             })
@@ -102,11 +121,24 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
     for c in run.checks() {
         println!("{:<13} {:<28} {}", c.verdict.name().to_uppercase(), c.name, c.message);
     }
+    if let Some(as_of) = &run.test_clock {
+        println!("TEST CLOCK: this run is dated {as_of} (--as-of), not by when it ran");
+    }
     for d in &run.datasets {
         let b = &d.budget;
-        match &d.error {
-            Some(e) => println!("dataset {}: {:?}: {e}", d.name, d.status),
-            None => println!(
+        match (&d.error, &d.reserved_from, &d.version) {
+            (Some(e), _, _) => println!("dataset {}: {:?}: {e}", d.name, d.status),
+            (None, Some(from), Some(version)) => println!(
+                "dataset {}: {} (job {}): nothing charged, ε spent {:.3} of {:.3}, {} nights \
+                 left at this rate",
+                d.name,
+                reserve::note(version, from.started_unix, suite.zone()),
+                from.job_id,
+                b.spent,
+                b.cap,
+                b.nights_left
+            ),
+            _ => println!(
                 "dataset {}: ε spent {:.3} of {:.3}, {:.3} left, {} nights left at this rate",
                 d.name,
                 b.spent + b.per_run,
@@ -146,11 +178,12 @@ async fn remote_run(
     suite: &Suite,
     url: &str,
     charged: &std::collections::BTreeMap<String, f64>,
+    ctx: &RunContext,
     args: &AuditArgs,
 ) -> Result<AuditOutcome, String> {
     let client = args.connect.client(url)?;
-    let seed = args.seed;
-    Ok(run_suite_remote(suite, url, charged, async |d: &Dataset| {
+    let seed = ctx.seed;
+    Ok(run_suite_remote(suite, url, charged, ctx, async |d: &Dataset| {
         let constraints = std::fs::read_to_string(&d.constraints).map_err(|e| {
             let path = d.constraints.display();
             Failure::new(
@@ -202,19 +235,22 @@ fn remote_failure(url: &str, e: ClientError, at_submission: bool) -> Failure {
     Failure::new(reason, describe(url, e))
 }
 
-/// Each check's nights, dated in ISO 8601 (the suite's `time-zone`, else UTC).
+/// Each check's nights, dated in ISO 8601 (the suite's `time-zone`, else
+/// UTC); a night dated by a test clock or re-served says so.
 fn print_history(trends: &[dpincon_audit::history::Trend], zone: Option<dpincon_audit::time::Tz>) {
     for t in trends {
         println!("{} ({}, {}):", t.check, t.dataset, t.measure);
         for p in &t.points {
             println!(
-                "  {}  {:>10}  [{}, {}]  {:<12}{}",
+                "  {}  {:>10}  [{}, {}]  {:<12}{}{}{}",
                 dpincon_audit::time::iso8601(p.started_unix, zone),
                 p.value,
                 p.ci95[0],
                 p.ci95[1],
                 p.verdict,
-                if p.changed { "  CHANGED beyond the noise" } else { "" }
+                if p.changed { "  CHANGED beyond the noise" } else { "" },
+                if p.reserved { "  re-served" } else { "" },
+                if p.test_clock { "  (test clock)" } else { "" }
             );
         }
     }

@@ -204,3 +204,134 @@ fn a_typo_cell_is_a_fixed_reason_in_reports_and_its_detail_on_stderr() {
     }
     assert!(!dir.path().join("t.ledger").exists(), "nothing charged");
 }
+
+/// The ε the ledger at `path` has spent (the engine's ledger API).
+fn ledger_spent(path: &Path) -> f64 {
+    dpincon_engine::ledger::summary(path).unwrap().spent
+}
+
+/// One seeded night into `out`: the exit code 0 and report.json.
+fn night(suite: &str, out: &Path, extra: &[&str]) -> (String, serde_json::Value) {
+    let args = ["audit", "--suite", suite, "--seed", "1", "--out", out.to_str().unwrap()];
+    let output = cli(&[&args[..], extra].concat());
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report = std::fs::read_to_string(out.join("report.json")).unwrap();
+    (stdout, serde_json::from_str(&report).unwrap())
+}
+
+/// A dataset whose version is in a file the load job writes: the first
+/// night releases; the same version re-serves that release (the ledger
+/// unchanged, the reports say so); a new version releases again.
+#[test]
+fn an_unchanged_version_file_reserves_the_last_release_at_no_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = suite(dir.path(), 10);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("ledger =", "version-file = \"t.version\"\nledger ="))
+        .unwrap();
+    let (out, ledger) = (dir.path().join("out"), dir.path().join("t.ledger"));
+    std::fs::write(dir.path().join("t.version"), "v1\n").unwrap();
+
+    let (_, first) = night(&path, &out, &[]);
+    let released = &first["datasets"][0];
+    assert_eq!(
+        (released["status"].as_str(), released["version"].as_str()),
+        (Some("ran"), Some("v1"))
+    );
+    assert_eq!(ledger_spent(&ledger), 10000.0);
+
+    let (stdout, second) = night(&path, &out, &[]);
+    let d = &second["datasets"][0];
+    assert_eq!(d["status"], "reserved", "{second}");
+    assert_eq!(d["reserved_from"]["job_id"], released["job_id"]);
+    assert_eq!(d["reserved_from"]["started_unix"], first["started_unix"]);
+    assert_eq!(
+        (d["budget"]["per_run"].as_f64(), d["budget"]["spent"].as_f64()),
+        (Some(0.0), Some(10000.0))
+    );
+    assert_eq!(d["checks"][0]["ci95"], released["checks"][0]["ci95"]);
+    assert_eq!(ledger_spent(&ledger), 10000.0, "nothing charged");
+    assert!(stdout.contains("dataset t: re-served: version v1 unchanged since "), "{stdout}");
+    assert!(stdout.contains("nothing charged"), "{stdout}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("re-served: version v1 unchanged") && html.contains("id=\"legend-reserved\"")
+    );
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    let job = released["job_id"].as_str().unwrap();
+    assert!(junit.contains(&format!("<property name=\"dpincon.reserved_from\" value=\"{job}\"/>")));
+    let history = cli(&["audit", "history", "--suite", &path]);
+    let trend = String::from_utf8_lossy(&history.stdout).into_owned();
+    let marks: Vec<bool> = trend.lines().skip(1).map(|l| l.ends_with("  re-served")).collect();
+    assert_eq!(marks, [false, true], "{trend}");
+
+    std::fs::write(dir.path().join("t.version"), "v2").unwrap();
+    let (_, third) = night(&path, &out, &[]);
+    assert_eq!(third["datasets"][0]["status"], "ran");
+    assert_ne!(third["datasets"][0]["job_id"], released["job_id"]);
+    assert_eq!(ledger_spent(&ledger), 20000.0);
+
+    // The load job did not write the file: refused before any work.
+    std::fs::remove_file(dir.path().join("t.version")).unwrap();
+    let missing = cli(&["audit", "--suite", &path, "--seed", "1"]);
+    assert_eq!(missing.status.code(), Some(3));
+    let stdout = String::from_utf8_lossy(&missing.stdout);
+    assert!(stdout.contains("dataset t: Error: unreadable version"), "{stdout}");
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("`version-file`"));
+    assert_eq!(ledger_spent(&ledger), 20000.0);
+}
+
+/// `--as-of` dates the run (00:00 in the suite's time zone) and every
+/// report, the history and its listing say it is a test clock; a date
+/// before the latest night, or a run on a coordinator, is refused with
+/// nothing charged.
+#[test]
+fn a_test_clock_dates_the_run_and_is_labelled_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = suite(dir.path(), 10);
+    let (out, ledger) = (dir.path().join("out"), dir.path().join("t.ledger"));
+    let (stdout, report) = night(&path, &out, &["--as-of", "2026-03-01"]);
+    assert!(stdout.contains("TEST CLOCK: this run is dated 2026-03-01"), "{stdout}");
+    assert_eq!(report["test_clock"], "2026-03-01");
+    // 2026-03-01T00:00:00Z.
+    assert_eq!(report["started_unix"], 1_772_323_200);
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(junit.contains("<property name=\"dpincon.test_clock\" value=\"2026-03-01\"/>"));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("id=\"test-clock\"><b>TEST CLOCK:</b> this run is dated 2026-03-01"));
+
+    // In the suite's zone: 2026-03-02T00:00:00+05:30.
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replacen("\n", "\ntime-zone = \"Asia/Kolkata\"\n", 1)).unwrap();
+    let (_, report) = night(&path, &out, &["--as-of", "2026-03-02"]);
+    assert_eq!(report["started_unix"], 1_772_323_200 + 86_400 - 19_800);
+    let history = cli(&["audit", "history", "--suite", &path]);
+    let trend = String::from_utf8_lossy(&history.stdout).into_owned();
+    assert!(trend.contains("  2026-03-01T05:30:00+05:30 "), "{trend}");
+    assert!(trend.contains("  2026-03-02T00:00:00+05:30 "), "{trend}");
+    assert_eq!(trend.matches("  (test clock)").count(), 2, "{trend}");
+    let spent = ledger_spent(&ledger);
+
+    let earlier = cli(&["audit", "--suite", &path, "--seed", "1", "--as-of", "2026-02-15"]);
+    assert_eq!(earlier.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&earlier.stderr);
+    assert!(err.contains("--as-of 2026-02-15 (2026-02-15T00:00:00+05:30) is earlier"), "{err}");
+    assert!(err.contains("latest run of suite 'cli' in the history (2026-03-02T00:00:00+05:30)"));
+    let remote = ["--as-of", "2026-03-05", "--coordinator", "http://127.0.0.1:9"];
+    let refused = cli(&[&["audit", "--suite", &path][..], &remote].concat());
+    assert_eq!(refused.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("--as-of is a test clock and cannot date a run on a coordinator"),
+        "{err}"
+    );
+    assert_eq!(ledger_spent(&ledger), spent, "nothing charged");
+    let history = cli(&["audit", "history", "--suite", &path]);
+    assert_eq!(String::from_utf8_lossy(&history.stdout), trend, "nothing recorded");
+}

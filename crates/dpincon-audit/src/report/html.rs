@@ -17,7 +17,8 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
 th{background:#f3f3f3}.pass{background:#d9f2d9}.fail{background:#f8d0d0}.inconclusive{background:#fff1c2}\
 .error{background:#e6d0f0}.gauge{width:260px;height:14px;background:#eee;border:1px solid #999;display:inline-block;vertical-align:middle}\
 .gauge>div{height:100%;background:#4a7bd0}.chart{display:inline-block;margin:0.5em 1em 1em 0}\
-.note{color:#555;font-size:90%}";
+.note{color:#555;font-size:90%}.testclock{background:#fff1c2;border:2px solid #c90;padding:6px 10px}\
+.hollow{display:inline-block;width:7px;height:7px;border:2px solid #00f;border-radius:50%;background:#fff}";
 
 /// The HTML report of `run`, with the history `trends` (this run included).
 pub fn render(run: &AuditRun, trends: &[Trend]) -> String {
@@ -36,6 +37,15 @@ pub fn render(run: &AuditRun, trends: &[Trend]) -> String {
         run.status_name(),
         run.exit_code
     );
+    if let Some(as_of) = &run.test_clock {
+        let _ = writeln!(
+            out,
+            "<p class=\"testclock\" id=\"test-clock\"><b>TEST CLOCK:</b> this run is dated \
+             {} by <code>--as-of</code> (test mode), not by when it ran: a replay, not a \
+             night's audit.</p>",
+            escape(as_of)
+        );
+    }
     if run.datasets.iter().any(|d| d.seeded) {
         out.push_str(
             "<p class=\"note\"><b>Seeded noise:</b> test mode, not a release to publish.</p>\n",
@@ -43,7 +53,16 @@ pub fn render(run: &AuditRun, trends: &[Trend]) -> String {
     }
     summary(&mut out, run);
     budgets(&mut out, run);
-    out.push_str("<h2>History</h2>\n<p class=\"note\">Points are nightly releases, the band their 95% interval, the red line the threshold; a ringed point changed beyond the combined noise of two nights.</p>\n");
+    out.push_str("<h2>History</h2>\n<p class=\"note\">Points are nightly releases, the band their 95% interval, the red line the threshold; a ringed point changed beyond the combined noise of two nights.");
+    if trends.iter().any(|t| t.points.iter().any(|p| p.reserved)) {
+        let _ = write!(
+            out,
+            "</p>\n<p class=\"note\" id=\"legend-reserved\"><span class=\"hollow\"></span> A hollow point is a \
+             re-served night: the dataset's declared version was unchanged, so the earlier \
+             release was served again (no new release, no ε spent)."
+        );
+    }
+    out.push_str("</p>\n");
     for t in trends {
         let _ = writeln!(
             out,
@@ -125,6 +144,11 @@ fn budgets(out: &mut String, run: &AuditRun) {
             DatasetStatus::Ran => "ran".to_string(),
             DatasetStatus::Refused => format!("refused: {why}"),
             DatasetStatus::Error => format!("error: {why}"),
+            DatasetStatus::Reserved => format!(
+                "re-served: version {} unchanged (job {})",
+                escape(d.version.as_deref().unwrap_or("")),
+                escape(d.reserved_from.as_ref().map_or("", |f| f.job_id.as_str()))
+            ),
         };
         let _ = writeln!(
             out,
@@ -185,7 +209,13 @@ fn chart(t: &Trend) -> String {
         let values: Vec<(f64, f64)> =
             t.points.iter().enumerate().map(|(i, p)| (i as f64, p.value as f64)).collect();
         c.draw_series(LineSeries::new(values.clone(), BLUE.stroke_width(2)))?;
-        c.draw_series(values.iter().map(|&p| Circle::new(p, 3, BLUE.filled())))?;
+        // A re-served night is the same release again: hollow, not a new point.
+        let reserved = |reserved: bool| {
+            t.points.iter().zip(&values).filter(move |(p, _)| p.reserved == reserved)
+        };
+        c.draw_series(reserved(false).map(|(_, &v)| Circle::new(v, 3, BLUE.filled())))?;
+        c.draw_series(reserved(true).map(|(_, &v)| Circle::new(v, 4, WHITE.filled())))?;
+        c.draw_series(reserved(true).map(|(_, &v)| Circle::new(v, 4, BLUE.stroke_width(2))))?;
         c.draw_series(
             t.points
                 .iter()

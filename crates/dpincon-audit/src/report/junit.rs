@@ -1,6 +1,7 @@
 //! `junit.xml`: one testsuite per dataset, one testcase per check, for CI
 //! systems. Inconclusive checks are `<skipped>` (with the interval), failed
-//! checks `<failure>`, datasets with no release `<error>`.
+//! checks `<failure>`, datasets with no release `<error>`. A test clock,
+//! a declared version and a re-served release are `<properties>`.
 
 use std::fmt::Write;
 
@@ -27,6 +28,25 @@ pub fn render(run: &AuditRun) -> String {
             escape(&d.name),
             d.checks.len()
         );
+        // Test mode and re-serving, where CI tools show a suite's settings.
+        let properties = [
+            ("dpincon.test_clock", run.test_clock.as_deref()),
+            ("dpincon.version", d.version.as_deref()),
+            ("dpincon.reserved_from", d.reserved_from.as_ref().map(|f| f.job_id.as_str())),
+        ];
+        if properties.iter().any(|(_, v)| v.is_some()) {
+            out.push_str("    <properties>\n");
+            for (name, value) in properties {
+                if let Some(value) = value {
+                    let _ = writeln!(
+                        out,
+                        "      <property name=\"{name}\" value=\"{}\"/>",
+                        escape(value)
+                    );
+                }
+            }
+            out.push_str("    </properties>\n");
+        }
         for c in &d.checks {
             let _ = write!(
                 out,
