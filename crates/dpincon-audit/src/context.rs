@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::gated::HistoryEpochs;
 use crate::history::{History, StoredRelease};
 use crate::time::{iso8601, parse_as_of};
 use crate::{AuditError, Suite};
@@ -25,6 +26,9 @@ pub struct RunContext {
     /// The last release of each dataset that declares a version, by
     /// dataset name ([`History::last_release`]): what it may re-serve.
     pub releases: BTreeMap<String, StoredRelease>,
+    /// The epochs of each gated dataset as the history shows them, by
+    /// dataset name ([`History::epochs`]).
+    pub epochs: BTreeMap<String, HistoryEpochs>,
 }
 
 impl RunContext {
@@ -69,7 +73,12 @@ impl RunContext {
                 releases.insert(d.name.clone(), last);
             }
         }
-        Ok(RunContext { started_unix, test_clock: as_of.map(str::to_string), seed, releases })
+        let mut epochs = BTreeMap::new();
+        for d in suite.datasets.iter().filter(|d| d.gate.is_some()) {
+            epochs.insert(d.name.clone(), history.epochs(&suite.name, &d.name)?);
+        }
+        let test_clock = as_of.map(str::to_string);
+        Ok(RunContext { started_unix, test_clock, seed, releases, epochs })
     }
 }
 

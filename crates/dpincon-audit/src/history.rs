@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 
+use dpincon_engine::Measure;
+use dpincon_engine::gate::GateOutcome;
+
+use crate::gated::HistoryEpochs;
 use crate::reserve::{ReleaseSettings, ReservedFrom};
 use crate::verdict::changed;
 use crate::{AuditError, AuditRun, DatasetStatus, Reason};
@@ -37,6 +41,9 @@ pub struct Point {
     /// The night re-served an earlier release (the declared version was
     /// unchanged): the same release again, not a new one.
     pub reserved: bool,
+    /// The night passed its gate: the epoch's release, within the gate's
+    /// interval (`ci95`), at no ε ([`crate::gated`]).
+    pub gated: bool,
 }
 
 /// A dataset's last release as the history holds it: what a night whose
@@ -66,6 +73,18 @@ pub struct StoredCheck {
     pub ci95: Option<[i64; 2]>,
     /// Its ε.
     pub epsilon: Option<f64>,
+    /// On a gated dataset, the epoch that answered.
+    #[serde(default)]
+    pub gate: Option<StoredGate>,
+}
+
+/// A check's epoch as a stored report shows it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct StoredGate {
+    /// The job that opened it.
+    pub opened_by: String,
+    /// Nights it had answered.
+    pub nights_used: u32,
 }
 
 /// The part of a stored report (report.json) the history reads back;
@@ -102,8 +121,11 @@ struct StoredBudget {
 /// Columns later versions added: (table, column, declaration). Rows
 /// written before have the default, which is right for them (no test
 /// clock, nothing re-served then).
-const ADDED_COLUMNS: [(&str, &str, &str); 2] =
-    [("runs", "test_clock", "TEXT"), ("checks", "reserved", "INTEGER NOT NULL DEFAULT 0")];
+const ADDED_COLUMNS: [(&str, &str, &str); 3] = [
+    ("runs", "test_clock", "TEXT"),
+    ("checks", "reserved", "INTEGER NOT NULL DEFAULT 0"),
+    ("checks", "gated", "INTEGER NOT NULL DEFAULT 0"),
+];
 
 /// A check's history, oldest first.
 #[derive(Debug, Clone, Serialize)]
@@ -184,10 +206,11 @@ impl History {
             for d in &run.datasets {
                 let reserved = d.status == DatasetStatus::Reserved;
                 for c in &d.checks {
+                    let gated = c.gate.as_ref().is_some_and(|g| g.outcome == GateOutcome::Pass);
                     tx.execute(
                         "INSERT INTO checks (run, dataset, name, measure, threshold, value, lo, hi,
-                                             verdict, reserved)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                             verdict, reserved, gated)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                         params![
                             id,
                             c.dataset,
@@ -198,7 +221,8 @@ impl History {
                             c.ci95.map(|i| i[0]),
                             c.ci95.map(|i| i[1]),
                             c.verdict.name(),
-                            reserved
+                            reserved,
+                            gated
                         ],
                     )?;
                 }
@@ -268,6 +292,24 @@ impl History {
         Ok(last)
     }
 
+    /// The epochs of gated `dataset` in `suite`'s runs: each measure's
+    /// latest and its nights, every earlier one, and the first gated night.
+    pub fn epochs(&self, suite: &str, dataset: &str) -> Result<HistoryEpochs, AuditError> {
+        let mut epochs = HistoryEpochs::default();
+        self.each_run(suite, false, |run| {
+            for d in run.datasets.iter().filter(|d| d.name == dataset) {
+                for c in &d.checks {
+                    let measure = Measure::ALL.into_iter().find(|m| m.name() == c.measure);
+                    if let (Some(m), Some(g)) = (measure, &c.gate) {
+                        epochs.record(m, &g.opened_by, g.nights_used, run.started_unix);
+                    }
+                }
+            }
+            true
+        })?;
+        Ok(epochs)
+    }
+
     /// Calls `visit` on each stored run of `suite` in the order they were
     /// recorded (the newest first if `newest_first`) while it returns true.
     fn each_run(
@@ -301,7 +343,7 @@ impl History {
             .conn
             .prepare(
                 "SELECT c.dataset, c.name, c.measure, r.started_unix, c.value, c.lo, c.hi,
-                        c.threshold, c.verdict, r.test_clock IS NOT NULL, c.reserved
+                        c.threshold, c.verdict, r.test_clock IS NOT NULL, c.reserved, c.gated
                  FROM checks c JOIN runs r ON r.id = c.run
                  WHERE r.suite = ?1 AND c.value IS NOT NULL
                  ORDER BY c.dataset, c.name, r.id",
@@ -322,6 +364,7 @@ impl History {
                         changed: false,
                         test_clock: row.get(9)?,
                         reserved: row.get(10)?,
+                        gated: row.get(11)?,
                     },
                 ))
             })

@@ -17,6 +17,7 @@
 
 mod context;
 mod error;
+pub mod gated;
 pub mod history;
 pub mod notify;
 mod reason;
@@ -33,7 +34,7 @@ pub use context::RunContext;
 pub use error::AuditError;
 pub use reason::{Detail, Failure, Reason};
 pub use run::{
-    AuditOutcome, AuditRun, CheckResult, DatasetBudget, DatasetResult, DatasetStatus, budgets,
+    AuditOutcome, AuditRun, CheckResult, DatasetBudget, DatasetResult, DatasetStatus, Job, budgets,
     run_suite, run_suite_remote,
 };
 pub use suite::Suite;

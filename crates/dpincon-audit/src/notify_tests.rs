@@ -31,6 +31,7 @@ fn check(name: &str, verdict: Verdict, warn_only: bool) -> CheckResult {
         verdict,
         warn_only,
         message: "the run's sentence".into(),
+        gate: None,
     }
 }
 
@@ -52,6 +53,7 @@ fn dataset(
             remaining: 1.5,
             nights_left,
             refused,
+            plan: None,
         },
         job_id: None,
         seeded: false,
@@ -192,11 +194,11 @@ async fn neither_exact_values_nor_engine_messages_reach_a_message() {
     let exact_sent = std::cell::Cell::new(false);
     let outcome = run_suite(&suite, &RunContext::now(Some(1)), async |mut config, name: &str| {
         if name == "u" {
-            let table = config.data.path.display().to_string();
+            let table = config.config().data.path.display().to_string();
             return Err(Failure::new(Reason::UnreadableData, format!("{table}: cell '{CELL}'")));
         }
-        config.test.non_private = true;
-        let mut report = run_job(&config, &NoProgress).await.map_err(Failure::from)?;
+        config.config_mut().test.non_private = true;
+        let mut report = run_job(config.config(), &NoProgress).await.map_err(Failure::from)?;
         let exact = report.non_private.as_mut().expect("asked for exact values");
         [exact.edges, exact.problematic, exact.rows] = EXACT;
         exact_sent.set(true);

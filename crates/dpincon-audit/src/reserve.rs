@@ -144,10 +144,10 @@ pub(crate) fn reserved(
         .iter()
         .filter_map(|c| {
             let (value, ci95, epsilon) = (c.value?, c.ci95?, c.epsilon?);
-            Some((c.measure.as_str(), Released { value, ci95, epsilon }))
+            Some((c.measure.as_str(), Released { value, ci95, epsilon, gate: None }))
         })
         .collect();
-    let mut checks = check_results(d, None, |measure| stored.get(measure).copied());
+    let mut checks = check_results(d, None, |measure| stored.get(measure).cloned());
     for c in &mut checks {
         c.message = match c.ci95 {
             Some(_) => format!("{note}; {}", c.message),

@@ -61,7 +61,7 @@ impl Fixture {
         let ctx = RunContext::load(suite, &history, None, Some(1)).unwrap();
         let outcome = run_suite(suite, &ctx, async |config, _: &str| {
             jobs.set(jobs.get() + 1);
-            Ok(run_job(&config, &NoProgress).await?)
+            Ok(run_job(config.config(), &NoProgress).await?)
         })
         .await;
         history.append(&outcome.run).unwrap();
@@ -193,7 +193,7 @@ async fn an_unreadable_version_refuses_the_dataset_before_any_work() {
     let ctx = RunContext::load(&suite, &history, None, Some(1)).unwrap();
     let outcome = run_suite(&suite, &ctx, async |config, _: &str| {
         jobs.set(jobs.get() + 1);
-        Ok(run_job(&config, &NoProgress).await?)
+        Ok(run_job(config.config(), &NoProgress).await?)
     })
     .await;
     let d = &outcome.run.datasets[0];
@@ -254,7 +254,7 @@ async fn a_seeded_release_is_not_reserved_for_an_unseeded_run() {
     let unseeded = RunContext::load(&suite, &history, None, None).unwrap();
     let seeded = RunContext::load(&suite, &history, None, Some(9)).unwrap();
     let run = async |ctx: &RunContext| {
-        run_suite(&suite, ctx, async |config, _: &str| Ok(run_job(&config, &NoProgress).await?))
+        run_suite(&suite, ctx, async |config, _: &str| Ok(run_job(config.config(), &NoProgress).await?))
             .await
             .run
     };

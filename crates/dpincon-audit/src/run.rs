@@ -2,10 +2,12 @@
 
 use std::collections::BTreeMap;
 
+use dpincon_engine::gate::{GateOptions, GateOutcome};
 use dpincon_engine::{DataFormat, DataSpec, JobConfig, Report, TestOptions, ledger};
 use serde::Serialize;
 
 use crate::context::RunContext;
+use crate::gated::{BudgetPlan, CheckGate};
 use crate::reason::{Detail, Failure, Reason};
 use crate::reserve::{self, Plan, ReleaseSettings, ReservedFrom};
 use crate::suite::{Dataset, Suite};
@@ -30,6 +32,9 @@ pub struct DatasetBudget {
     /// reason; the ledger's words go to the operator only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refused: Option<Reason>,
+    /// A gated dataset's plan over the horizon ([`crate::gated`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<BudgetPlan>,
 }
 
 /// What happened to a dataset.
@@ -71,6 +76,10 @@ pub struct CheckResult {
     pub warn_only: bool,
     /// One sentence for people.
     pub message: String,
+    /// On a gated dataset: whether the night passed its gate (the release
+    /// re-served within the gate's interval, no ε) or released afresh.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<CheckGate>,
 }
 
 /// One dataset's outcome.
@@ -155,7 +164,9 @@ pub fn budgets(suite: &Suite) -> Vec<(DatasetBudget, Option<Failure>)> {
 
 fn budget_of(d: &Dataset) -> (DatasetBudget, Option<Failure>) {
     let path = d.ledger.clone().unwrap_or_default();
-    let per_run = d.epsilon_per_run();
+    // A gated night charges only the epochs it opens, which the engine
+    // checks against the cap when it charges: nothing to plan here.
+    let per_run = if d.gate.is_some() { 0.0 } else { d.epsilon_per_run() };
     let (spent, stored, unreadable) = match ledger::spent(&path) {
         Ok((s, c)) => (s, c, None),
         Err(e) => (0.0, None, Some(Failure::new(Reason::LedgerRefused, e))),
@@ -198,6 +209,7 @@ pub(crate) fn budget(
         remaining,
         nights_left: runs / d.runs_per_day.unwrap_or(1.0),
         refused,
+        plan: None,
     }
 }
 
@@ -225,6 +237,41 @@ pub fn job_config(d: &Dataset, seed: Option<u64>) -> JobConfig {
     }
 }
 
+/// What a dataset's night asks of the engine.
+#[derive(Debug, Clone)]
+pub enum Job {
+    /// A release of every measure (`dpincon_engine::run_job`).
+    Release(JobConfig),
+    /// A gated night (`dpincon_engine::gate::run_gated_night`).
+    Gated(JobConfig, GateOptions),
+}
+
+impl Job {
+    /// The job's configuration.
+    pub fn config(&self) -> &JobConfig {
+        match self {
+            Job::Release(c) | Job::Gated(c, _) => c,
+        }
+    }
+
+    /// The job's configuration, to change (tests).
+    pub fn config_mut(&mut self) -> &mut JobConfig {
+        match self {
+            Job::Release(c) | Job::Gated(c, _) => c,
+        }
+    }
+}
+
+/// `d`'s job for this run.
+fn job(d: &Dataset, suite: &Suite, ctx: &RunContext) -> Job {
+    let config = job_config(d, ctx.seed);
+    let epochs = ctx.epochs.get(&d.name).cloned().unwrap_or_default();
+    match crate::gated::options(d, suite, &epochs) {
+        Some(options) => Job::Gated(config, options),
+        None => Job::Release(config),
+    }
+}
+
 /// Runs `suite` at `ctx`'s time: plans all budgets first, then runs each
 /// dataset that fits through `exec` (a job config and the dataset name in,
 /// the engine's report out), then judges every check. A dataset whose
@@ -232,7 +279,7 @@ pub fn job_config(d: &Dataset, seed: Option<u64>) -> JobConfig {
 /// ([`crate::reserve`]). Refused and failed datasets do not stop the others.
 pub async fn run_suite<F>(suite: &Suite, ctx: &RunContext, exec: F) -> AuditOutcome
 where
-    F: AsyncFn(JobConfig, &str) -> Result<Report, Failure>,
+    F: AsyncFn(Job, &str) -> Result<Report, Failure>,
 {
     let mut datasets = Vec::new();
     let mut details = Vec::new();
@@ -257,9 +304,16 @@ where
             plan => {
                 let outcome = match refusal {
                     Some(f) => Err((DatasetStatus::Refused, f)),
-                    None => exec(job_config(d, ctx.seed), &d.name)
+                    None => exec(job(d, suite, ctx), &d.name)
                         .await
                         .map_err(|f| (DatasetStatus::Error, f)),
+                };
+                let outcome = crate::gated::classify(d, &budget, outcome);
+                let budget = match &d.gate {
+                    Some(_) => {
+                        crate::gated::night_budget(d, suite, ctx, budget, outcome.as_ref().ok())
+                    }
+                    None => budget,
                 };
                 plan.record(judge(d, budget, outcome, &mut details))
             }
@@ -394,6 +448,7 @@ pub(crate) fn check_results(
         .map(|c| {
             let threshold = c.threshold(d.max_rows);
             let release = release(&c.measure);
+            let release = release.as_ref();
             let value = release.map(|r| r.value);
             let ci95 = release.map(|r| r.ci95);
             let epsilon = release.map(|r| r.epsilon);
@@ -415,7 +470,16 @@ pub(crate) fn check_results(
                     None => "no release: the measure is missing from the report".to_string(),
                 },
             };
+            let passed = release.and_then(|r| r.gate.as_ref()).filter(|g| g.outcome == GateOutcome::Pass);
+            let message = match passed {
+                Some(g) => format!(
+                    "gated (no ε; the gate's interval, α = {} at β = {}): {message}",
+                    g.alpha, g.beta
+                ),
+                None => message,
+            };
             CheckResult {
+                gate: release.and_then(|r| r.gate.clone()),
                 name: c.name.clone(),
                 dataset: d.name.clone(),
                 measure: c.measure.clone(),
@@ -433,15 +497,25 @@ pub(crate) fn check_results(
 
 /// What a check reads of a measure's release: its point value, interval
 /// and ε (I_R's release has the same three).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Released {
     pub(crate) value: i64,
     pub(crate) ci95: [i64; 2],
     pub(crate) epsilon: f64,
+    /// A gated night's view of the measure's epoch.
+    pub(crate) gate: Option<CheckGate>,
 }
 
 /// The release of `measure` (`mi`, `p` or `r`) in `report`, if any.
 fn released(report: &Report, measure: &str) -> Option<Released> {
+    // A gated night: the gate's value and interval (a fresh one's are the
+    // release's), and the epoch.
+    if let Some(gated) = &report.gated {
+        let g = gated.iter().find(|g| g.measure.name() == measure)?;
+        let gate = Some(CheckGate::of(g));
+        let epsilon = g.epoch.release_epsilon;
+        return Some(Released { value: g.value, ci95: g.ci95, epsilon, gate });
+    }
     let m = report.measures.as_ref()?;
     let projected = match measure {
         "mi" => m.mi.as_ref(),
@@ -449,9 +523,11 @@ fn released(report: &Report, measure: &str) -> Option<Released> {
         _ => None,
     };
     match (projected, &m.r) {
-        (Some(r), _) => Some(Released { value: r.value, ci95: r.ci95, epsilon: r.epsilon }),
+        (Some(r), _) => {
+            Some(Released { value: r.value, ci95: r.ci95, epsilon: r.epsilon, gate: None })
+        }
         (None, Some(r)) if measure == "r" => {
-            Some(Released { value: r.value, ci95: r.ci95, epsilon: r.epsilon })
+            Some(Released { value: r.value, ci95: r.ci95, epsilon: r.epsilon, gate: None })
         }
         _ => None,
     }

@@ -9,6 +9,7 @@ use dpincon_source::ObjectUrl;
 use serde::{Deserialize, Serialize};
 
 use crate::AuditError;
+use crate::gated::{GateSettings, parse_horizon};
 use crate::notify::Notify;
 use crate::schema;
 
@@ -36,6 +37,10 @@ pub struct Suite {
     /// Alerts to a webhook on fail, warn and low budget (`[notify]`).
     #[serde(default)]
     pub notify: Option<Notify>,
+    /// How long the budget plan of gated datasets must last: `"365d"`
+    /// (days) or `"52w"` (weeks); required with any `[dataset.gate]`.
+    #[serde(default)]
+    pub horizon: Option<String>,
 }
 
 /// One table and the checks on it.
@@ -101,6 +106,10 @@ pub struct Dataset {
     /// the load job; relative to the suite.
     #[serde(default)]
     pub version_file: Option<PathBuf>,
+    /// Gated verdicts (sparse vector; [`crate::gated`]): epochs that
+    /// re-serve a release at no ε while the measure stays put.
+    #[serde(default)]
+    pub gate: Option<GateSettings>,
     /// The checks.
     #[serde(default, rename = "check")]
     pub checks: Vec<Check>,
@@ -189,6 +198,11 @@ pub fn measure_meaning(measure: &str) -> &'static str {
 }
 
 impl Suite {
+    /// The horizon in days, when declared (checked at parse).
+    pub fn horizon_days(&self) -> Option<u32> {
+        self.horizon.as_deref().and_then(|h| parse_horizon(h).ok())
+    }
+
     /// The time zone dates are shown in (`None`: UTC); checked at parse.
     pub fn zone(&self) -> Option<chrono_tz::Tz> {
         self.time_zone.as_deref().and_then(|z| crate::time::parse_zone(z).ok())
@@ -268,6 +282,7 @@ impl Suite {
         if let Some(notify) = &self.notify {
             notify.validate()?;
         }
+        let horizon = self.horizon.as_deref().map(parse_horizon).transpose()?;
         let mut datasets = HashSet::new();
         let mut checks = HashSet::new();
         for d in &mut self.datasets {
@@ -356,6 +371,7 @@ impl Suite {
                     return Err(format!("{at}: severity '{s}' must be warn or fail"));
                 }
             }
+            d.validate_gate(horizon).map_err(|e| format!("{at}: {e}"))?;
         }
         Ok(())
     }
@@ -371,6 +387,9 @@ impl Suite {
             d.constraints = at(&d.constraints);
             d.ledger = d.ledger.as_deref().map(at);
             d.version_file = d.version_file.as_deref().map(at);
+            if let Some(g) = d.gate.as_mut() {
+                g.state = g.state.as_deref().map(at);
+            }
         }
     }
 }

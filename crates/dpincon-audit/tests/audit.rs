@@ -51,7 +51,7 @@ async fn audit(path: &Path) -> dpincon_audit::AuditRun {
 async fn audit_with_details(path: &Path) -> dpincon_audit::AuditOutcome {
     let suite = Suite::load(path).unwrap();
     run_suite(&suite, &RunContext::now(Some(7)), async |config, _name: &str| {
-        Ok(run_job(&config, &dpincon_engine::NoProgress).await?)
+        Ok(run_job(config.config(), &dpincon_engine::NoProgress).await?)
     })
     .await
 }

@@ -34,7 +34,7 @@ fn write_suite(dir: &Path, schema: &str) -> std::path::PathBuf {
 async fn audit(path: &Path) -> AuditOutcome {
     let suite = Suite::load(path).unwrap();
     let outcome = run_suite(&suite, &RunContext::now(Some(1)), async |config, _name: &str| {
-        Ok(run_job(&config, &NoProgress).await?)
+        Ok(run_job(config.config(), &NoProgress).await?)
     })
     .await;
     let mut history = History::open(suite.history.as_deref().unwrap()).unwrap();

@@ -24,10 +24,11 @@ use clap::{Args, Subcommand};
 use dpincon_audit::history::History;
 use dpincon_audit::suite::Dataset;
 use dpincon_audit::{
-    AuditOutcome, ExitStatus, Failure, Reason, RunContext, Suite, notify, report, reserve,
+    AuditOutcome, ExitStatus, Failure, Job, Reason, RunContext, Suite, notify, report, reserve,
     run_suite, run_suite_remote,
 };
 use dpincon_client::{ClientError, ClientJob, progress_line};
+use dpincon_engine::gate::run_gated_night;
 use dpincon_engine::{TestOptions, run_job};
 
 use crate::progress;
@@ -101,14 +102,26 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
         .map_err(|e| e.to_string())?;
     let AuditOutcome { run, details } = match &args.coordinator {
         Some(url) => {
+            if let Some(d) = suite.datasets.iter().find(|d| d.gate.is_some()) {
+                return Err(format!(
+                    "dataset '{}' is gated ([dataset.gate]): its epochs' secret state lives \
+                     beside its ledger, so a gated dataset runs in this process, not with \
+                     --coordinator",
+                    d.name
+                ));
+            }
             let charged = history.charged(&suite.name).map_err(|e| e.to_string())?;
             remote_run(&suite, url, &charged, &ctx, &args).await?
         }
         None => {
             suite.require_tables(&path).map_err(|e| e.to_string())?;
-            run_suite(&suite, &ctx, async |config, name: &str| {
+            run_suite(&suite, &ctx, async |job, name: &str| {
                 let bar = progress::Bar::for_dataset(name);
-                run_job(&config, &bar).await.map_err(Failure::from)
+                match job {
+                    Job::Release(config) => run_job(&config, &bar).await,
+                    Job::Gated(config, gate) => run_gated_night(&config, &gate, &bar).await,
+                }
+                .map_err(Failure::from)
             })
             .await
         }
@@ -138,6 +151,21 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
                 b.cap,
                 b.nights_left
             ),
+            (None, _, _) if b.plan.is_some() => {
+                let p = b.plan.as_ref().expect("matched");
+                println!(
+                    "dataset {}: gated, ε {:.3} charged tonight; lifetime ε spent {:.3} of {:.3} \
+                     ({:.3} planned over {} nights), {} fresh releases left of {} planned",
+                    d.name,
+                    b.per_run,
+                    p.spent,
+                    b.cap,
+                    p.planned,
+                    p.horizon_nights,
+                    p.refreshes_left,
+                    p.refreshes_planned
+                )
+            }
             _ => println!(
                 "dataset {}: ε spent {:.3} of {:.3}, {:.3} left, {} nights left at this rate",
                 d.name,

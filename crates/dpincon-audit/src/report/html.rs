@@ -62,6 +62,15 @@ pub fn render(run: &AuditRun, trends: &[Trend]) -> String {
              release was served again (no new release, no ε spent)."
         );
     }
+    if trends.iter().any(|t| t.points.iter().any(|p| p.gated)) {
+        let _ = write!(
+            out,
+            "</p>\n<p class=\"note\" id=\"legend-gated\">A small pale point is a gated \
+             night: the measure stayed within its epoch's gate, so the epoch's release stands, \
+             with the gate's interval (the band: its bands widened by α, holding the measure \
+             with probability ≥ 1 − β), and no ε was spent. A full point is a fresh release."
+        );
+    }
     out.push_str("</p>\n");
     for t in trends {
         let _ = writeln!(
@@ -132,7 +141,8 @@ fn row(out: &mut String, c: &CheckResult) {
 fn budgets(out: &mut String, run: &AuditRun) {
     out.push_str(
         "<h2>Privacy budget</h2>\n<table id=\"budget\"><tr><th>Dataset</th><th>Status</th>\
-         <th>ε spent / cap</th><th>Gauge</th><th>ε per run</th><th>Nights left</th></tr>\n",
+         <th>ε spent / cap</th><th>Gauge</th><th>ε per run</th><th>Nights left</th>\
+         <th>Plan</th></tr>\n",
     );
     for d in &run.datasets {
         let b = &d.budget;
@@ -154,11 +164,16 @@ fn budgets(out: &mut String, run: &AuditRun) {
             out,
             "<tr><td>{}</td><td>{status}</td><td>{spent:.3} / {:.3}</td>\
              <td><span class=\"gauge\" title=\"{pct:.0}% spent\"><div style=\"width:{pct:.1}%\"></div></span> {pct:.0}%</td>\
-             <td>{:.3}</td><td>{}</td></tr>",
+             <td>{:.3}</td><td>{}</td><td>{}</td></tr>",
             escape(&d.name),
             b.cap,
             b.per_run,
-            b.nights_left
+            b.nights_left,
+            b.plan.as_ref().map_or(String::new(), |p| format!(
+                "gated: {} fresh releases left of {} planned over {} nights (ε {:.3} each, \
+                 {:.3} planned)",
+                p.refreshes_left, p.refreshes_planned, p.horizon_nights, p.epoch_epsilon, p.planned
+            ))
         );
     }
     out.push_str("</table>\n");
@@ -213,7 +228,11 @@ fn chart(t: &Trend) -> String {
         let reserved = |reserved: bool| {
             t.points.iter().zip(&values).filter(move |(p, _)| p.reserved == reserved)
         };
-        c.draw_series(reserved(false).map(|(_, &v)| Circle::new(v, 3, BLUE.filled())))?;
+        // A gated night re-serves its epoch's release: small and pale.
+        let fresh = reserved(false).filter(|(p, _)| !p.gated);
+        c.draw_series(fresh.map(|(_, &v)| Circle::new(v, 3, BLUE.filled())))?;
+        let gated = reserved(false).filter(|(p, _)| p.gated);
+        c.draw_series(gated.map(|(_, &v)| Circle::new(v, 2, BLUE.mix(0.45).filled())))?;
         c.draw_series(reserved(true).map(|(_, &v)| Circle::new(v, 4, WHITE.filled())))?;
         c.draw_series(reserved(true).map(|(_, &v)| Circle::new(v, 4, BLUE.stroke_width(2))))?;
         c.draw_series(

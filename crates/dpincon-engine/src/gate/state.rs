@@ -108,7 +108,7 @@ impl StateFile {
     /// [`EngineError::Ledger`] when the lock cannot be taken, or when the
     /// file is readable by others than its owner (the secret would be).
     pub fn open(path: &Path) -> Result<(StateFile, Loaded), EngineError> {
-        let lock_path = path.with_extension("lock");
+        let lock_path = beside(path, "lock");
         let lock = OpenOptions::new()
             .read(true)
             .write(true)
@@ -145,7 +145,7 @@ impl StateFile {
     pub fn write(&self, state: &GateState) -> Result<(), EngineError> {
         let path = &self.path;
         let text = serde_json::to_vec(state).map_err(|e| state_error(path, e))?;
-        let tmp = path.with_extension("tmp");
+        let tmp = beside(path, "tmp");
         let mut options = OpenOptions::new();
         options.write(true).create(true).truncate(true);
         #[cfg(unix)]
@@ -155,6 +155,14 @@ impl StateFile {
         std::fs::rename(&tmp, path).map_err(|e| state_error(path, e))?;
         crate::ledger::sync_parent(path).map_err(|e| state_error(path, e))
     }
+}
+
+/// `path` with `.suffix` appended (`t.gate` → `t.gate.lock`).
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".");
+    name.push(suffix);
+    PathBuf::from(name)
 }
 
 impl GateState {
