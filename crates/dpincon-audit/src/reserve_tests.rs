@@ -254,9 +254,11 @@ async fn a_seeded_release_is_not_reserved_for_an_unseeded_run() {
     let unseeded = RunContext::load(&suite, &history, None, None).unwrap();
     let seeded = RunContext::load(&suite, &history, None, Some(9)).unwrap();
     let run = async |ctx: &RunContext| {
-        run_suite(&suite, ctx, async |config, _: &str| Ok(run_job(config.config(), &NoProgress).await?))
-            .await
-            .run
+        run_suite(&suite, ctx, async |config, _: &str| {
+            Ok(run_job(config.config(), &NoProgress).await?)
+        })
+        .await
+        .run
     };
     assert_eq!(run(&unseeded).await.datasets[0].status, DatasetStatus::Ran);
     assert_eq!(run(&seeded).await.datasets[0].status, DatasetStatus::Reserved);

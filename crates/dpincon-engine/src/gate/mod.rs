@@ -94,6 +94,9 @@ pub enum OpenReason {
     /// The state was missing, unreadable or behind the history: a new,
     /// charged epoch (ρ is never redrawn for free).
     Lost,
+    /// A fresh release charged before a crash and never stored: drawn
+    /// again under its charge (nothing of the first draw was published).
+    Recovered,
 }
 
 /// An epoch's public figures.

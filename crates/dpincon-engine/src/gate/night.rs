@@ -86,7 +86,7 @@ pub async fn run_gated_night(
     for m in plan.measures() {
         let stored = state.epochs.remove(m.name());
         if prepaid.as_ref().is_some_and(|p| p.measures.contains(&m)) {
-            fresh.insert(m, OpenReason::Lost);
+            fresh.insert(m, OpenReason::Recovered);
             continue;
         }
         match stored.map(|s| resume(s, m, options, release_epsilon)) {
