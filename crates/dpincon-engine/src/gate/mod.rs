@@ -9,7 +9,7 @@
 //! night reads the gate's statistics and asks the epoch: a pass re-serves
 //! the opening release's value with the gate's interval, at no charge; an
 //! `above` ends the epoch, and the same night opens the next one. The
-//! state (ρ) lives in an owner-only file beside the ledger ([`state`]).
+//! state (ρ) lives in an owner-only file beside the ledger (module `state`).
 
 mod night;
 mod state;

@@ -88,7 +88,7 @@ pub struct NightFacts<'a> {
     /// The night's table facts.
     pub facts: &'a TableFacts,
     /// I_R's statistics, when a gate reads them (2·L only when
-    /// [`MeasureGate::needs_lp`]).
+    /// [`MeasureGate::needs_repair`]).
     pub repair: Option<RepairValues>,
 }
 
@@ -111,7 +111,7 @@ impl Statistic {
     ///
     /// # Errors
     /// [`ReleaseError::Invalid`] when the night lacks an input (a driver
-    /// bug: [`MeasureGate::thetas`] and [`MeasureGate::needs_lp`] say what
+    /// bug: [`MeasureGate::thetas`] and [`MeasureGate::needs_repair`] say what
     /// to compute), or its sets differ from the epoch's.
     pub fn value(self, night: &NightFacts) -> Result<u64, ReleaseError> {
         let missing = |what: &str| ReleaseError::Invalid(format!("the night lacks {what}"));
