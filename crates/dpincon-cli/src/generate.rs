@@ -1,11 +1,12 @@
 //! `generate` and `noise`: the data generators of crate `dpincon-generate`
-//! (a Tax-like table, tables of hard conflict-graph shapes, and RNoise /
-//! CONoise of SPEC §9), for experiments and benchmarks. Each command prints
+//! (a Tax-like table, tables of hard conflict-graph shapes, a year of
+//! nightly versions of a table, and RNoise / CONoise of SPEC §9), for
+//! experiments and benchmarks. Each command prints
 //! its statistics as one JSON line.
 
 use std::path::PathBuf;
 
-use dpincon_generate::{Shape, ShapeOptions, TableFormat, TaxOptions};
+use dpincon_generate::{NightlyOptions, Shape, ShapeOptions, TableFormat, TaxOptions};
 
 /// Generate a synthetic table.
 #[derive(Debug, clap::Args)]
@@ -25,6 +26,10 @@ pub enum GenerateTable {
     /// stars, duplicated-key cliques, sparse small groups, both, or an order
     /// DC with no equality), and its constraint file.
     Shapes(ShapesArgs),
+    /// Nightly versions of an orders table under three FDs (`night-001.csv`
+    /// …, `orders.dcs`, `nights.json` with each night's ground truth): slow
+    /// drift, a slowly growing error rate, one-night bursts of violations.
+    Nightly(NightlyArgs),
 }
 
 /// Where a generated table goes, and its seed (every generator's).
@@ -114,6 +119,39 @@ pub struct ShapesArgs {
     /// nothing without them).
     #[arg(long)]
     pub constraints_out: PathBuf,
+}
+
+/// Options of `generate nightly` (defaults: `NightlyOptions::default()`).
+#[derive(Debug, clap::Args)]
+pub struct NightlyArgs {
+    /// Rows of every night's table.
+    #[arg(long, value_parser = parse_rows, default_value = "10000")]
+    pub rows: u64,
+    /// Nights to write.
+    #[arg(long, default_value_t = 365)]
+    pub nights: u32,
+    /// Share of the rows replaced by fresh orders each night.
+    #[arg(long, default_value_t = 0.005)]
+    pub drift: f64,
+    /// Share of the rows holding a wrong cell on the first night.
+    #[arg(long, default_value_t = 0.005)]
+    pub error_start: f64,
+    /// ... and on the last night (linear in between).
+    #[arg(long, default_value_t = 0.01)]
+    pub error_end: f64,
+    /// Burst nights (1-based), comma-separated: `60,130,200,290`.
+    #[arg(long, value_delimiter = ',')]
+    pub bursts: Vec<u32>,
+    /// Rows given a wrong cell on a burst night, on top of the trend
+    /// (default: 2% of --rows).
+    #[arg(long)]
+    pub burst_rows: Option<u64>,
+    /// Seed: the same seed gives the same bytes.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The output directory (created if missing).
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 /// Inject violations into a table (SPEC §9); never modifies the input.
@@ -223,6 +261,21 @@ pub fn run_generate(args: GenerateArgs) -> Result<(), String> {
                 constraints_out: Some(shapes.constraints_out),
             };
             let stats = dpincon_generate::generate_shape(&options).map_err(|e| e.to_string())?;
+            json_line(serde_json::to_string(&stats))
+        }
+        GenerateTable::Nightly(nightly) => {
+            let options = NightlyOptions {
+                rows: nightly.rows,
+                nights: nightly.nights,
+                drift: nightly.drift,
+                error_start: nightly.error_start,
+                error_end: nightly.error_end,
+                bursts: nightly.bursts,
+                burst_rows: nightly.burst_rows,
+                seed: nightly.seed,
+            };
+            let stats = dpincon_generate::generate_nightly(&options, &nightly.out)
+                .map_err(|e| e.to_string())?;
             json_line(serde_json::to_string(&stats))
         }
     }
@@ -419,5 +472,57 @@ mod tests {
             panic!("generate expected")
         };
         assert!(run_generate(g).unwrap_err().contains("out of order"));
+    }
+
+    #[test]
+    fn generate_nightly() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("year");
+        let Command::Generate(g) = parse(&[
+            "generate",
+            "nightly",
+            "--rows",
+            "1e3",
+            "--nights",
+            "5",
+            "--bursts",
+            "2,4",
+            "--seed",
+            "7",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .unwrap() else {
+            panic!("generate expected")
+        };
+        run_generate(g).unwrap();
+        let truth: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("nights.json")).unwrap())
+                .unwrap();
+        let bursts: Vec<bool> =
+            truth["nights"].as_array().unwrap().iter().map(|n| n["burst"] == true).collect();
+        assert_eq!(bursts, [false, true, false, true, false]);
+        assert_eq!(truth["burst_rows"], 20, "2% of the rows by default");
+        let night = std::fs::read_to_string(out.join("night-005.csv")).unwrap();
+        assert_eq!(night.lines().count(), 1001);
+        assert_eq!(
+            std::fs::read_to_string(out.join("orders.dcs")).unwrap(),
+            dpincon_generate::NIGHTLY_CONSTRAINTS
+        );
+        // A burst outside the year is a message, not a panic.
+        let Command::Generate(g) = parse(&[
+            "generate",
+            "nightly",
+            "--nights",
+            "5",
+            "--bursts",
+            "9",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .unwrap() else {
+            panic!("generate expected")
+        };
+        assert!(run_generate(g).unwrap_err().contains("burst night 9"));
     }
 }

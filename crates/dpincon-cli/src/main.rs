@@ -43,7 +43,8 @@ enum Command {
     Result(remote::JobRefArgs),
     /// Cancel a queued or running coordinator job.
     Cancel(remote::JobRefArgs),
-    /// Generate synthetic tables (a Tax-like table of any size).
+    /// Generate synthetic tables (a Tax-like table of any size, hard
+    /// conflict-graph shapes, a year of nightly versions of a table).
     Generate(generate::GenerateArgs),
     /// Inject violations into a table (RNoise, CONoise; SPEC §9).
     Noise(generate::NoiseArgs),

@@ -17,6 +17,10 @@
 //!   graph; these isolate the cases where a DP release's degree bound, or
 //!   the gap between I_P and I_R, is at its worst. Held in memory (tens of
 //!   bytes a row).
+//! - [`generate_nightly`]: a year (or any number) of nightly versions of an
+//!   orders table under three FDs that drifts slowly, with a slowly growing
+//!   error rate and one-night bursts of violations, and each night's ground
+//!   truth: the input of a replayed year of nightly audits.
 //!
 //! Tables are CSV (header row, empty cell = NULL, RFC 4180 quoting) or
 //! Parquet, by extension. Outputs are written whole or not at all through
@@ -31,6 +35,7 @@
 
 mod conoise;
 mod error;
+mod nightly;
 mod output;
 mod rnoise;
 mod shapes;
@@ -43,6 +48,10 @@ use std::path::Path;
 pub use conoise::{ConoisePair, ConoiseStats, conoise};
 pub use dpincon_constraints::DenialConstraint;
 pub use error::GenerateError;
+pub use nightly::{
+    NIGHTLY_CONSTRAINT_FILE, NIGHTLY_CONSTRAINTS, NIGHTLY_SCHEMA, NightTruth, NightlyOptions,
+    NightlyStats, generate_nightly, night_file,
+};
 pub use output::OutputFile;
 pub use rnoise::{NoiseStats, rnoise};
 pub use shapes::{Shape, ShapeOptions, ShapeStats, generate_shape};
