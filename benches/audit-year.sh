@@ -129,13 +129,13 @@ data = "current.csv"
 version-file = "current.version"
 constraints = "orders.dcs"
 schema = "'"${SCHEMA_LINE//,/, }"'"
-epsilon = 0.5          # each fresh release, per measure
+epsilon = 1.0          # each fresh release, per measure
 max-rows = '"$MAX_ROWS"'
 ledger = "orders.ledger"
 budget-cap = '"$CAP"'
 [dataset.gate]
-epsilon = 0.5          # each epoch'"'"'s gate, per measure
-refreshes = 20         # fresh releases planned over the horizon'
+epsilon = 1.0          # each epoch'"'"'s gate, per measure
+refreshes = 14         # fresh releases planned over the horizon: 14 × (1 + 1) = 28 ≤ 30'
 
 suite_file() {
   case $1 in
@@ -303,17 +303,30 @@ for suite in suites:
         f"({100 * len(false_fails) / max(1, len(quiet)):.1f}%){' ' + str(false_fails) if false_fails else ''}")
     out(f"- quiet nights moving beyond noise from the night before: {len(false_moves)}")
     out(f"- lifetime ε spent (the ledger's charges): {spent:.4f} of cap {budget.get('cap')}"
-        + (f"; the report's lifetime figures: {budget['lifetime']}" if "lifetime" in budget else ""))
+        + (f"; the report's plan: {budget['plan']}" if "plan" in budget else ""))
     if half:
         out(f"- 95% interval half-width per night: median {statistics.median(half):.1f}, "
             f"p95 {quantile(half, 0.95):.1f} rows (ε per release: "
             f"{sorted(set(per[n].get('epsilon') for n in audited))})")
-    alphas = [per[n]["alpha"] for n in audited if per[n].get("alpha") is not None]
-    gated = [n for n in audited if per[n].get("gated") is True]
+    gate = lambda n: per[n].get("gate") or {}
+    alphas = [gate(n)["alpha"] for n in audited if "alpha" in gate(n)]
+    gated = [n for n in audited if gate(n).get("outcome") == "pass"]
+    reasons = {}
+    for n in audited:
+        if gate(n).get("outcome") == "fresh":
+            reasons[gate(n).get("reason")] = reasons.get(gate(n).get("reason"), 0) + 1
     if alphas:
         out(f"- per-night α: median {statistics.median(alphas)}, min {min(alphas)}, max {max(alphas)}")
-    if any("gated" in per[n] for n in audited):
-        out(f"- nights gated: {len(gated)}, fresh: {len(audited) - len(gated)}")
+    if any(per[n].get("gate") for n in audited):
+        out(f"- nights gated (no ε): {len(gated)}, fresh releases: {len(audited) - len(gated)} "
+            f"(why: {reasons})")
+        gated_half = [(ci(n)[1] - ci(n)[0]) / 2 for n in gated]
+        fresh_half = [(ci(n)[1] - ci(n)[0]) / 2 for n in audited if n not in gated]
+        if gated_half:
+            out(f"- half-width on gated nights: median {statistics.median(gated_half):.1f}; "
+                f"on fresh nights: median {statistics.median(fresh_half):.1f}")
+        misses = [n for n in audited if not (ci(n)[0] <= true_r(n) <= ci(n)[1])]
+        out(f"- nights whose interval misses the true I_R: {len(misses)} of {len(audited)} {misses[:10]}")
     # One line a night, for plots: the truth beside the release.
     with open(f"{d}/nights.csv", "w") as f:
         f.write("night,burst,true_r,true_p,true_mi,verdict,value,lo,hi,epsilon,gated,alpha,exit_code\n")
@@ -321,7 +334,8 @@ for suite in suites:
             p = per.get(n) or {}
             lo, hi = p.get("ci95") or ("", "")
             row = [n, int(n in bursts), truth[n]["r"], truth[n]["p"], truth[n]["mi"], p.get("verdict", ""),
-                   p.get("value", ""), lo, hi, p.get("epsilon", ""), p.get("gated", ""), p.get("alpha", ""),
+                   p.get("value", ""), lo, hi, p.get("epsilon", ""),
+                   int((p.get("gate") or {}).get("outcome") == "pass"), (p.get("gate") or {}).get("alpha", ""),
                    codes.get(n, "")]
             f.write(",".join("" if v is None else str(v) for v in row) + "\n")
     w = sorted(walls.values())
