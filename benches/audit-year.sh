@@ -134,8 +134,8 @@ max-rows = '"$MAX_ROWS"'
 ledger = "orders.ledger"
 budget-cap = '"$CAP"'
 [dataset.gate]
-epsilon = 1.0          # each epoch'"'"'s gate, per measure
-refreshes = 14         # fresh releases planned over the horizon: 14 × (1 + 1) = 28 ≤ 30'
+epsilon = 2.0          # each epoch'"'"'s gate, per measure
+refreshes = 10         # fresh releases planned over the horizon: 10 × (1 + 2) = 30 ≤ 30'
 
 suite_file() {
   case $1 in

@@ -199,7 +199,11 @@ fn a_secret_stored_as_json_each_night_answers_as_one_kept_in_memory() {
     let secret = || serde_json::from_str::<EpochSecret>(&stored).unwrap();
     let mut ended = Epoch::resume(&params, secret(), published).unwrap();
     assert!(ended.check(0, &mut b).is_err(), "an ended epoch answers nothing more");
-    assert!(Epoch::resume(&params, secret(), published - 1).is_err(), "a stale copy");
+    // Behind the history (a restored copy): refused. Ahead of it (stored,
+    // then a crash before the night was published): resumed, and ended.
+    assert!(Epoch::resume(&params, secret(), published + 1).is_err(), "a stale copy");
+    let mut ahead = Epoch::resume(&params, secret(), published - 1).unwrap();
+    assert!(ahead.check(0, &mut b).is_err(), "ahead, and still ended");
     assert!(Epoch::resume(&super::tests::params(2), secret(), published).is_err(), "other Δ");
     // The noisy threshold is in the stored secret, never in its Debug.
     let shown = format!("{:?}", secret());
