@@ -194,6 +194,9 @@ pub struct CheckAlert {
     pub ci95: [i64; 2],
     /// The threshold, in the measure's units.
     pub threshold: f64,
+    /// The threshold is a minimum (the interval lies below it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub at_least: bool,
 }
 
 /// A dataset whose budget runs low: public ε figures (SPEC §8).
@@ -237,7 +240,7 @@ impl Event {
     fn line(&self, suite: &str) -> String {
         match self {
             Event::Fail(c) | Event::Warn(c) => format!(
-                "[{suite}] {} dataset {}, check {} ({}): 95% interval [{}, {}] above the \
+                "[{suite}] {} dataset {}, check {} ({}): 95% interval [{}, {}] {} the \
                  threshold {}",
                 self.kind().name().to_uppercase(),
                 c.dataset,
@@ -245,6 +248,7 @@ impl Event {
                 c.measure,
                 c.ci95[0],
                 c.ci95[1],
+                if c.at_least { "below" } else { "above" },
                 number(c.threshold)
             ),
             Event::BudgetLow(b) => format!(
@@ -281,6 +285,7 @@ pub fn events(run: &AuditRun, notify: &Notify) -> Vec<Event> {
                 measure: c.measure.clone(),
                 ci95,
                 threshold: c.threshold,
+                at_least: c.at_least,
             };
             events.push(if c.warn_only { Event::Warn(alert) } else { Event::Fail(alert) });
         }

@@ -25,6 +25,7 @@ fn check(name: &str, verdict: Verdict, warn_only: bool) -> CheckResult {
         dataset: "t".into(),
         measure: "mi".into(),
         threshold: 30.0,
+        at_least: false,
         value: ci95.map(|_| 50),
         ci95,
         epsilon: Some(1.0),
@@ -84,6 +85,7 @@ fn alert(check: &str) -> CheckAlert {
         measure: "mi".into(),
         ci95: [40, 60],
         threshold: 30.0,
+        at_least: false,
     }
 }
 

@@ -63,6 +63,10 @@ pub struct CheckResult {
     pub measure: String,
     /// The threshold in the measure's units.
     pub threshold: f64,
+    /// The threshold is a minimum (`min`): the check wants the measure at
+    /// or above it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub at_least: bool,
     /// The DP release (point value), when released.
     pub value: Option<i64>,
     /// Its 95% interval, which holds the measure itself (for I_MI and I_P
@@ -452,14 +456,21 @@ pub(crate) fn check_results(
             let value = release.map(|r| r.value);
             let ci95 = release.map(|r| r.ci95);
             let epsilon = release.map(|r| r.epsilon);
-            let verdict = ci95.map_or(Verdict::Error, |i| Verdict::of(i, threshold));
+            let at_least = c.at_least();
+            let verdict = ci95.map_or(Verdict::Error, |i| Verdict::judge(i, threshold, at_least));
+            let (op, side, other) =
+                if at_least { ("≥", "above", "below") } else { ("≤", "below", "above") };
             let message = match (verdict, ci95) {
                 (Verdict::Pass, Some([lo, hi])) => format!(
-                    "{} ≤ {threshold}: the 95% interval [{lo}, {hi}] lies at or below it",
+                    "{} {op} {threshold}: the 95% interval [{lo}, {hi}] lies at or {side} it",
                     c.measure
                 ),
                 (Verdict::Fail, Some([lo, hi])) => {
-                    format!("{} > {threshold}: the 95% interval [{lo}, {hi}] lies above it", c.measure)
+                    let not = if at_least { "<" } else { ">" };
+                    format!(
+                        "{} {not} {threshold}: the 95% interval [{lo}, {hi}] lies {other} it",
+                        c.measure
+                    )
                 }
                 (Verdict::Inconclusive, Some([lo, hi])) => format!(
                     "inconclusive: the 95% interval [{lo}, {hi}] contains the threshold {threshold}; \
@@ -479,6 +490,7 @@ pub(crate) fn check_results(
                 None => message,
             };
             CheckResult {
+                at_least,
                 gate: release.and_then(|r| r.gate.clone()),
                 name: c.name.clone(),
                 dataset: d.name.clone(),

@@ -129,6 +129,10 @@ pub struct Check {
     /// Threshold as a fraction of the dataset's public `max-rows`.
     #[serde(default)]
     pub max_fraction: Option<f64>,
+    /// A minimum instead: the check passes when the measure is at least
+    /// this (e.g. a table expected to carry known duplicates).
+    #[serde(default)]
+    pub min: Option<f64>,
     /// `fail` (default) or `warn`: a warn check that fails exits 1, not 2.
     #[serde(default)]
     pub severity: Option<String>,
@@ -138,11 +142,17 @@ impl Check {
     /// The threshold in the measure's units (`max`, or `max-fraction` of
     /// the public row bound).
     pub fn threshold(&self, max_rows: u64) -> f64 {
-        match (self.max, self.max_fraction) {
-            (Some(m), _) => m,
-            (None, Some(f)) => f * max_rows as f64,
-            (None, None) => f64::NAN,
+        match (self.max, self.max_fraction, self.min) {
+            (Some(m), ..) => m,
+            (None, Some(f), _) => f * max_rows as f64,
+            (None, None, Some(m)) => m,
+            (None, None, None) => f64::NAN,
         }
+    }
+
+    /// Whether the threshold is a minimum (`min`).
+    pub fn at_least(&self) -> bool {
+        self.min.is_some()
     }
 
     /// Whether a failure only warns.
@@ -348,20 +358,23 @@ impl Suite {
                         released.join(", ")
                     ));
                 }
-                match (c.max, c.max_fraction) {
+                let given = [c.max.is_some(), c.max_fraction.is_some(), c.min.is_some()];
+                if given.iter().filter(|&&g| g).count() > 1 {
+                    return Err(format!("{at}: give one of max, max-fraction and min"));
+                }
+                match (c.max, c.max_fraction.or(c.min)) {
                     (Some(m), None) if m.is_finite() && m >= 0.0 => {}
                     (None, Some(f)) if f.is_finite() && f >= 0.0 => {}
-                    (Some(_), Some(_)) => {
-                        return Err(format!("{at}: give max or max-fraction, not both"));
+                    (Some(_), Some(_)) => unreachable!("refused above"),
+                    (None, None) => {
+                        return Err(format!("{at}: needs max, max-fraction or min"));
                     }
-                    (None, None) => return Err(format!("{at}: needs max or max-fraction")),
                     (Some(m), None) => {
                         return Err(format!("{at}: max = {m} must be a finite number ≥ 0"));
                     }
                     (None, Some(f)) => {
-                        return Err(format!(
-                            "{at}: max-fraction = {f} must be a finite number ≥ 0"
-                        ));
+                        let key = if c.min.is_some() { "min" } else { "max-fraction" };
+                        return Err(format!("{at}: {key} = {f} must be a finite number ≥ 0"));
                     }
                 }
                 if let Some(s) = &c.severity

@@ -22,6 +22,23 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Compares interval `[lo, hi]` with `threshold`, a maximum, or a
+    /// minimum when `at_least` (a `min` check: pass when the whole
+    /// interval is at or above it, fail when wholly below).
+    pub fn judge(interval: [i64; 2], threshold: f64, at_least: bool) -> Verdict {
+        if !at_least {
+            return Verdict::of(interval, threshold);
+        }
+        let [lo, hi] = interval;
+        if (lo as f64) >= threshold {
+            Verdict::Pass
+        } else if (hi as f64) < threshold {
+            Verdict::Fail
+        } else {
+            Verdict::Inconclusive
+        }
+    }
+
     /// Compares interval `[lo, hi]` with `threshold` (a maximum).
     pub fn of(interval: [i64; 2], threshold: f64) -> Verdict {
         let [lo, hi] = interval;
@@ -100,6 +117,11 @@ mod tests {
         assert_eq!(Verdict::of([10, 21], 20.0), Verdict::Inconclusive);
         assert_eq!(Verdict::of([20, 30], 20.0), Verdict::Inconclusive);
         assert_eq!(Verdict::of([21, 30], 20.0), Verdict::Fail);
+        // A minimum mirrors it.
+        assert_eq!(Verdict::judge([20, 30], 20.0, true), Verdict::Pass);
+        assert_eq!(Verdict::judge([19, 30], 20.0, true), Verdict::Inconclusive);
+        assert_eq!(Verdict::judge([10, 19], 20.0, true), Verdict::Fail);
+        assert_eq!(Verdict::judge([10, 19], 20.0, false), Verdict::Pass);
     }
 
     #[test]

@@ -40,6 +40,10 @@ name = "repair"
 measure = "r"
 max = 100
 severity = "warn"
+[[dataset.check]]
+name = "some-conflict"
+measure = "p"
+min = 1
 {extra}"#
     )
 }
@@ -65,10 +69,18 @@ async fn verdicts_follow_the_interval_and_the_worst_sets_the_exit_code() {
     let run = audit(&path).await;
     let verdicts: Vec<_> = run.checks().map(|c| (c.name.as_str(), c.verdict)).collect();
     // At ε = 10⁴ the interval is the exact value: 3 > 2 fails, 3 ≤ 0.3·10 passes.
+    // `min = 1` on I_P = 3: at or above, a pass.
     assert_eq!(
         verdicts,
-        [("pairs", Verdict::Fail), ("rows", Verdict::Pass), ("repair", Verdict::Pass)]
+        [
+            ("pairs", Verdict::Fail),
+            ("rows", Verdict::Pass),
+            ("repair", Verdict::Pass),
+            ("some-conflict", Verdict::Pass)
+        ]
     );
+    let minimum = run.checks().last().unwrap();
+    assert!(minimum.at_least && minimum.message.starts_with("p ≥ 1: "), "{}", minimum.message);
     assert_eq!(run.checks().next().unwrap().ci95, Some([3, 3]));
     assert_eq!(run.status, ExitStatus::Fail);
     assert_eq!(run.exit_code, 2);
@@ -84,7 +96,7 @@ async fn verdicts_follow_the_interval_and_the_worst_sets_the_exit_code() {
     let second = audit(&path).await;
     history.append(&second).unwrap();
     let trends = history.trends("s").unwrap();
-    assert_eq!(trends.len(), 3);
+    assert_eq!(trends.len(), 4);
     assert_eq!(trends[0].points.len(), 2);
     // Same exact values both nights: no change flagged.
     assert!(trends.iter().all(|t| t.points.iter().all(|p| !p.changed)));
@@ -95,10 +107,10 @@ async fn verdicts_follow_the_interval_and_the_worst_sets_the_exit_code() {
     assert_eq!(json["exit_code"], 2);
     assert_eq!(json["datasets"][0]["checks"][0]["verdict"], "fail");
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
-    assert_eq!(junit.matches("<testcase").count(), 3);
+    assert_eq!(junit.matches("<testcase").count(), 4);
     assert_eq!(junit.matches("<failure").count(), 1);
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert_eq!(html.matches("<svg").count(), 3);
+    assert_eq!(html.matches("<svg").count(), 4);
     assert!(html.contains("id=\"summary\"") && html.contains("id=\"budget\""));
     assert!(html.contains("id=\"coverage\"") && html.contains("the projection's bias included"));
 }
@@ -155,7 +167,10 @@ fn bad_suites_name_what_is_wrong() {
         (ok.replace("epsilon = 10000", "epsilon = nan"), "epsilon = NaN must be"),
         (ok.replace("epsilon = 10000", "epsilon = 1e9"), "must be finite, between"),
         (ok.replace("max-rows = 10", "max-rows = 0"), "max-rows must be at least 1"),
-        (ok.replace("max = 100", "max = 100\nmax-fraction = 0.1"), "not both"),
+        (
+            ok.replace("max = 100", "max = 100\nmax-fraction = 0.1"),
+            "give one of max, max-fraction and min",
+        ),
     ];
     for (text, expected) in cases {
         let message = parse_error(&text);
@@ -221,7 +236,7 @@ async fn html_report_renders_in_headless_chromium() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let dom = String::from_utf8_lossy(&output.stdout);
     assert!(dom.contains("id=\"summary\"") && dom.contains("id=\"budget\""), "{dom}");
-    assert_eq!(dom.matches("<svg").count(), 3, "one chart per check");
+    assert_eq!(dom.matches("<svg").count(), 4, "one chart per check");
     assert!(dom.contains("<polygon") || dom.contains("<rect"), "the 95% band is drawn");
     let log = String::from_utf8_lossy(&output.stderr);
     let console: Vec<_> = log.lines().filter(|l| l.contains("CONSOLE")).collect();

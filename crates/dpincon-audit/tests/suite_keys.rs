@@ -197,3 +197,61 @@ fn the_example_suite_parses() {
         assert!(d.ledger.is_some() && d.schema.is_some(), "{}", d.name);
     }
 }
+
+#[test]
+fn a_minimum_is_one_threshold_of_three() {
+    let suite = Suite::parse(&edit("max-fraction = 0.5", "min = 2"), Path::new("s.toml")).unwrap();
+    let check = &suite.datasets[0].checks[0];
+    assert!(check.at_least() && check.threshold(10) == 2.0);
+    assert_refused(&[
+        (
+            edit("max-fraction = 0.5", "max-fraction = 0.5\nmin = 2"),
+            "give one of max, max-fraction and min",
+        ),
+        (
+            edit("max-fraction = 0.5", "min = -1"),
+            "check 'pairs': min = -1 must be a finite number ≥ 0",
+        ),
+    ]);
+}
+
+#[test]
+fn a_gated_dataset_needs_a_horizon_and_a_plan_that_lasts_it() {
+    let gated = |horizon: &str, gate: &str| {
+        format!(
+            "{horizon}{}",
+            edit("runs-per-day = 1\n", &format!("runs-per-day = 1\n[dataset.gate]\n{gate}\n"))
+        )
+        .replacen("name = \"s\"\n", "", 1)
+    };
+    let with = |horizon: &str, gate: &str| format!("name = \"s\"\n{}", gated(horizon, gate));
+    // ε 2: α = 5, the check's threshold (0.5 of 10 rows).
+    let ok = with("horizon = \"52w\"\n", "epsilon = 2\nrefreshes = 1");
+    let suite = Suite::parse(&ok, Path::new("/x/suite.toml")).unwrap();
+    assert_eq!(suite.horizon_days(), Some(364));
+    let d = &suite.datasets[0];
+    assert_eq!(d.epoch_epsilon(), Some(3.0));
+    assert_eq!(d.gate_state().as_deref(), Some(Path::new("/x/t.gate")));
+    assert_refused(&[
+        (with("", "epsilon = 2\nrefreshes = 1"), "needs the suite's `horizon`"),
+        (with("horizon = \"1y\"\n", "epsilon = 2\nrefreshes = 1"), "horizon = \"1y\""),
+        // 2 epochs × (1 + 2) = 6 > cap 5.
+        (with("horizon = \"365d\"\n", "epsilon = 2\nrefreshes = 2"), "cannot last the horizon"),
+        (
+            with("horizon = \"365d\"\n", "epsilon = 2\nrefreshes = 0"),
+            "refreshes must be at least 1",
+        ),
+        (with("horizon = \"365d\"\n", "epsilon = 2\nrefreshes = 1\nbeta = 0.9"), "beta = 0.9"),
+        (
+            with("horizon = \"365d\"\n", "epsilon = 2\nrefreshes = 1\ncolour = 1"),
+            "unknown field `colour`",
+        ),
+    ]);
+    // max-fraction 0.5 of 10 rows is 5: α at ε 1 (10) is too wide.
+    let wide = with("horizon = \"365d\"\n", "epsilon = 1\nrefreshes = 1");
+    let message = parse_error(&wide);
+    assert!(
+        message.contains("check 'pairs'") && message.contains("a gate epsilon of at least"),
+        "{message}"
+    );
+}

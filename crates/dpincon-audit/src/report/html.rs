@@ -127,11 +127,12 @@ fn row(out: &mut String, c: &CheckResult) {
     let v = c.verdict.name();
     let _ = writeln!(
         out,
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{value}</td><td>{ci}</td>\
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{value}</td><td>{ci}</td>\
          <td class=\"{v}\">{v}{}</td><td>{}</td></tr>",
         escape(&c.name),
         escape(&c.dataset),
         c.measure,
+        if c.at_least { "≥ " } else { "" },
         c.threshold,
         if c.warn_only && c.verdict == Verdict::Fail { " (warn)" } else { "" },
         escape(&c.message)
