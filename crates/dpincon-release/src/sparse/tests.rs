@@ -209,3 +209,49 @@ fn a_secret_stored_as_json_each_night_answers_as_one_kept_in_memory() {
     let shown = format!("{:?}", secret());
     assert!(shown.contains("threshold_noise: <redacted>"), "{shown}");
 }
+
+/// Two statistics of sensitivities 3 and 1 share one ρ as `MeasureGate`
+/// shares them: Δ = 3, the second read at weight ⌊3/1⌋ = 3. Neighbours
+/// move both by their full sensitivity every night (the second by 1, so
+/// its weighted value by 3), the worst way round as above: the loss stays
+/// within ε. A weight past Δ/Δ_s (4 here: the weighted statistic then
+/// moves by 4 under noise for 3) is caught.
+#[test]
+fn weighted_statistics_share_one_threshold_within_epsilon() {
+    let params =
+        EpochParams::new(EPSILON, 3, vec![Band::at_most(0), Band::at_most(0)], NIGHTS as u32, 0.05)
+            .unwrap();
+    let loss = |weight: i64, trials: u64, seed: u64| {
+        let mut rng = NoiseRng::seeded(seed);
+        // Night by night (s₁, s₂); D′ is D moved by (3, 1), night 8 reversed.
+        let [d, d_prime] = histories(1);
+        let nights = |h: [i64; NIGHTS]| h.map(|unit| [3 * unit, weight * unit]);
+        let counts = [nights(d), nights(d_prime)].map(|history| {
+            let mut counts = [0u64; NIGHTS + 1];
+            for _ in 0..trials {
+                let mut epoch = Epoch::start(params.clone(), &mut rng).unwrap();
+                let ended = history
+                    .iter()
+                    .position(|s| epoch.check_all(s, &mut rng).unwrap() == GateVerdict::Above);
+                counts[ended.unwrap_or(NIGHTS)] += 1;
+            }
+            counts
+        });
+        let n = trials as f64;
+        let mut worst = f64::NEG_INFINITY;
+        for (&a, &b) in counts[0].iter().zip(&counts[1]) {
+            if a.min(b) >= MIN_COUNT {
+                let (p, q) = (a as f64 / n, b as f64 / n);
+                let se = ((1.0 - p) / (p * n) + (1.0 - q) / (q * n)).sqrt();
+                worst = worst.max((p / q).ln().abs() - 3.0 * se);
+            }
+        }
+        worst
+    };
+    let honest = loss(3, 60_000, 31);
+    eprintln!("weighted statistics: {:.3} ε less 3 se", honest / EPSILON);
+    assert!(honest <= EPSILON, "{honest}");
+    let overweight = loss(4, 60_000, 32);
+    eprintln!("a weight past Δ/Δ_s: {:.3} ε less 3 se", overweight / EPSILON);
+    assert!(overweight > EPSILON, "{overweight}");
+}
