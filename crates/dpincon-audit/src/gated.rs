@@ -44,7 +44,7 @@ pub struct GateSettings {
     #[serde(default)]
     pub beta: Option<f64>,
     /// How far a measure may move past its release's noise before a fresh
-    /// release, in the measure's units (default: the epoch's two-sided α,
+    /// release, in the measure's units (default: the epoch's quiet width α_q,
     /// so that an unmoved measure reopens with probability ≤ β a horizon).
     #[serde(default)]
     pub moved: Option<u64>,

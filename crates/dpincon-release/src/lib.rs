@@ -56,7 +56,7 @@ pub use repair::{
 pub use selection::{Strategy, quality_scores};
 pub use sparse::{
     Accuracy, Band, Direction, Epoch, EpochParams, EpochSecret, GateVerdict, GatedStatistic,
-    MeasureGate, NightFacts, Statistic, alpha_pass, alpha_two_sided, min_epsilon,
+    MeasureGate, NightFacts, Statistic, alpha_pass, alpha_quiet, alpha_two_sided, min_epsilon,
 };
 pub use table::ProjectionTable;
 

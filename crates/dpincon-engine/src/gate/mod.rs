@@ -35,8 +35,8 @@ pub struct GateOptions {
     /// β: every pass of an epoch holds its α with probability ≥ 1 − β.
     pub beta: f64,
     /// How far a measure may move past its release's noise before a
-    /// fresh release, in the measure's units (`None`: the epoch's
-    /// two-sided α, so that an unmoved measure ends its epoch with
+    /// fresh release, in the measure's units (`None`: the epoch's quiet
+    /// width α_q, so that an unmoved measure ends its epoch with
     /// probability at most β over the nights planned).
     pub moved: Option<u64>,
     /// The checks, whose thresholds cut the bands.
@@ -121,6 +121,9 @@ pub struct EpochReport {
     pub alpha: u64,
     /// α₂: also, no night α₂ inside the bands ended it.
     pub alpha_two_sided: u64,
+    /// α_q ≤ α₂: with probability ≥ 1 − β, no night α_q inside the bands
+    /// ends the epoch (the default `moved`).
+    pub alpha_quiet: u64,
     /// The moved gate's width past the release noise.
     pub moved: u64,
     /// The statistics and their bands.

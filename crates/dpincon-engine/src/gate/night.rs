@@ -280,6 +280,7 @@ fn epoch_report(
         beta: params.beta(),
         alpha: accuracy.pass,
         alpha_two_sided: accuracy.two_sided,
+        alpha_quiet: accuracy.quiet,
         moved: public.moved_width,
         gate: public.gate.clone(),
     })
@@ -328,8 +329,8 @@ fn released(measure: Measure, releases: &MeasuresReport) -> Option<(i64, [i64; 2
 }
 
 /// Opens `measure`'s epoch on its fresh release: the gate, then ρ. The
-/// moved gate defaults to the epoch's two-sided α (computed at the same
-/// Δ, which the bands do not change).
+/// moved gate defaults to the epoch's quiet width α_q (computed at the
+/// same Δ, which the bands do not change).
 fn open(
     measure: Measure,
     releases: &MeasuresReport,
@@ -342,7 +343,7 @@ fn open(
     let pairs: Vec<_> = checks.iter().map(|c| (c.direction, c.threshold)).collect();
     let moved_width = match options.moved {
         Some(m) => m,
-        None => params(&gate_of(measure, releases, &pairs, 0)?, options)?.accuracy()?.two_sided,
+        None => params(&gate_of(measure, releases, &pairs, 0)?, options)?.accuracy()?.quiet,
     };
     let gate = gate_of(measure, releases, &pairs, moved_width)?;
     let epoch = Epoch::start(params(&gate, options)?, rng)?;

@@ -30,6 +30,10 @@ pub struct Accuracy {
     /// α₂ ≥ α: additionally, with probability ≥ 1 − β over the k nights
     /// no night whose statistic lay α₂ inside the band ended the epoch.
     pub two_sided: u64,
+    /// α_q ≤ α₂, the quiet width: with probability ≥ 1 − β over the k
+    /// nights, no night whose statistic lay α_q inside the band ended the
+    /// epoch (α₂'s false-alarm half alone, one union bound instead of two).
+    pub quiet: u64,
 }
 
 /// The threshold noise DLap(2Δ/ε) and the nightly noise DLap(4Δ/ε)
@@ -139,7 +143,29 @@ pub fn alpha_two_sided(
     Ok(rho.halfwidth(beta / 2.0).saturating_add(nu.halfwidth(per_night)))
 }
 
-/// Both figures of an epoch.
+/// α_q for k nights (`Accuracy::quiet`): the least d with
+/// k·P(ν − ρ > d) ≤ β. A night whose statistic lies d inside its band
+/// ends the epoch only if ν_t − ρ > d; the union bound over the k nights
+/// of that one tail (exact, the sum of two discrete Laplace variables) is
+/// at most β.
+///
+/// # Errors
+/// As [`alpha_two_sided`].
+pub fn alpha_quiet(
+    epsilon: f64,
+    sensitivity: u64,
+    nights: u32,
+    beta: f64,
+) -> Result<u64, ReleaseError> {
+    check_beta(beta)?;
+    if nights == 0 {
+        return Err(ReleaseError::Invalid("a gate must plan at least one night".into()));
+    }
+    let (rho, nu) = epoch_noises(epsilon, sensitivity)?;
+    Ok(least_sum_quantile(&rho, &nu, beta / f64::from(nights)))
+}
+
+/// The figures of an epoch.
 ///
 /// # Errors
 /// As [`alpha_two_sided`].
@@ -152,6 +178,7 @@ pub fn accuracy(
     Ok(Accuracy {
         pass: alpha_pass(epsilon, sensitivity, beta)?,
         two_sided: alpha_two_sided(epsilon, sensitivity, nights, beta)?,
+        quiet: alpha_quiet(epsilon, sensitivity, nights, beta)?,
     })
 }
 
@@ -254,6 +281,10 @@ mod tests {
                         let two = alpha_two_sided(eps, delta, k, beta).unwrap();
                         let dr = 8.0 * delta as f64 * (f64::from(k).ln() + (2.0 / beta).ln()) / eps;
                         assert!(a <= two && (two as f64) < dr, "{delta} {eps} {k}: {a} {two} {dr}");
+                        let quiet = alpha_quiet(eps, delta, k, beta).unwrap();
+                        assert!(a <= quiet && quiet <= two, "{delta} {eps} {k}: {quiet} {two}");
+                        let q = f64::from(k) * tail(quiet);
+                        assert!(q <= beta && (quiet == 0 || f64::from(k) * tail(quiet - 1) > beta));
                     }
                 }
             }
@@ -333,5 +364,20 @@ mod tests {
         let rate = alarms as f64 / f64::from(trials);
         eprintln!("α₂ = {a2}: false alarms in {rate:.4} of {trials} epochs of {nights} nights");
         assert!(rate <= beta);
+        // α_q, narrower, still bounds them: at α_q inside, at most β (three
+        // standard errors of slack); a third of the way in, far more.
+        let quiet = alpha_quiet(eps, delta, nights, beta).unwrap();
+        let alarms_at = |inside: i64, rng: &mut NoiseRng| {
+            let ended = (0..trials).filter(|_| {
+                let mut epoch = Epoch::start(params.clone(), rng).unwrap();
+                (0..nights).any(|_| !epoch.check(-inside, rng).unwrap().is_pass())
+            });
+            ended.count() as f64 / f64::from(trials)
+        };
+        let se = (beta * (1.0 - beta) / f64::from(trials)).sqrt();
+        let at_quiet = alarms_at(quiet as i64, &mut rng);
+        let shallow = alarms_at(quiet as i64 / 3, &mut rng);
+        eprintln!("α_q = {quiet}: false alarms {at_quiet:.4}; at α_q/3 inside {shallow:.4}");
+        assert!(at_quiet <= beta + 3.0 * se && shallow > beta, "{at_quiet} {shallow}");
     }
 }

@@ -33,7 +33,7 @@ mod gated;
 #[cfg(test)]
 mod tests;
 
-pub use accuracy::{Accuracy, accuracy, alpha_pass, alpha_two_sided, min_epsilon};
+pub use accuracy::{Accuracy, accuracy, alpha_pass, alpha_quiet, alpha_two_sided, min_epsilon};
 pub use band::{Band, Direction};
 pub use epoch::{Epoch, EpochParams, EpochSecret, GateVerdict};
 pub use gated::{GatedStatistic, MeasureGate, NightFacts, Statistic};
