@@ -204,7 +204,9 @@ pub(crate) fn budget(
     let after = if charged { spent + per_run } else { spent };
     let remaining = (cap - after).max(0.0);
     // Tiny slack so 10 × 0.1 counts as 10 runs, not 9.
-    let runs = ((remaining / per_run) * (1.0 + 1e-9)).floor();
+    // A gated dataset plans no per-run ε (`crate::gated::night_budget`
+    // replaces these figures): no division by zero.
+    let runs = if per_run > 0.0 { ((remaining / per_run) * (1.0 + 1e-9)).floor() } else { 0.0 };
     DatasetBudget {
         ledger,
         cap,
@@ -300,7 +302,12 @@ where
             Plan::Reserve(declared, last)
                 if refusal.as_ref().is_none_or(|f| f.reason == Reason::BudgetExhausted) =>
             {
-                reserve::reserved(d, declared, last, unspent(), suite.zone())
+                let mut result = reserve::reserved(d, declared, last, unspent(), suite.zone());
+                if d.gate.is_some() {
+                    // Nothing charged; the plan as it stands.
+                    result.budget = crate::gated::night_budget(d, suite, ctx, result.budget, None);
+                }
+                result
             }
             Plan::Unreadable(f) => {
                 judge(d, unspent(), Err((DatasetStatus::Error, f)), &mut details)

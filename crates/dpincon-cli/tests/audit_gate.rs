@@ -197,3 +197,36 @@ fn a_gated_night_killed_anywhere_never_charges_an_epoch_twice_nor_loses_one() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("gated (no ε"));
     assert!((spent(dir.path()) - EPOCH).abs() < 1e-9);
 }
+
+#[test]
+fn an_unchanged_version_re_serves_without_asking_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = suite(dir.path(), 6);
+    let text = std::fs::read_to_string(&suite).unwrap();
+    let versioned = text
+        .replace("ledger = \"t.ledger\"", "ledger = \"t.ledger\"\nversion-file = \"t.version\"");
+    std::fs::write(&suite, versioned).unwrap();
+    let out = dir.path().join("out");
+    let night = |n: u32, version: &str| {
+        std::fs::write(dir.path().join("t.version"), version).unwrap();
+        let o = audit(&suite, n, Some(&out)).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        report(&out)["datasets"][0].clone()
+    };
+    let state = || std::fs::read(dir.path().join("t.gate")).unwrap();
+    assert_eq!(night(1, "v1")["checks"][0]["gate"]["outcome"], "fresh");
+    let opened = state();
+    // The same version: re-served, the epoch not asked, nothing charged,
+    // and the plan still reported (finite figures).
+    let reserved = night(2, "v1");
+    assert_eq!(reserved["status"], "reserved");
+    assert!(reserved["checks"][0]["gate"].is_null());
+    assert_eq!(state(), opened, "the gate was not asked");
+    let budget = &reserved["budget"];
+    assert_eq!(budget["plan"]["refreshes_left"], 9);
+    assert!(budget["nights_left"].as_f64().is_some_and(f64::is_finite), "{budget}");
+    // A new version asks the epoch: a pass, for free.
+    assert_eq!(night(3, "v2")["checks"][0]["gate"]["outcome"], "pass");
+    assert_ne!(state(), opened);
+    assert!((spent(dir.path()) - EPOCH).abs() < 1e-9);
+}
