@@ -21,7 +21,7 @@ use dpincon_options::Measure;
 use dpincon_release::{Direction, MeasureGate};
 use serde::{Deserialize, Serialize};
 
-pub use night::run_gated_night;
+pub use night::{run_gated_night, run_gated_night_with};
 
 /// A gated dataset's public settings for one night.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

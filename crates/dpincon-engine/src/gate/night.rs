@@ -46,6 +46,20 @@ pub async fn run_gated_night(
     options: &GateOptions,
     progress: &dyn Progress,
 ) -> Result<Report, EngineError> {
+    run_gated_night_with(config, options, progress, &LocalLoader).await
+}
+
+/// [`run_gated_night`], with the table loaded by `loader` (a
+/// coordinator's distributed engine, where the operator owns the epochs).
+///
+/// # Errors
+/// As [`run_gated_night`].
+pub async fn run_gated_night_with(
+    config: &JobConfig,
+    options: &GateOptions,
+    progress: &dyn Progress,
+    loader: &impl JobLoader,
+) -> Result<Report, EngineError> {
     let plan = budget_split(config)?.ok_or_else(|| invalid("a gated night needs --epsilon"))?;
     let data = &config.data;
     if config.test.non_private {
@@ -112,7 +126,7 @@ pub async fn run_gated_night(
         Some(p) => p.job.clone(),
         None => new_job_id()?,
     };
-    let loaded = LocalLoader.load(config, progress).await?;
+    let loaded = loader.load(config, progress).await?;
     failpoint::hit("after-load");
     if let Some(max) = data.max_edges
         && loaded.graph.edge_count() > max
