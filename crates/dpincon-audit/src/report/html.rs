@@ -180,6 +180,13 @@ fn budgets(out: &mut String, run: &AuditRun) {
     out.push_str("</table>\n");
 }
 
+/// A chart's width in pixels: 440 for a few weeks of nights, growing by
+/// two pixels a night past 150 (a year of nights gets 870) up to 1,200,
+/// so each night keeps room for its point.
+fn chart_width(nights: usize) -> u32 {
+    (440 + 2 * nights.saturating_sub(150)).min(1200) as u32
+}
+
 /// The history chart of one check as inline SVG.
 fn chart(t: &Trend) -> String {
     let mut svg = String::new();
@@ -190,7 +197,7 @@ fn chart(t: &Trend) -> String {
     let (y0, y1) = (lo.min(threshold).min(0.0), hi.max(threshold));
     let pad = ((y1 - y0) * 0.08).max(1.0);
     let drawn = (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-        let root = SVGBackend::with_string(&mut svg, (440, 260)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (chart_width(n), 260)).into_drawing_area();
         root.fill(&WHITE)?;
         let mut c = ChartBuilder::on(&root)
             .margin(10)
@@ -253,5 +260,36 @@ fn chart(t: &Trend) -> String {
     match drawn {
         Ok(()) => svg,
         Err(e) => format!("<p>chart unavailable: {}</p>", escape(&e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_year_of_nights_gets_a_wider_chart() {
+        assert_eq!((chart_width(1), chart_width(150)), (440, 440));
+        assert_eq!(chart_width(365), 870);
+        assert_eq!(chart_width(10_000), 1200);
+        let t = Trend {
+            dataset: "d".into(),
+            check: "c".into(),
+            measure: "r".into(),
+            points: (0..365)
+                .map(|i| crate::history::Point {
+                    started_unix: i,
+                    value: 50,
+                    ci95: [40, 60],
+                    threshold: 100.0,
+                    verdict: "pass".into(),
+                    changed: false,
+                    test_clock: true,
+                    reserved: false,
+                    gated: i % 2 == 0,
+                })
+                .collect(),
+        };
+        assert!(chart(&t).contains("width=\"870\""), "the SVG is 870 wide");
     }
 }
