@@ -6,7 +6,10 @@ use std::collections::BTreeSet;
 use dpincon_constraints::BoundConstraint;
 use dpincon_detect::{compile_shapes, cover_sets};
 use dpincon_graph::ConflictGraph;
-use dpincon_measures::{CoverSize, ExactCounts, PassCounts, measure_pass, twice_fractional_cover};
+use dpincon_measures::{
+    CoverSize, DegreeBound, ExactCounts, GreedyCover, PassCounts, measure_pass,
+    twice_fractional_cover,
+};
 use dpincon_options::Measure;
 use dpincon_release::{
     Budget, NoiseRng, ProjectedMeasure, ProjectedSpec, ProjectionTable, RepairMethod, RepairValues,
@@ -180,6 +183,36 @@ pub(crate) struct PassResult {
     pub releases: Option<MeasuresReport>,
 }
 
+/// The single pass over the edge stream at `thetas` (any order, repeats
+/// allowed): the table of f(G_θ), with the exact counts and the table's
+/// classes, and the stable-order greedy cover.
+pub(crate) fn projection_pass(
+    graph: &ConflictGraph,
+    facts: &TableFacts,
+    mut thetas: Vec<DegreeBound>,
+    threads: usize,
+) -> (ProjectionTable, GreedyCover) {
+    thetas.sort_unstable();
+    thetas.dedup();
+    let PassCounts { degrees, cover, projected } = measure_pass(graph, &thetas, threads);
+    let table =
+        ProjectionTable::new(degrees.counts(), projected).with_classes(facts.classes.clone());
+    (table, cover)
+}
+
+/// I_R's private statistics from the pass's `cover`: c, and 2·L when `lp`
+/// (the LP's own pass over the cover's rows).
+pub(crate) fn repair_values(
+    graph: &ConflictGraph,
+    facts: &TableFacts,
+    cover: &GreedyCover,
+    lp: bool,
+    threads: usize,
+) -> RepairValues {
+    let twice_lp = lp.then(|| twice_fractional_cover(graph, cover, threads));
+    RepairValues::new(cover.size().cover, twice_lp, facts)
+}
+
 /// Prepares the projected releases (drawing ñ and d̃), walks the edge stream
 /// once for every θ, the exact counts and the cover, then releases. Without
 /// a plan (exact values only) no noise is drawn.
@@ -195,14 +228,11 @@ pub(crate) fn measure_and_release(
             prepared.push(prepare(spec, facts, rng)?);
         }
     }
-    let mut thetas: Vec<_> = prepared.iter().flat_map(|p| p.thetas()).collect();
-    thetas.sort_unstable();
-    thetas.dedup();
-    let PassCounts { degrees, cover, projected } = measure_pass(graph, &thetas, threads);
-    let exact = degrees.counts();
+    let thetas = prepared.iter().flat_map(|p| p.thetas()).collect();
+    let (table, cover) = projection_pass(graph, facts, thetas, threads);
+    let exact = *table.exact();
     let releases = match release {
         Some((plan, rng)) => {
-            let table = ProjectionTable::new(exact, projected).with_classes(facts.classes.clone());
             let mut report = MeasuresReport::default();
             for p in &prepared {
                 let release = release_projected(p, &table, rng)?;
@@ -212,11 +242,8 @@ pub(crate) fn measure_and_release(
                 }
             }
             if plan.releases_r {
-                let twice_lp = plan
-                    .repair
-                    .computes_lp(facts)
-                    .then(|| twice_fractional_cover(graph, &cover, threads));
-                let values = RepairValues::new(cover.size().cover, twice_lp, facts);
+                let lp = plan.repair.computes_lp(facts);
+                let values = repair_values(graph, facts, &cover, lp, threads);
                 report.r = Some(release_repair(plan.repair, plan.epsilon, values, rng)?);
             }
             Some(report)

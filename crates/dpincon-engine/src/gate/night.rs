@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use dpincon_graph::ConflictGraph;
-use dpincon_measures::{DegreeBound, measure_pass, twice_fractional_cover};
+use dpincon_measures::DegreeBound;
 use dpincon_options::Measure;
 use dpincon_release::{
     Epoch, EpochParams, GateVerdict, MeasureGate, NightFacts, NoiseRng, ProjectionTable,
@@ -15,7 +15,9 @@ use dpincon_release::{
 use super::state::{EpochPublic, Loaded, Pending, StateFile, StoredEpoch};
 use super::{EpochReport, GateCheck, GateOptions, GateOutcome, GateReport, OpenReason};
 use crate::job::{LocalLoader, noise_rng};
-use crate::privacy::{PassResult, budget_split, measure_and_release};
+use crate::privacy::{
+    PassResult, budget_split, measure_and_release, projection_pass, repair_values,
+};
 use crate::report::{BudgetReport, DetectionReport, MeasuresReport, Report};
 use crate::{
     EngineError, JobConfig, JobLoader, Progress, failpoint, job_threads, ledger, new_job_id,
@@ -400,20 +402,12 @@ fn night_pass(
     gates: &[&MeasureGate],
     threads: usize,
 ) -> Result<(ProjectionTable, Option<RepairValues>), EngineError> {
-    let mut thetas: Vec<DegreeBound> =
-        gates.iter().flat_map(|g| g.thetas()).filter_map(DegreeBound::new).collect();
-    thetas.sort_unstable();
-    thetas.dedup();
-    let pass = measure_pass(graph, &thetas, threads);
+    let thetas = gates.iter().flat_map(|g| g.thetas()).filter_map(DegreeBound::new).collect();
+    let (table, cover) = projection_pass(graph, facts, thetas, threads);
     let (repair, lp) = gates.iter().fold((false, false), |(r, l), g| {
         let (gr, gl) = g.needs_repair();
         (r || gr, l || gl)
     });
-    let values = repair.then(|| {
-        let twice_lp = lp.then(|| twice_fractional_cover(graph, &pass.cover, threads));
-        RepairValues::new(pass.cover.size().cover, twice_lp, facts)
-    });
-    let table = ProjectionTable::new(pass.degrees.counts(), pass.projected)
-        .with_classes(facts.classes.clone());
+    let values = repair.then(|| repair_values(graph, facts, &cover, lp, threads));
     Ok((table, values))
 }

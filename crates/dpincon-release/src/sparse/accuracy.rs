@@ -123,6 +123,20 @@ pub fn alpha_pass(epsilon: f64, sensitivity: u64, beta: f64) -> Result<u64, Rele
     Ok(least_sum_quantile(&rho, &nu, beta))
 }
 
+/// The epoch's noises, for figures over `nights` ≥ 1 nights at `beta`.
+fn nightly_noises(
+    epsilon: f64,
+    sensitivity: u64,
+    nights: u32,
+    beta: f64,
+) -> Result<(DiscreteLaplace, DiscreteLaplace), ReleaseError> {
+    check_beta(beta)?;
+    if nights == 0 {
+        return Err(ReleaseError::Invalid("a gate must plan at least one night".into()));
+    }
+    epoch_noises(epsilon, sensitivity)
+}
+
 /// α₂ for k nights (module docs): h(ρ, β/2) + h(ν, β/(2k)), h the exact
 /// two-sided half-width of the discrete Laplace.
 ///
@@ -134,11 +148,7 @@ pub fn alpha_two_sided(
     nights: u32,
     beta: f64,
 ) -> Result<u64, ReleaseError> {
-    check_beta(beta)?;
-    if nights == 0 {
-        return Err(ReleaseError::Invalid("a gate must plan at least one night".into()));
-    }
-    let (rho, nu) = epoch_noises(epsilon, sensitivity)?;
+    let (rho, nu) = nightly_noises(epsilon, sensitivity, nights, beta)?;
     let per_night = beta / (2.0 * f64::from(nights));
     Ok(rho.halfwidth(beta / 2.0).saturating_add(nu.halfwidth(per_night)))
 }
@@ -157,11 +167,7 @@ pub fn alpha_quiet(
     nights: u32,
     beta: f64,
 ) -> Result<u64, ReleaseError> {
-    check_beta(beta)?;
-    if nights == 0 {
-        return Err(ReleaseError::Invalid("a gate must plan at least one night".into()));
-    }
-    let (rho, nu) = epoch_noises(epsilon, sensitivity)?;
+    let (rho, nu) = nightly_noises(epsilon, sensitivity, nights, beta)?;
     Ok(least_sum_quantile(&rho, &nu, beta / f64::from(nights)))
 }
 
