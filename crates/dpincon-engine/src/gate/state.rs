@@ -136,7 +136,12 @@ impl StateFile {
             Ok(state) => {
                 Loaded::Lost(GateState::new(), format!("unknown state version {}", state.version))
             }
-            Err(e) => Loaded::Lost(GateState::new(), format!("not a gate state: {e}")),
+            // Where, never what: serde's message may quote a value, and
+            // the file holds ρ.
+            Err(e) => Loaded::Lost(
+                GateState::new(),
+                format!("not a gate state (line {}, column {})", e.line(), e.column()),
+            ),
         };
         Ok((file, loaded))
     }
@@ -192,4 +197,26 @@ fn refuse_shared(path: &Path, file: &File) -> Result<(), EngineError> {
 #[cfg(not(unix))]
 fn refuse_shared(_: &Path, _: &File) -> Result<(), EngineError> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A corrupt state is lost, and the reason the operator reads quotes
+    /// nothing of it (it may hold ρ).
+    #[test]
+    fn a_corrupt_state_is_lost_without_quoting_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.gate");
+        let text = r#"{"version":1,"epochs":{"r":{"secret":{"threshold_noise":"987654321"}}}}"#;
+        let mut options = OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        options.open(&path).unwrap().write_all(text.as_bytes()).unwrap();
+        let (_lock, loaded) = StateFile::open(&path).unwrap();
+        let Loaded::Lost(_, why) = loaded else { panic!("a corrupt state must be lost") };
+        assert!(why.contains("not a gate state") && !why.contains("987654321"), "{why}");
+    }
 }
