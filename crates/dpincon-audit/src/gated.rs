@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use dpincon_engine::Measure;
-use dpincon_engine::gate::{GateCheck, GateOptions, GateOutcome, GateReport, OpenReason};
-use dpincon_release::{Direction, alpha_pass, min_epsilon};
+use dpincon_engine::gate::{GateCheck, GateOptions, GateOutcome, GatePlan, GateReport, OpenReason};
+use dpincon_release::Direction;
 use serde::{Deserialize, Serialize};
 
 use dpincon_engine::Report;
@@ -24,10 +24,9 @@ use dpincon_engine::Report;
 use crate::context::RunContext;
 use crate::reason::{Failure, Reason};
 use crate::run::{DatasetBudget, DatasetStatus};
-use crate::suite::{Dataset, MAX_EPSILON, MIN_EPSILON, Suite};
+use crate::suite::{Dataset, Suite};
 
-/// β when the suite does not say.
-pub const DEFAULT_BETA: f64 = 0.05;
+pub use dpincon_engine::gate::DEFAULT_BETA;
 
 /// `[dataset.gate]`: the dataset's epochs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -90,63 +89,30 @@ impl Dataset {
     }
 
     /// Checks `[dataset.gate]` against the suite's horizon: the plan must
-    /// last it, and every check's α must fit its threshold.
+    /// last it, and every check's α must fit its threshold
+    /// ([`GatePlan::check`]).
     pub(crate) fn validate_gate(&self, horizon: Option<u32>) -> Result<(), String> {
         let Some(g) = &self.gate else { return Ok(()) };
-        if !(g.epsilon.is_finite() && (MIN_EPSILON..=MAX_EPSILON).contains(&g.epsilon)) {
-            return Err(format!(
-                "gate epsilon = {} must be finite, between {MIN_EPSILON} and {MAX_EPSILON}",
-                g.epsilon
-            ));
-        }
-        if g.refreshes == 0 {
-            return Err(
-                "gate refreshes must be at least 1 (the first release opens the first epoch)"
-                    .into(),
-            );
-        }
-        let beta = g.beta();
-        if !(beta > 0.0 && beta <= 0.5) {
-            return Err(format!("gate beta = {beta} must lie in (0, 0.5]"));
-        }
-        if horizon.is_none() {
+        let Some(days) = horizon else {
             return Err(
                 "a gated dataset needs the suite's `horizon` (e.g. horizon = \"365d\")".into()
             );
-        }
-        let per_epoch = self.epoch_epsilon().unwrap_or(0.0);
-        let planned = per_epoch * f64::from(g.refreshes);
-        if planned > self.budget_cap * (1.0 + 1e-9) {
-            return Err(format!(
-                "the budget plan cannot last the horizon: {} refreshes × ε {per_epoch} an epoch \
-                 (({} + {}) × {} measures) = {planned} > budget-cap {}; plan fewer refreshes, \
-                 less ε, or a larger cap",
-                g.refreshes,
-                self.epsilon,
-                g.epsilon,
-                self.measures.len(),
-                self.budget_cap
-            ));
-        }
-        // α at Δ = 1, the least any gated statistic has: a check this
-        // wide can never be useful; the α each night reports is at the
-        // epoch's real Δ (θ's, for I_MI and I_P).
-        let alpha = alpha_pass(g.epsilon, 1, beta).map_err(|e| e.to_string())?;
-        for c in &self.checks {
-            let width = c.threshold(self.max_rows).floor().max(1.0) as u64;
-            if alpha > width {
-                let least = min_epsilon(1, beta, width).map_err(|e| e.to_string())?;
-                return Err(format!(
-                    "check '{}': the gate's α = {alpha} (at ε {} and β {beta}, for a statistic \
-                     of sensitivity 1) is wider than its threshold {width}, so a pass would say \
-                     nothing; a gate epsilon of at least {:.3} would do",
-                    c.name,
-                    g.epsilon,
-                    (least * 1000.0).ceil() / 1000.0
-                ));
-            }
-        }
-        Ok(())
+        };
+        let plan = GatePlan {
+            release_epsilon: self.epsilon,
+            measures: self.measures.len(),
+            gate_epsilon: g.epsilon,
+            refreshes: g.refreshes,
+            beta: g.beta(),
+            nights: self.horizon_nights(days),
+            nightly: 0.0,
+        };
+        let widths: Vec<(&str, u64)> = self
+            .checks
+            .iter()
+            .map(|c| (c.name.as_str(), c.threshold(self.max_rows).floor().max(1.0) as u64))
+            .collect();
+        plan.check(self.budget_cap, &widths)
     }
 
     /// The state file: declared, or beside the ledger.

@@ -342,7 +342,10 @@ where
 /// a job it cannot fund is refused ([`Reason::BudgetExhausted`]: the
 /// dataset is refused, nothing charged). Verdicts are judged exactly as in
 /// [`run_suite`], and an unchanged declared version re-serves the same way
-/// (decided here, from the version and the history: public data).
+/// (decided here, from the version and the history: public data). A gated
+/// dataset asks for a night of the audit the operator registered on the
+/// coordinator's dataset, which owns its epochs; its budget is the night's
+/// report's charge against the suite's plan.
 pub async fn run_suite_remote<F>(
     suite: &Suite,
     coordinator: &str,
@@ -376,7 +379,20 @@ where
             plan => plan,
         };
         let (budget, outcome) = match exec(d).await {
+            // A gated night's charge is what its hold used (its report's).
+            Ok(report) if d.gate.is_some() => {
+                let before = budget(d, ledger, d.budget_cap, spent, false, None);
+                (crate::gated::night_budget(d, suite, ctx, before, Some(&report)), Ok(report))
+            }
             Ok(report) => (budget(d, ledger, d.budget_cap, spent, true, None), Ok(report)),
+            Err(f) if d.gate.is_some() && f.reason == Reason::FailedOnCoordinator => {
+                // Accepted, then failed: its whole hold stays charged, at
+                // least one epoch of every measure by the suite's figures.
+                let before = budget(d, ledger, d.budget_cap, spent, false, None);
+                let mut b = crate::gated::night_budget(d, suite, ctx, before, None);
+                b.per_run = d.epoch_epsilon().unwrap_or(0.0);
+                (b, Err((DatasetStatus::Error, f)))
+            }
             Err(f) => {
                 let refused = f.reason == Reason::BudgetExhausted;
                 let status = if refused { DatasetStatus::Refused } else { DatasetStatus::Error };

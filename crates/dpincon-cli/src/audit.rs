@@ -102,14 +102,6 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
         .map_err(|e| e.to_string())?;
     let AuditOutcome { run, details } = match &args.coordinator {
         Some(url) => {
-            if let Some(d) = suite.datasets.iter().find(|d| d.gate.is_some()) {
-                return Err(format!(
-                    "dataset '{}' is gated ([dataset.gate]): its epochs' secret state lives \
-                     beside its ledger, so a gated dataset runs in this process, not with \
-                     --coordinator",
-                    d.name
-                ));
-            }
             let charged = history.charged(&suite.name).map_err(|e| e.to_string())?;
             remote_run(&suite, url, &charged, &ctx, &args).await?
         }
@@ -212,17 +204,25 @@ async fn remote_run(
     let client = args.connect.client(url)?;
     let seed = ctx.seed;
     Ok(run_suite_remote(suite, url, charged, ctx, async |d: &Dataset| {
-        let constraints = std::fs::read_to_string(&d.constraints).map_err(|e| {
-            let path = d.constraints.display();
-            Failure::new(
-                Reason::BadConstraint,
-                format!("cannot read constraint file '{path}': {e}"),
-            )
-        })?;
-        let job = ClientJob {
-            release: d.release(),
-            test: TestOptions { seed, ..TestOptions::default() },
-            ..ClientJob::new(d.remote_name(), constraints)
+        let test = TestOptions { seed, ..TestOptions::default() };
+        // A gated dataset asks for a night of the operator's registered
+        // audit: the coordinator owns its epochs, constraints and ε.
+        let job = match &d.gate {
+            Some(_) => ClientJob { test, ..ClientJob::gated(d.remote_name()) },
+            None => {
+                let constraints = std::fs::read_to_string(&d.constraints).map_err(|e| {
+                    let path = d.constraints.display();
+                    Failure::new(
+                        Reason::BadConstraint,
+                        format!("cannot read constraint file '{path}': {e}"),
+                    )
+                })?;
+                ClientJob {
+                    release: d.release(),
+                    test,
+                    ..ClientJob::new(d.remote_name(), constraints)
+                }
+            }
         };
         let bar = progress::Bar::for_dataset(&d.name);
         let id = client.submit(&job).await.map_err(|e| remote_failure(url, e, true))?;

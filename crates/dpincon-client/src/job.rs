@@ -11,8 +11,16 @@ use serde::{Deserialize, Serialize};
 pub struct ClientJob {
     /// The dataset, as the coordinator's operator registered it.
     pub dataset: String,
-    /// The constraints, inline (never a path on the coordinator).
+    /// The constraints, inline (never a path on the coordinator); none
+    /// for a gated night, which runs the operator's.
+    #[serde(default)]
     pub constraints: String,
+    /// A gated night of the audit the operator registered on the dataset
+    /// (its constraints, ε, gate and checks): the job then carries no
+    /// constraints or release options of its own, and its report holds
+    /// each measure's verdict from its epoch (`gated`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gated: bool,
     /// How the measures are released.
     #[serde(flatten)]
     pub release: ReleaseOptions,
@@ -22,11 +30,17 @@ pub struct ClientJob {
 }
 
 impl ClientJob {
+    /// A gated night on `dataset` (its operator's registered audit).
+    pub fn gated(dataset: impl Into<String>) -> Self {
+        ClientJob { gated: true, ..ClientJob::new(dataset, "") }
+    }
+
     /// A job on `dataset` under `constraints`, every option at its default.
     pub fn new(dataset: impl Into<String>, constraints: impl Into<String>) -> Self {
         ClientJob {
             dataset: dataset.into(),
             constraints: constraints.into(),
+            gated: false,
             release: ReleaseOptions::default(),
             test: TestOptions::default(),
         }

@@ -20,6 +20,7 @@ use dpincon_source::{DataFormat, declared_schema, parquet_schema, parse_schema_o
 use serde::Deserialize;
 
 use crate::ClusterError;
+use crate::gated::GateRegistration;
 
 /// Queue and request limits (`[limits]`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -132,6 +133,8 @@ struct RawDataset {
     max_job_memory: Option<String>,
     #[serde(default)]
     max_spill_bytes: Option<String>,
+    #[serde(default)]
+    gate: Option<crate::gated::RawGate>,
 }
 
 /// One registered dataset.
@@ -173,6 +176,9 @@ pub struct Dataset {
     /// With `max-edges`: ε each private job is charged for its `over
     /// quota` verdict, an (ε, δ)-DP release (`dpincon_release::quota`).
     pub quota_epsilon: Option<f64>,
+    /// The operator's gated audit of the dataset, if registered
+    /// ([`crate::gated`]).
+    pub gate: Option<Arc<GateRegistration>>,
 }
 
 impl Dataset {
@@ -348,7 +354,7 @@ impl CoordinatorConfig {
                 budget_cap: Some(budget_cap),
                 ..DataSpec::new(&d.data)
             };
-            let dataset = Dataset {
+            let mut dataset = Dataset {
                 name: name.clone(),
                 data: d.data,
                 spec,
@@ -363,6 +369,7 @@ impl CoordinatorConfig {
                 max_job_memory,
                 max_spill_bytes,
                 quota_epsilon,
+                gate: None,
             };
             // A private fixed-time dataset bounds its jobs' work, or names
             // the deadline channel it accepts. Where it bounds the work, an
@@ -393,6 +400,10 @@ impl CoordinatorConfig {
                      spill disk for it)",
                 ));
             }
+            if let Some(gate) = d.gate {
+                let registered = register_gate(gate, &dataset, &raw.limits);
+                dataset.gate = Some(Arc::new(registered.map_err(|e| bad(&at, e))?));
+            }
             datasets.insert(name, Arc::new(dataset));
         }
         if datasets.is_empty() {
@@ -416,6 +427,31 @@ impl CoordinatorConfig {
         }
         dirs
     }
+}
+
+/// `dataset`'s gated audit, checked as a client's job on it would be
+/// (constraints against the declared schema and the limits, the options
+/// by the engine), and its plan and hold against the dataset's budget.
+fn register_gate(
+    gate: crate::gated::RawGate,
+    dataset: &Dataset,
+    limits: &Limits,
+) -> Result<GateRegistration, String> {
+    if dataset.spec.max_rows.is_none() {
+        return Err("gate: a gated dataset needs max-rows (its bounds hold every night)".into());
+    }
+    let registered = gate.register(&dataset.ledger, dataset.budget_cap, dataset.quota_epsilon)?;
+    let hold: f64 =
+        registered.hold().iter().map(|c| c.1).sum::<f64>() + dataset.quota_epsilon.unwrap_or(0.0);
+    if hold > dataset.max_job_epsilon * (1.0 + 1e-9) {
+        return Err(format!(
+            "gate: a night is charged a hold of ε {hold} when accepted (every measure's epoch \
+             and the quota verdict), above max-job-epsilon {}",
+            dataset.max_job_epsilon
+        ));
+    }
+    crate::submission::check_registered(&registered, dataset, limits)?;
+    Ok(registered)
 }
 
 /// Jobs of every dataset share the coordinator's lanes and its Ballista

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use dpincon_ballista::{BallistaJobId, BallistaLoader, OnSubmitted};
+use dpincon_engine::gate::{GateOptions, run_prepaid_gated_night};
 use dpincon_engine::{EngineError, JobConfig, Phase, Prepaid, Progress, run_prepaid_job};
 use dpincon_proto::v1::FailureReason;
 use serde::{Deserialize, Serialize};
@@ -48,6 +49,10 @@ pub struct JobSpec {
     /// carries no timings (how long it took depends on them), even on a
     /// test dataset.
     pub fixed_time: bool,
+    /// A gated night's options ([`crate::gated`]): the job then runs
+    /// `dpincon_engine::gate::run_prepaid_gated_night` under its hold.
+    #[serde(default)]
+    pub gate: Option<GateOptions>,
 }
 
 /// Detection figures of a finished load (non-private detail, operator log).
@@ -85,6 +90,10 @@ pub enum ChildMessage {
         report: String,
         /// Detection figures.
         stats: Option<LoadStats>,
+        /// A gated night's ε of its hold used (epochs opened, the quota
+        /// verdict): the rest is given back at its release time.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        spent: Option<f64>,
     },
     /// The job failed.
     Failed {
@@ -236,7 +245,13 @@ async fn run(spec: &JobSpec) -> ChildMessage {
             };
         }
     }
-    let outcome = run_prepaid_job(&spec.config, spec.prepaid.clone(), &progress, &loader).await;
+    let prepaid = spec.prepaid.clone();
+    let outcome = match &spec.gate {
+        Some(gate) => {
+            run_prepaid_gated_night(&spec.config, gate, prepaid, &progress, &loader).await
+        }
+        None => run_prepaid_job(&spec.config, prepaid, &progress, &loader).await,
+    };
     let stats = loader.stats().map(|s| LoadStats {
         tasks: s.tasks as u32,
         edges: s.edges,
@@ -250,12 +265,17 @@ async fn run(spec: &JobSpec) -> ChildMessage {
         stats,
     };
     match outcome {
-        Ok(report) => match client_report(report, &spec.dataset, spec.fixed_time) {
-            Ok(report) => ChildMessage::Succeeded { report, stats },
-            Err(e) => {
-                failed(FailureReason::Internal, format!("cannot serialise the report: {e}"), stats)
+        Ok(report) => {
+            let spent = spec.gate.as_ref().map(|_| report.budget.as_ref().map_or(0.0, |b| b.total));
+            match client_report(report, &spec.dataset, spec.fixed_time) {
+                Ok(report) => ChildMessage::Succeeded { report, stats, spent },
+                Err(e) => failed(
+                    FailureReason::Internal,
+                    format!("cannot serialise the report: {e}"),
+                    stats,
+                ),
             }
-        },
+        }
         Err(e) => {
             let reason = classify(&e, progress.read_started.load(Ordering::SeqCst));
             failed(reason, e.to_string(), stats)
@@ -284,7 +304,11 @@ mod tests {
             ChildMessage::Start("read".into()),
             ChildMessage::Submitted(BallistaJobId("aBc12".into())),
             ChildMessage::Finish("detect".into(), 1.5),
-            ChildMessage::Succeeded { report: "{\n}\n".into(), stats: Some(LoadStats::default()) },
+            ChildMessage::Succeeded {
+                report: "{\n}\n".into(),
+                stats: Some(LoadStats::default()),
+                spent: Some(0.5),
+            },
             ChildMessage::Failed {
                 reason: "FAILURE_REASON_INTERNAL".into(),
                 detail: "x\ny".into(),

@@ -28,6 +28,7 @@
 pub mod auth;
 pub mod coordinator;
 pub mod datasets;
+pub mod gated;
 pub mod job_process;
 mod runner;
 pub mod schedule;

@@ -154,7 +154,8 @@ impl SlotUse {
 
 /// How the child process ended, as the coordinator saw it.
 enum Outcome {
-    Succeeded(String),
+    /// The report, and a gated night's ε of its hold used.
+    Succeeded(String, Option<f64>),
     Failed(FailureReason, String),
     Cancelled,
 }
@@ -188,15 +189,12 @@ async fn run_one(job: &Active, shared: &Shared) {
     let mut stats = None;
     // The job's constraint text, for its process to read; gone once it ends.
     let constraints = shared.constraint_path(id);
-    let outcome = match std::fs::write(&constraints, job.accepted.constraints()) {
-        Ok(()) => {
-            let spec = child_spec(job, shared, &constraints);
-            run_child(job, shared, &spec, reveal, &mut cancel, &mut stats).await
-        }
-        Err(e) => Outcome::Failed(
-            FailureReason::Internal,
-            format!("cannot write '{}': {e}", constraints.display()),
-        ),
+    let outcome = match std::fs::write(&constraints, job.accepted.constraints())
+        .map_err(|e| format!("cannot write '{}': {e}", constraints.display()))
+        .and_then(|()| child_spec(job, shared, &constraints))
+    {
+        Ok(spec) => run_child(job, shared, &spec, reveal, &mut cancel, &mut stats).await,
+        Err(e) => Outcome::Failed(FailureReason::Internal, e),
     };
     let _ = std::fs::remove_file(&constraints);
     if let Some(s) = &stats {
@@ -220,11 +218,13 @@ async fn run_one(job: &Active, shared: &Shared) {
     }
     let ended_ms = now_ms();
     let non_private = job.accepted.non_private;
+    let mut spent = None;
     let (state, reason, full, report) = match outcome {
         Outcome::Cancelled => {
             (JobState::Cancelled, FailureReason::Unspecified, "cancelled by a client".into(), None)
         }
-        Outcome::Succeeded(report) => {
+        Outcome::Succeeded(report, used) => {
+            spent = used;
             (JobState::Succeeded, FailureReason::Unspecified, String::new(), Some(report))
         }
         Outcome::Failed(reason, message) => (JobState::Failed, reason, message, None),
@@ -260,6 +260,9 @@ async fn run_one(job: &Active, shared: &Shared) {
         sleep_until_ms(job.slot.end_ms).await;
     }
     log_end(id, &last, &full, reveal);
+    if let (Some(_), Some(used)) = (job.accepted.gate(), spent) {
+        return_unused(job, used);
+    }
     if state != JobState::Cancelled {
         let used =
             (ended_ms - started_ms) as f64 / (job.slot.end_ms - job.slot.start_ms).max(1) as f64;
@@ -280,8 +283,48 @@ async fn run_one(job: &Active, shared: &Shared) {
     shared.forget(id);
 }
 
-fn child_spec(job: &Active, shared: &Shared, constraints: &std::path::Path) -> JobSpec {
-    JobSpec {
+/// Gives back the part of a gated night's hold it did not use, at its
+/// release time: from then on its gates' answers are public, and the
+/// returned ε is a function of them ([`crate::gated`]). A night that did
+/// not succeed keeps its whole hold.
+fn return_unused(job: &Active, used: f64) {
+    let held = job.accepted.total_epsilon;
+    let unused = held - used;
+    if unused <= held * 1e-9 {
+        return;
+    }
+    let dataset = &job.accepted.dataset;
+    match dpincon_engine::ledger::return_unused(&dataset.ledger, &job.id, unused) {
+        Ok(state) => eprintln!(
+            "dataset {}: gated night {} used ε {used:.3} of its hold {held:.3}; ε {unused:.3} \
+             returned (spent {:.3})",
+            dataset.name, job.id, state.spent_after
+        ),
+        Err(e) => eprintln!("dataset {}: gated night {}: {e}", dataset.name, job.id),
+    }
+}
+
+/// The child's spec; a gated night's options read the epochs its
+/// dataset's earlier nights published (the job store).
+fn child_spec(
+    job: &Active,
+    shared: &Shared,
+    constraints: &std::path::Path,
+) -> Result<JobSpec, String> {
+    let gate = match job.accepted.gate() {
+        Some(gate) => {
+            let dataset = &job.accepted.dataset.name;
+            let stored = shared.store.reports(dataset).map_err(|e| e.to_string())?;
+            let reports: Vec<dpincon_engine::Report> = stored
+                .iter()
+                .filter_map(|r| serde_json::from_str::<dpincon_engine::Report>(r).ok())
+                .filter(|r| r.gated.is_some())
+                .collect();
+            Some(gate.options(&reports))
+        }
+        None => None,
+    };
+    Ok(JobSpec {
         config: job.accepted.job_config(constraints),
         prepaid: job.prepaid.clone(),
         ballista: shared.options.ballista.clone(),
@@ -290,7 +333,8 @@ fn child_spec(job: &Active, shared: &Shared, constraints: &std::path::Path) -> J
         max_memory: job.accepted.dataset.max_job_memory,
         max_spill_bytes: job.accepted.dataset.max_spill_bytes,
         fixed_time: job.slot.fixed,
-    }
+        gate,
+    })
 }
 
 /// Runs `spec` in a child process until it reports, its slot ends (killed:
@@ -380,9 +424,9 @@ async fn run_child(
         cancel_ballista(shared, job, submitted, reveal);
     }
     match result {
-        Ok(Some(ChildMessage::Succeeded { report, stats: s })) => {
+        Ok(Some(ChildMessage::Succeeded { report, stats: s, spent })) => {
             *stats = s;
-            Outcome::Succeeded(report)
+            Outcome::Succeeded(report, spent)
         }
         Ok(Some(ChildMessage::Failed { reason, detail, stats: s })) => {
             *stats = s;

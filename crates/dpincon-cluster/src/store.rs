@@ -372,6 +372,20 @@ impl JobStore {
         })
     }
 
+    /// The reports of `dataset`'s succeeded jobs, oldest first: where a
+    /// gated night reads the epochs its dataset published.
+    pub fn reports(&self, dataset: &str) -> Result<Vec<String>, ClusterError> {
+        self.with(|c| {
+            let mut statement = c.prepare(
+                "SELECT report FROM jobs WHERE dataset = ?1 AND state = ?2 \
+                 AND report IS NOT NULL ORDER BY seq",
+            )?;
+            statement
+                .query_map(params![dataset, JobState::Succeeded as i32], |r| r.get(0))?
+                .collect()
+        })
+    }
+
     /// After a restart: fails every job left running (it may have been
     /// charged, so it is never run again) and returns their ids, and the
     /// queued jobs in submission order, to run.

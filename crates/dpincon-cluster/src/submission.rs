@@ -20,6 +20,7 @@ use dpincon_proto::v1::{ConfigFormat, FailureReason};
 use tonic::Status;
 
 use crate::datasets::{Dataset, Limits};
+use crate::gated::GateRegistration;
 
 /// A submission refused, with the public reason and a message that quotes
 /// only the request and the operator's configuration.
@@ -67,25 +68,45 @@ pub struct Accepted {
 
 impl Accepted {
     /// The engine's job: the dataset's registration and the client's
-    /// options, with the constraints written at `constraints`.
+    /// options (a gated night's: the operator's), with the constraints
+    /// written at `constraints`.
     pub fn job_config(&self, constraints: &Path) -> JobConfig {
+        let release = match self.gate() {
+            Some(gate) => gate.release.clone(),
+            None => self.job.release.clone(),
+        };
         JobConfig {
-            release: self.job.release.clone(),
+            release,
             test: self.job.test,
             ..JobConfig::with(self.dataset.spec.clone(), constraints)
         }
     }
 
-    /// The inline constraint text.
+    /// The constraint text: the client's inline text, or a gated night's
+    /// registered constraints.
     pub fn constraints(&self) -> &str {
-        &self.job.constraints
+        match self.gate() {
+            Some(gate) => &gate.constraints,
+            None => &self.job.constraints,
+        }
+    }
+
+    /// The registered gated audit this job is a night of, if it is one.
+    pub fn gate(&self) -> Option<&Arc<GateRegistration>> {
+        self.dataset.gate.as_ref().filter(|_| self.job.gated)
     }
 
     /// The ledger records the job's acceptance charges: ε per measure, in
     /// the engine's release order (mi, p, r), then the `over quota`
     /// verdict's ε where the dataset has `max-edges`. Empty for a job that
     /// releases nothing (exact values only, test datasets).
+    /// A gated night's charges are its hold ([`crate::gated`]).
     pub fn charges(&self) -> Vec<(&'static str, f64)> {
+        if let Some(gate) = self.gate() {
+            let mut charges = gate.hold();
+            charges.extend(self.quota_epsilon().map(|q| (QUOTA_CHARGE, q)));
+            return charges;
+        }
         let release = &self.job.release;
         let Some(epsilon) = release.epsilon else { return Vec::new() };
         let measures = release.measures();
@@ -103,7 +124,10 @@ impl Accepted {
     /// ε of the job's `over quota` verdict: on a dataset with `max-edges`,
     /// for a job that releases (an exact job reads test data only).
     pub fn quota_epsilon(&self) -> Option<f64> {
-        self.job.release.epsilon.and(self.dataset.quota_epsilon)
+        match self.gate() {
+            Some(_) => self.dataset.quota_epsilon,
+            None => self.job.release.epsilon.and(self.dataset.quota_epsilon),
+        }
     }
 }
 
@@ -174,6 +198,9 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
             );
         }
     }
+    if job.gated {
+        return check_gated(job, value, dataset);
+    }
     if let Some(c) = &job.release.candidates
         && c.len() > rules.limits.max_candidates
     {
@@ -204,6 +231,68 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
         .and_then(|()| dpincon_engine::check_repair_memory(&config, exact_repair))
         .map_err(|e| Refusal::new(InvalidJob, e.to_string()))?;
     Ok(accepted)
+}
+
+/// A gated night: the dataset's registered audit decides everything but
+/// the test options a test dataset allows.
+fn check_gated(
+    job: ClientJob,
+    value: serde_json::Value,
+    dataset: &Arc<Dataset>,
+) -> Result<Accepted, Refusal> {
+    use FailureReason::*;
+    if dataset.gate.is_none() {
+        return refuse(
+            InvalidJob,
+            format!("dataset '{}' has no gated audit (ask the operator)", dataset.name),
+        );
+    }
+    if !job.constraints.is_empty() || job.release != dpincon_options::ReleaseOptions::default() {
+        return refuse(
+            NotAllowed,
+            format!(
+                "a gated night runs the audit the operator registered on dataset '{}' (its \
+                 constraints, ε, measures and checks): send only `dataset` and `gated`",
+                dataset.name
+            ),
+        );
+    }
+    if job.test.non_private {
+        return refuse(InvalidJob, "a gated night releases DP values only: no `non-private`");
+    }
+    let mut accepted = Accepted {
+        dataset: dataset.clone(),
+        request: value.to_string(),
+        total_epsilon: 0.0,
+        non_private: false,
+        job,
+    };
+    accepted.total_epsilon = accepted.charges().iter().map(|c| c.1).sum();
+    Ok(accepted)
+}
+
+/// Checks a registered gated audit as a client's job on `dataset` would
+/// be checked: its constraints against the limits and the declared
+/// schema, ε against the dataset's minimum, the options by the engine.
+pub(crate) fn check_registered(
+    gate: &GateRegistration,
+    dataset: &Dataset,
+    limits: &Limits,
+) -> Result<(), String> {
+    let job = ClientJob {
+        release: gate.release.clone(),
+        ..ClientJob::new(dataset.name.clone(), gate.constraints.clone())
+    };
+    let exact_repair =
+        check_constraints(&gate.constraints, dataset, limits).map_err(|r| r.detail)?;
+    check_budget(&job, dataset).map_err(|r| r.detail)?;
+    let config = JobConfig {
+        release: gate.release.clone(),
+        ..JobConfig::with(dataset.spec.clone(), Path::new("gate"))
+    };
+    dpincon_engine::validate(&config)
+        .and_then(|()| dpincon_engine::check_repair_memory(&config, exact_repair))
+        .map_err(|e| format!("gate: {e}"))
 }
 
 /// Checks the constraints against the limits and the dataset's declared

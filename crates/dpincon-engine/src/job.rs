@@ -457,7 +457,7 @@ async fn run(
 /// table over that bound breaks the operator's promise and is over (the
 /// verdict's sensitivity rests on it). Its noise comes from a stream of
 /// its own, so seeded releases equal an unquoted run's.
-fn quota_verdict(
+pub(crate) fn quota_verdict(
     max: u64,
     max_rows: Option<u64>,
     epsilon: f64,

@@ -28,8 +28,24 @@ const CAP_SLACK: f64 = 1e-9;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
 enum Line {
-    Header { dataset: String, cap: Option<f64>, created_unix: u64 },
-    Release { job: String, measure: String, epsilon: f64, unix_time: u64 },
+    Header {
+        dataset: String,
+        cap: Option<f64>,
+        created_unix: u64,
+    },
+    Release {
+        job: String,
+        measure: String,
+        epsilon: f64,
+        unix_time: u64,
+    },
+    /// ε of a job's hold that no noise was drawn under, given back at the
+    /// job's release time ([`return_unused`]).
+    Return {
+        job: String,
+        returned: f64,
+        unix_time: u64,
+    },
 }
 
 /// The ledger's state as a job sees it.
@@ -54,6 +70,8 @@ struct Contents {
     dataset: Option<String>,
     cap: Option<f64>,
     spent: f64,
+    /// Per job: ε charged, and ε of it returned.
+    jobs: std::collections::HashMap<String, (f64, f64)>,
     /// What to do before appending after a crash mid-write.
     tail: Tail,
 }
@@ -81,7 +99,13 @@ fn read(path: &Path, file: &File) -> Result<Contents, EngineError> {
 /// record (else the error names the line); a last line without its
 /// newline that is not a record is a torn write (see [`Tail::Torn`]).
 fn parse(bytes: &[u8]) -> Result<Contents, String> {
-    let mut contents = Contents { dataset: None, cap: None, spent: 0.0, tail: Tail::Clean };
+    let mut contents = Contents {
+        dataset: None,
+        cap: None,
+        spent: 0.0,
+        jobs: Default::default(),
+        tail: Tail::Clean,
+    };
     let mut offset = 0usize;
     for (i, raw) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
         let start = offset;
@@ -98,8 +122,27 @@ fn parse(bytes: &[u8]) -> Result<Contents, String> {
                 contents.dataset = Some(dataset);
                 contents.cap = cap;
             }
-            Some(Line::Release { epsilon, .. }) if epsilon.is_finite() && epsilon >= 0.0 => {
+            Some(Line::Release { job, epsilon, .. }) if epsilon.is_finite() && epsilon >= 0.0 => {
                 contents.spent += epsilon;
+                contents.jobs.entry(job).or_default().0 += epsilon;
+            }
+            // A return never exceeds what its job was charged and has not
+            // had back: else the ledger would under-count.
+            Some(Line::Return { job, returned, .. })
+                if returned.is_finite()
+                    && returned >= 0.0
+                    && contents.jobs.get(&job).is_some_and(|(charged, back)| {
+                        back + returned <= charged * (1.0 + CAP_SLACK)
+                    }) =>
+            {
+                contents.spent -= returned;
+                contents.jobs.entry(job).or_default().1 += returned;
+            }
+            Some(Line::Return { .. }) if whole => {
+                return Err(format!(
+                    "line {} returns more ε than its job was charged and has not had back",
+                    i + 1
+                ));
             }
             _ if !whole => {
                 contents.tail = Tail::Torn(start as u64);
@@ -343,6 +386,51 @@ pub fn charge(
     })
 }
 
+/// Gives back `epsilon` of job `job`'s charge: a hold (a coordinator's
+/// gated night, charged its worst case when accepted) of which the job
+/// drew noise under less. Only what the job was charged and has not had
+/// back can be returned, and only once the job has ended: every crash
+/// before this leaves the whole hold spent. Durable before it returns.
+///
+/// # Errors
+/// [`EngineError::Ledger`] if the ledger cannot be read or written, or
+/// the return exceeds the job's unreturned charge (nothing is written).
+pub fn return_unused(path: &Path, job: &str, epsilon: f64) -> Result<LedgerState, EngineError> {
+    let mut file =
+        OpenOptions::new().read(true).append(true).open(path).map_err(|e| ledger_error(path, e))?;
+    file.lock().map_err(|e| ledger_error(path, e))?;
+    file.seek(SeekFrom::Start(0)).map_err(|e| ledger_error(path, e))?;
+    let contents = read(path, &file)?;
+    let (charged, back) = contents.jobs.get(job).copied().unwrap_or_default();
+    if !(epsilon.is_finite() && epsilon >= 0.0 && back + epsilon <= charged * (1.0 + CAP_SLACK)) {
+        return Err(ledger_error(
+            path,
+            format!(
+                "job {job} was charged ε = {} and had {} back: it cannot return {} more",
+                short(charged),
+                short(back),
+                short(epsilon)
+            ),
+        ));
+    }
+    let mut text = String::new();
+    match contents.tail {
+        Tail::Clean => {}
+        Tail::NoNewline => text.push('\n'),
+        Tail::Torn(at) => file.set_len(at).map_err(|e| ledger_error(path, e))?,
+    }
+    let record = Line::Return { job: job.to_string(), returned: epsilon, unix_time: now() };
+    text += &(serde_json::to_string(&record).expect("serialisable") + "\n");
+    file.write_all(text.as_bytes()).map_err(|e| ledger_error(path, e))?;
+    file.sync_all().map_err(|e| ledger_error(path, e))?;
+    Ok(LedgerState {
+        path: path.display().to_string(),
+        cap: contents.cap,
+        spent_before: contents.spent,
+        spent_after: contents.spent - epsilon,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -435,5 +523,34 @@ mod tests {
         std::fs::write(&ledger, "not json\n").unwrap();
         let err = check(&ledger, &a, None, 1.0).unwrap_err().to_string();
         assert!(err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn a_hold_returns_only_what_its_job_was_charged_and_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("l");
+        let data = dir.path().join("t.csv");
+        std::fs::write(&data, "a\n").unwrap();
+        charge(&ledger, &data, Some(10.0), "night", &[("r", 1.0), ("gate-r", 2.0)]).unwrap();
+        charge(&ledger, &data, None, "other", &[("mi", 1.0)]).unwrap();
+        let back = return_unused(&ledger, "night", 2.5).unwrap();
+        assert_eq!((back.spent_before, back.spent_after), (4.0, 1.5));
+        assert_eq!(summary(&ledger).unwrap().spent, 1.5);
+        // No more than the rest of the job's charge, no unknown job.
+        for (job, eps) in [("night", 0.6), ("nobody", 0.1), ("night", -0.1), ("night", f64::NAN)] {
+            let err = return_unused(&ledger, job, eps).unwrap_err().to_string();
+            assert!(err.contains("cannot return"), "{err}");
+        }
+        assert_eq!(summary(&ledger).unwrap().spent, 1.5);
+        return_unused(&ledger, "night", 0.5).unwrap();
+        assert_eq!(summary(&ledger).unwrap().spent, 1.0);
+        // The cap counts what is left spent.
+        assert!(check(&ledger, &data, None, 9.0).is_ok());
+        // A return written by hand beyond its job's charge is a corrupt ledger.
+        let mut text = std::fs::read_to_string(&ledger).unwrap();
+        text += "{\"job\":\"other\",\"returned\":2.0,\"unix_time\":0}\n";
+        std::fs::write(&ledger, text).unwrap();
+        let err = summary(&ledger).unwrap_err().to_string();
+        assert!(err.contains("line 7 returns more"), "{err}");
     }
 }

@@ -153,6 +153,25 @@ impl Shared {
                 ),
             ));
         }
+        // A gated night's epochs have one writer: one night per dataset
+        // is booked until its release time (a function of acceptance
+        // times, as every slot).
+        if recovered.is_none() && accepted.gate().is_some() {
+            let active = self.active.lock().expect("active jobs poisoned");
+            let booked = active
+                .values()
+                .any(|j| j.accepted.dataset.name == dataset.name && j.accepted.gate().is_some());
+            if booked {
+                return Err(Refusal::new(
+                    FailureReason::QueueFull,
+                    format!(
+                        "a gated night of dataset '{}' is booked and not yet released; submit \
+                         again after its release time",
+                        dataset.name
+                    ),
+                ));
+            }
+        }
         // The slot: from acceptance and the lanes' bookings only (public).
         // Booked below only once the job is charged and stored.
         let length_ms = i64::try_from(dataset.job_deadline.as_millis()).unwrap_or(i64::MAX);

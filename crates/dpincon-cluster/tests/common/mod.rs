@@ -45,8 +45,19 @@ impl Proc {
 
     /// [`Proc::start`], or why the process did not start (its log).
     pub fn try_start(bin: &str, args: &[&str], log: PathBuf) -> Result<Proc, String> {
+        Proc::try_start_env(bin, args, &[], log)
+    }
+
+    /// [`Proc::try_start`] with `env` set in its environment.
+    pub fn try_start_env(
+        bin: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        log: PathBuf,
+    ) -> Result<Proc, String> {
         let mut child = Command::new(bin)
             .args(args)
+            .envs(env.iter().copied())
             .env_remove("DPINCON_TOKEN")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -397,7 +408,12 @@ pub fn ledger_charges(path: &Path) -> (f64, Vec<serde_json::Value>) {
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|l| l.get("job").is_some())
         .collect();
-    (records.iter().map(|r| r["epsilon"].as_f64().unwrap()).sum(), records)
+    // Charges, less what gated nights' holds gave back.
+    let spent = records
+        .iter()
+        .map(|r| r["epsilon"].as_f64().unwrap_or(0.0) - r["returned"].as_f64().unwrap_or(0.0))
+        .sum();
+    (spent, records)
 }
 
 /// A coordinator started with `scheduler` arguments and `extra` (which
@@ -408,6 +424,17 @@ pub fn coordinator(dir: &Path, scheduler: &[&str], extra: &[&str]) -> Proc {
 
 /// [`coordinator`], or why it did not start.
 pub fn try_coordinator(dir: &Path, scheduler: &[&str], extra: &[&str]) -> Result<Proc, String> {
+    try_coordinator_env(dir, scheduler, extra, &[])
+}
+
+/// [`try_coordinator`] with `env` in the coordinator's environment (and
+/// so its job processes'), e.g. a failpoint.
+pub fn try_coordinator_env(
+    dir: &Path,
+    scheduler: &[&str],
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Result<Proc, String> {
     let tokens = client_tokens(dir);
     let mut args = vec!["--listen", "127.0.0.1:0", "--client-tokens", path_str(&tokens)];
     args.extend_from_slice(scheduler);
@@ -417,7 +444,7 @@ pub fn try_coordinator(dir: &Path, scheduler: &[&str], extra: &[&str]) -> Result
         args.push("--insecure-plaintext");
     }
     let n = std::fs::read_dir(dir).map_or(0, |d| d.count());
-    Proc::try_start(COORDINATOR, &args, dir.join(format!("coordinator{n}.log")))
+    Proc::try_start_env(COORDINATOR, &args, env, dir.join(format!("coordinator{n}.log")))
 }
 
 /// A client job on [`DATASET`] with the constraints of `write_table`

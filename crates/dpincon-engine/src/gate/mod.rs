@@ -12,6 +12,7 @@
 //! state (ρ) lives in an owner-only file beside the ledger (module `state`).
 
 mod night;
+mod plan;
 mod state;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,7 +22,8 @@ use dpincon_options::Measure;
 use dpincon_release::{Direction, MeasureGate};
 use serde::{Deserialize, Serialize};
 
-pub use night::{run_gated_night, run_gated_night_with};
+pub use night::{GATE_CHARGE, run_gated_night, run_prepaid_gated_night};
+pub use plan::{DEFAULT_BETA, GatePlan};
 
 /// A gated dataset's public settings for one night.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

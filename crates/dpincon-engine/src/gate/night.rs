@@ -14,14 +14,19 @@ use dpincon_release::{
 
 use super::state::{EpochPublic, Loaded, Pending, StateFile, StoredEpoch};
 use super::{EpochReport, GateCheck, GateOptions, GateOutcome, GateReport, OpenReason};
-use crate::job::{LocalLoader, noise_rng};
+use crate::job::{LocalLoader, noise_rng, quota_verdict};
 use crate::privacy::{
     PassResult, budget_split, measure_and_release, projection_pass, repair_values,
 };
 use crate::report::{BudgetReport, DetectionReport, MeasuresReport, Report};
 use crate::{
-    EngineError, JobConfig, JobLoader, Progress, failpoint, job_threads, ledger, new_job_id,
+    EngineError, JobConfig, JobLoader, Prepaid, Progress, failpoint, job_threads, ledger,
+    new_job_id,
 };
+
+/// The ledger's record name of an epoch's gate charge: `gate-` and the
+/// measure (its release is charged under the measure's own name).
+pub const GATE_CHARGE: &str = "gate-";
 
 fn invalid(message: impl Into<String>) -> EngineError {
     EngineError::Config(message.into())
@@ -48,17 +53,34 @@ pub async fn run_gated_night(
     options: &GateOptions,
     progress: &dyn Progress,
 ) -> Result<Report, EngineError> {
-    run_gated_night_with(config, options, progress, &LocalLoader).await
+    night(config, options, None, progress, &LocalLoader).await
 }
 
-/// [`run_gated_night`], with the table loaded by `loader` (a
-/// coordinator's distributed engine, where the operator owns the epochs).
+/// [`run_gated_night`] on a coordinator, where the operator owns the
+/// epochs: the night was charged a *hold* when it was accepted (every
+/// measure's epoch opening, and the `over quota` verdict's ε), so it
+/// charges nothing here; the epochs it opens draw under that hold, and
+/// the report's `budget.total` says how much of it the night used (the
+/// coordinator returns the rest at the night's release time; the cluster
+/// README, "Gated nights"). The table is loaded by `loader` (Ballista).
 ///
 /// # Errors
-/// As [`run_gated_night`].
-pub async fn run_gated_night_with(
+/// As [`run_gated_night`]; [`EngineError::Ledger`] if the night would
+/// need more than its hold (a coordinator bug: nothing is drawn).
+pub async fn run_prepaid_gated_night(
     config: &JobConfig,
     options: &GateOptions,
+    prepaid: Prepaid,
+    progress: &dyn Progress,
+    loader: &impl JobLoader,
+) -> Result<Report, EngineError> {
+    night(config, options, Some(prepaid), progress, loader).await
+}
+
+async fn night(
+    config: &JobConfig,
+    options: &GateOptions,
+    hold: Option<Prepaid>,
     progress: &dyn Progress,
     loader: &impl JobLoader,
 ) -> Result<Report, EngineError> {
@@ -120,24 +142,36 @@ pub async fn run_gated_night_with(
         }
     }
     // Every epoch that must open tonight is paid for before any work.
+    // (A held night was paid for every opening when it was accepted.)
     let opening =
         fresh.keys().filter(|m| !prepaid.as_ref().is_some_and(|p| p.measures.contains(m)));
-    ledger::check(ledger, &data.path, data.budget_cap, opening.count() as f64 * per_epoch)?;
+    if hold.is_none() {
+        ledger::check(ledger, &data.path, data.budget_cap, opening.count() as f64 * per_epoch)?;
+    }
     failpoint::hit("after-check");
-    let id = match &prepaid {
-        Some(p) => p.job.clone(),
-        None => new_job_id()?,
+    let id = match (&hold, &prepaid) {
+        (Some(h), _) => h.job_id.clone(),
+        (None, Some(p)) => p.job.clone(),
+        (None, None) => new_job_id()?,
     };
     let loaded = loader.load(config, progress).await?;
     failpoint::hit("after-load");
-    if let Some(max) = data.max_edges
-        && loaded.graph.edge_count() > max
-    {
-        // The data owner's own run: exact, before any answer or charge.
-        return Err(EngineError::OverQuota(format!(
-            "the conflict graph has {} edges: over the quota of --max-edges {max}",
-            loaded.graph.edge_count()
-        )));
+    let quota_epsilon = hold.as_ref().and_then(|h| h.quota_epsilon);
+    if let Some(max) = data.max_edges {
+        let edges = loaded.graph.edge_count();
+        let over = match quota_epsilon {
+            // A coordinator's client sees the verdict: a charged noisy one.
+            Some(epsilon) => {
+                quota_verdict(max, data.max_rows, epsilon, loaded.facts.rows, edges, config)?
+            }
+            // The data owner's own run: exact, before any answer or charge.
+            None => edges > max,
+        };
+        if over {
+            return Err(EngineError::OverQuota(format!(
+                "the conflict graph has {edges} edges: over the quota of --max-edges {max}"
+            )));
+        }
     }
     let threads = job_threads(config);
     let mut rng = noise_rng(config.test.seed)?;
@@ -179,16 +213,33 @@ pub async fn run_gated_night_with(
             .copied()
             .filter(|m| !prepaid.as_ref().is_some_and(|p| p.measures.contains(m)))
             .collect();
-        if !unpaid.is_empty() {
-            let names: Vec<String> = unpaid.iter().map(|m| format!("gate-{}", m.name())).collect();
-            let mut charges: Vec<(&str, f64)> = Vec::new();
-            for (m, gate) in unpaid.iter().zip(&names) {
-                charges.push((m.name(), release_epsilon));
-                charges.push((gate.as_str(), options.epsilon));
+        charged = unpaid.len() as f64 * per_epoch;
+        match &hold {
+            // Drawn under the hold: it must cover every opening.
+            Some(h) => {
+                let held = h.ledger.as_ref().map_or(0.0, |l| l.spent_after - l.spent_before);
+                if charged + quota_epsilon.unwrap_or(0.0) > held * (1.0 + 1e-9) {
+                    return Err(EngineError::Ledger {
+                        path: ledger.clone(),
+                        message: format!(
+                            "the night would open epochs of ε {charged} beyond its hold of \
+                             ε {held}: nothing was drawn"
+                        ),
+                    });
+                }
             }
-            ledger_state =
-                Some(ledger::charge(ledger, &data.path, data.budget_cap, &id, &charges)?);
-            charged = unpaid.len() as f64 * per_epoch;
+            None if !unpaid.is_empty() => {
+                let names: Vec<String> =
+                    unpaid.iter().map(|m| format!("{GATE_CHARGE}{}", m.name())).collect();
+                let mut charges: Vec<(&str, f64)> = Vec::new();
+                for (m, gate) in unpaid.iter().zip(&names) {
+                    charges.push((m.name(), release_epsilon));
+                    charges.push((gate.as_str(), options.epsilon));
+                }
+                ledger_state =
+                    Some(ledger::charge(ledger, &data.path, data.budget_cap, &id, &charges)?);
+            }
+            None => {}
         }
         failpoint::hit("after-charge");
         progress.start(crate::Phase::Measure);
@@ -213,8 +264,8 @@ pub async fn run_gated_night_with(
     let budget = BudgetReport {
         per_measure: release_epsilon,
         measures: fresh.keys().copied().collect(),
-        total: charged,
-        quota_verdict: None,
+        total: charged + quota_epsilon.unwrap_or(0.0),
+        quota_verdict: quota_epsilon,
         ledger: ledger_state,
     };
     Ok(Report {
