@@ -362,25 +362,9 @@ async fn run(
     };
     let loaded = loader.load(config, progress).await?;
     failpoint::hit("after-load");
-    if let Some(max) = data.max_edges {
-        let edges = loaded.graph.edge_count();
-        let over = match prepaid.as_ref().and_then(|p| p.quota_epsilon) {
-            // A coordinator's client sees the verdict: a charged noisy one.
-            Some(epsilon) => {
-                quota_verdict(max, data.max_rows, epsilon, loaded.facts.rows, edges, config)?
-            }
-            // The data owner's own run: exact, before the charge, so a
-            // local run over the quota costs nothing.
-            None => edges > max,
-        };
-        if over {
-            return Err(EngineError::OverQuota(format!(
-                "the conflict graph has {edges} edges: over the quota of --max-edges {max}"
-            )));
-        }
-    }
-
     let quota_epsilon = prepaid.as_ref().and_then(|p| p.quota_epsilon);
+    check_quota(config, &loaded, quota_epsilon)?;
+
     // Charge before any noise: a job that dies from here on over-counts.
     let ledger_state = match (prepaid, &data.ledger, &privacy) {
         (Some(p), _, _) => p.ledger,
@@ -452,12 +436,38 @@ async fn run(
     })
 }
 
+/// The `max-edges` quota of a loaded job: with `quota_epsilon` (a
+/// coordinator's client sees the verdict) a charged noisy verdict; else
+/// the data owner's own run, exact, before any charge, so a local run
+/// over the quota costs nothing.
+pub(crate) fn check_quota(
+    config: &JobConfig,
+    loaded: &LoadedJob,
+    quota_epsilon: Option<f64>,
+) -> Result<(), EngineError> {
+    let data = &config.data;
+    let Some(max) = data.max_edges else { return Ok(()) };
+    let edges = loaded.graph.edge_count();
+    let over = match quota_epsilon {
+        Some(epsilon) => {
+            quota_verdict(max, data.max_rows, epsilon, loaded.facts.rows, edges, config)?
+        }
+        None => edges > max,
+    };
+    match over {
+        true => Err(EngineError::OverQuota(format!(
+            "the conflict graph has {edges} edges: over the quota of --max-edges {max}"
+        ))),
+        false => Ok(()),
+    }
+}
+
 /// The `over quota` verdict of a prepaid job ([`dpincon_release::quota`]):
 /// noisy below the cap `max` for tables within the public row bound; a
 /// table over that bound breaks the operator's promise and is over (the
 /// verdict's sensitivity rests on it). Its noise comes from a stream of
 /// its own, so seeded releases equal an unquoted run's.
-pub(crate) fn quota_verdict(
+fn quota_verdict(
     max: u64,
     max_rows: Option<u64>,
     epsilon: f64,

@@ -14,7 +14,7 @@ use dpincon_release::{
 
 use super::state::{EpochPublic, Loaded, Pending, StateFile, StoredEpoch};
 use super::{EpochReport, GateCheck, GateOptions, GateOutcome, GateReport, OpenReason};
-use crate::job::{LocalLoader, noise_rng, quota_verdict};
+use crate::job::{LocalLoader, check_quota, noise_rng};
 use crate::privacy::{
     PassResult, budget_split, measure_and_release, projection_pass, repair_values,
 };
@@ -157,22 +157,7 @@ async fn night(
     let loaded = loader.load(config, progress).await?;
     failpoint::hit("after-load");
     let quota_epsilon = hold.as_ref().and_then(|h| h.quota_epsilon);
-    if let Some(max) = data.max_edges {
-        let edges = loaded.graph.edge_count();
-        let over = match quota_epsilon {
-            // A coordinator's client sees the verdict: a charged noisy one.
-            Some(epsilon) => {
-                quota_verdict(max, data.max_rows, epsilon, loaded.facts.rows, edges, config)?
-            }
-            // The data owner's own run: exact, before any answer or charge.
-            None => edges > max,
-        };
-        if over {
-            return Err(EngineError::OverQuota(format!(
-                "the conflict graph has {edges} edges: over the quota of --max-edges {max}"
-            )));
-        }
-    }
+    check_quota(config, &loaded, quota_epsilon)?;
     let threads = job_threads(config);
     let mut rng = noise_rng(config.test.seed)?;
     let mut reports = Vec::new();
