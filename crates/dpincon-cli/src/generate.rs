@@ -30,6 +30,10 @@ pub enum GenerateTable {
     /// …, `orders.dcs`, `nights.json` with each night's ground truth): slow
     /// drift, a slowly growing error rate, one-night bursts of violations.
     Nightly(NightlyArgs),
+    /// The θ-selection training suite (issue 49): ≥ 40 tables over eight
+    /// shape families, their constraint files and `manifest.json`, the
+    /// input of `experiment suite`.
+    Suite(crate::suite::GenerateSuiteArgs),
 }
 
 /// Where a generated table goes, and its seed (every generator's).
@@ -263,6 +267,7 @@ pub fn run_generate(args: GenerateArgs) -> Result<(), String> {
             let stats = dpincon_generate::generate_shape(&options).map_err(|e| e.to_string())?;
             json_line(serde_json::to_string(&stats))
         }
+        GenerateTable::Suite(suite) => crate::suite::generate(suite),
         GenerateTable::Nightly(nightly) => {
             let options = NightlyOptions {
                 rows: nightly.rows,

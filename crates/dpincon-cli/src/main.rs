@@ -9,6 +9,7 @@ mod generate;
 mod output;
 mod progress;
 mod remote;
+mod suite;
 mod sweep;
 
 use std::path::PathBuf;
@@ -67,6 +68,11 @@ enum ExperimentCommand {
     /// How often each interval holds the measure, and how often audit
     /// verdicts from it are wrong, over seeded runs (NON-PRIVATE).
     Coverage(coverage::CoverageArgs),
+    /// The θ-selection suite (issue 49): every strategy and the oracle on
+    /// every table of a `generate suite` manifest; per-family worst ratio
+    /// to the oracle, coverage, the pass criteria, and with --lofo the
+    /// leave-one-family-out choice (NON-PRIVATE).
+    Suite(suite::SuiteArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -297,6 +303,9 @@ fn main() -> ExitCode {
         }
         Command::Experiment(ExperimentCommand::Sweep(args)) => {
             runtime.block_on(sweep::run_sweep(args))
+        }
+        Command::Experiment(ExperimentCommand::Suite(args)) => {
+            runtime.block_on(suite::run_suite(args))
         }
     };
     match result {

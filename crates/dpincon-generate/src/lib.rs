@@ -17,6 +17,9 @@
 //!   graph; these isolate the cases where a DP release's degree bound, or
 //!   the gap between I_P and I_R, is at its worst. Held in memory (tens of
 //!   bytes a row).
+//! - [`suite`]: the θ-selection training suite (issue 49), ≥ 40 tables
+//!   over eight shape families, each a grid of parameters, with a typed
+//!   manifest ([`suite::SuiteManifest`]) for `experiment suite`.
 //! - [`generate_nightly`]: a year (or any number) of nightly versions of an
 //!   orders table under three FDs that drifts slowly, with a slowly growing
 //!   error rate and one-night bursts of violations, and each night's ground
@@ -39,6 +42,7 @@ mod nightly;
 mod output;
 mod rnoise;
 mod shapes;
+pub mod suite;
 mod table;
 mod tax;
 mod typo;

@@ -9,14 +9,14 @@
 //! sides of F. For I_MI and I_P one threshold sits between the projected
 //! count f(G_θ*) and F, where a noise-only interval would pass wrongly.
 
-use dpincon_measures::{DegreeBound, measure_pass, twice_fractional_cover};
+use dpincon_measures::{DegreeBound, twice_fractional_cover};
 use dpincon_mechanisms::DiscreteLaplace;
 use dpincon_release::{
-    NoiseRng, ProjectedMeasure, ProjectionTable, RepairValues, prepare, release_projected,
-    release_repair,
+    NoiseRng, ProjectedMeasure, RepairValues, prepare, release_projected, release_repair,
 };
 use serde::Serialize;
 
+use super::cache::ProjectionCache;
 use crate::job::{LoadedJob, noise_rng};
 use crate::privacy::budget_split;
 use crate::repair::{EXACT_COVER_WORK, exact_repair};
@@ -74,6 +74,9 @@ pub struct CoverageRow {
     pub between_runs: usize,
     /// Of those, passes (wrong: F > T).
     pub between_passes: usize,
+    /// I_MI, I_P: the mean θ* (τ under a class count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_theta: Option<f64>,
 }
 
 /// The experiment's result.
@@ -107,6 +110,8 @@ struct Tally {
     errors: f64,
     /// The noise-only interval's hits and widths (I_MI, I_P).
     noise_only: (usize, Vec<f64>),
+    /// θ* of each run (I_MI, I_P).
+    thetas: Vec<u32>,
 }
 
 impl Tally {
@@ -152,7 +157,11 @@ impl Tally {
         let (hits, mut widths) = self.noise_only;
         widths.sort_by(f64::total_cmp);
         let noise_only = !widths.is_empty();
+        let thetas = &self.thetas;
+        let mean_theta = (!thetas.is_empty())
+            .then(|| thetas.iter().map(|&t| f64::from(t)).sum::<f64>() / thetas.len() as f64);
         CoverageRow {
+            mean_theta,
             noise_only_coverage: noise_only.then(|| hits as f64 / runs),
             noise_only_median_width: widths.get(widths.len() / 2).copied(),
             epsilon,
@@ -173,6 +182,19 @@ pub fn coverage(
     options: &CoverageOptions,
     tick: &dyn Fn(),
 ) -> Result<CoverageReport, EngineError> {
+    coverage_with(config, loaded, options, &ProjectionCache::new(loaded), tick)
+}
+
+/// [`coverage`] reading f(G_θ) from `cache` (built on `loaded`), which
+/// keeps them for the next call: one experiment over many strategies
+/// projects each θ once.
+pub fn coverage_with(
+    config: &JobConfig,
+    loaded: &LoadedJob,
+    options: &CoverageOptions,
+    cache: &ProjectionCache<'_>,
+    tick: &dyn Fn(),
+) -> Result<CoverageReport, EngineError> {
     if options.runs == 0 {
         return Err(EngineError::Config("an experiment needs at least one run".into()));
     }
@@ -180,12 +202,11 @@ pub fn coverage(
     let threads = loaded.threads;
     // I_R's inputs do not depend on the noise: computed once.
     let wants_r = config.release.measures().contains(&Measure::R);
-    let base = measure_pass(graph, &[], threads);
-    let exact = base.exact();
+    let exact = cache.exact();
     let repair = wants_r.then(|| {
-        let greedy = base.cover.size().cover;
+        let greedy = cache.cover().size().cover;
         let facts = exact_repair(graph, greedy, EXACT_COVER_WORK, threads);
-        let twice_lp = Some(twice_fractional_cover(graph, &base.cover, threads));
+        let twice_lp = Some(twice_fractional_cover(graph, cache.cover(), threads));
         (RepairValues::new(greedy, twice_lp, &loaded.facts), facts.min_cover)
     });
     let mut rows = Vec::new();
@@ -206,9 +227,7 @@ pub fn coverage(
             let mut thetas: Vec<DegreeBound> = prepared.iter().flat_map(|p| p.thetas()).collect();
             thetas.sort_unstable();
             thetas.dedup();
-            let table =
-                ProjectionTable::new(exact, measure_pass(graph, &thetas, threads).projected)
-                    .with_classes(loaded.facts.classes.clone());
+            let table = cache.table(&thetas, loaded.facts.classes.clone());
             for p in &prepared {
                 let r = release_projected(p, &table, &mut rng)?;
                 let (i, truth) = match r.measure {
@@ -217,6 +236,7 @@ pub fn coverage(
                 };
                 let projected = table.get(r.theta).ok().map(|c| r.measure.value(&c));
                 tallies[i].add(truth, r.value, r.ci95, projected);
+                tallies[i].thetas.push(r.theta);
                 let noise = DiscreteLaplace::new(r.sensitivity, r.budget.release)
                     .map_err(dpincon_release::ReleaseError::from)?;
                 tallies[i].add_noise_only(truth, r.value, noise.ci95_halfwidth());

@@ -31,11 +31,11 @@ pub(super) const CONSTRAINTS: &str = "key -> title\nkey -> year\nkey -> venue\n"
 
 /// Copies beyond the first two: geometric with this success probability,
 /// capped so that a key has at most [`USUAL_MAX`] copies (mean ≈ 3.5).
-const GEOMETRIC_P: f64 = 0.4;
+pub(super) const GEOMETRIC_P: f64 = 0.4;
 const USUAL_MAX: usize = 12;
 /// The share of duplicated keys with [`USUAL_MAX`] + 1 ..= [`TAIL_MAX`]
 /// copies.
-const TAIL_SHARE: f64 = 0.05;
+pub(super) const TAIL_SHARE: f64 = 0.05;
 /// The most copies of one key.
 pub(super) const TAIL_MAX: usize = 30;
 /// Chance that a third or later copy repeats an earlier copy exactly (an
@@ -131,13 +131,14 @@ fn variant(p: &Paper, rng: &mut ChaCha8Rng) -> Paper {
     v
 }
 
-/// The number of copies of one duplicated key.
-fn copies(rng: &mut ChaCha8Rng) -> usize {
-    if rng.random_bool(TAIL_SHARE) {
+/// The number of copies of one duplicated key: geometric with success
+/// probability `p` beyond two, a share `tail` of the keys in the tail.
+fn copies((p, tail): (f64, f64), rng: &mut ChaCha8Rng) -> usize {
+    if rng.random_bool(tail) {
         return rng.random_range(USUAL_MAX + 1..=TAIL_MAX);
     }
     let mut size = 2;
-    while size < USUAL_MAX && !rng.random_bool(GEOMETRIC_P) {
+    while size < USUAL_MAX && !rng.random_bool(p) {
         size += 1;
     }
     size
@@ -156,16 +157,20 @@ pub(super) struct Cliques {
 }
 
 impl Cliques {
+    /// Draw `violations` duplicated keys, their copies geometric with
+    /// success probability `p` beyond two and a share `tail` in the tail
+    /// ([`GEOMETRIC_P`] and [`TAIL_SHARE`] by default).
     pub(super) fn draw(
         n: u32,
         violations: u64,
+        (p, tail): (f64, f64),
         mut rng: ChaCha8Rng,
     ) -> Result<Self, GenerateError> {
         let mut library = Library { stems: HashMap::new() };
         let mut all = Vec::new();
         let mut largest = usize::from(n > 0);
         for _ in 0..violations {
-            let size = copies(&mut rng);
+            let size = copies((p, tail), &mut rng);
             largest = largest.max(size);
             if all.len() + size > n as usize {
                 return Err(GenerateError::Option(format!(

@@ -18,7 +18,7 @@ use rand::{Rng, seq::index};
 use rand_chacha::ChaCha8Rng;
 
 use super::names::{BOROUGHS, OFFENSES, PRECINCTS};
-use super::{Outcome, Shape, capacity, spread_over_largest};
+use super::{Outcome, Shape, ShapeParams, capacity, spread_over_largest};
 use crate::GenerateError;
 use crate::table::{Kind, TableWriter};
 use crate::tax::states::STATES;
@@ -32,15 +32,15 @@ pub(super) const HUB_VIOLATIONS: u64 = 9;
 /// Code group sizes ∝ 1 / rank^0.7 over the offense codes: the largest holds
 /// ~11% of the rows, like the most frequent offense of the NYPD complaint
 /// data (exponent 1 would give 21%, 0.5 would give 6%).
-const CODE_ZIPF: f64 = 0.7;
+pub(super) const CODE_ZIPF: f64 = 0.7;
 /// Precinct sizes ∝ 1 / rank^0.5: the busiest precinct has ~6% of the rows.
 const PRECINCT_ZIPF: f64 = 0.5;
 /// Hub violations go round-robin to this many of the largest groups: a few
 /// stars, as in the brief's "placed in the largest groups".
-const STARS: usize = 3;
+pub(super) const STARS: usize = 3;
 /// Zip groups have 5 to 40 rows (uniform): degrees of tens at most.
-const ZIP_MIN: usize = 5;
-const ZIP_MAX: usize = 40;
+pub(super) const ZIP_MIN: usize = 5;
+pub(super) const ZIP_MAX: usize = 40;
 /// Neighbouring zip codes share a city: up to this many per city.
 const ZIPS_PER_CITY: usize = 4;
 /// States of the zip codes (contiguous runs of cities).
@@ -194,11 +194,11 @@ struct Hubs {
 }
 
 impl Hubs {
-    fn draw(n: u32, rng: &mut ChaCha8Rng) -> Self {
+    fn draw(n: u32, code_zipf: f64, rng: &mut ChaCha8Rng) -> Self {
         // Which offense is the most frequent depends on the seed.
         let mut code_rank: Vec<usize> = (0..OFFENSES.len()).collect();
         code_rank.shuffle(rng);
-        let code_cum = cumulative(code_rank.iter().map(|&r| zipf(r, CODE_ZIPF)));
+        let code_cum = cumulative(code_rank.iter().map(|&r| zipf(r, code_zipf)));
         let mut precinct_rank: Vec<usize> = (0..PRECINCTS.len()).collect();
         precinct_rank.shuffle(rng);
         let precinct_cum = cumulative(precinct_rank.iter().map(|&r| zipf(r, PRECINCT_ZIPF)));
@@ -237,17 +237,17 @@ struct Zips {
 }
 
 impl Zips {
-    fn draw(n: u32, rng: &mut ChaCha8Rng) -> Self {
-        // Group sizes uniform in 5..=40; the last two absorb the remainder
-        // so that every group stays in range (for n >= 5).
+    fn draw(n: u32, (zip_min, zip_max): (usize, usize), rng: &mut ChaCha8Rng) -> Self {
+        // Group sizes uniform in 5..=40 (by default); the last two absorb
+        // the remainder so that every group stays in range (for n >= 5).
         let mut sizes = Vec::new();
         let mut left = n as usize;
         while left > 0 {
-            let s = if left <= ZIP_MAX {
+            let s = if left <= zip_max {
                 left
             } else {
-                let s = rng.random_range(ZIP_MIN..=ZIP_MAX);
-                if left - s < ZIP_MIN { left - ZIP_MIN } else { s }
+                let s = rng.random_range(zip_min..=zip_max);
+                if left - s < zip_min { left - zip_min } else { s }
             };
             sizes.push(s);
             left -= s;
@@ -308,33 +308,38 @@ pub(super) struct FdTable {
 
 impl FdTable {
     /// Draw the groups and place `violations`: in `mixed`, the first
-    /// [`HUB_VIOLATIONS`] go to the hubs and the rest to the zip codes.
+    /// `params.hub_violations` ([`HUB_VIOLATIONS`] by default) go to the
+    /// hubs and the rest to the zip codes.
     pub(super) fn draw(
         layout: Layout,
         n: u32,
         violations: u64,
+        params: &ShapeParams,
         rng: &mut ChaCha8Rng,
     ) -> Result<Self, GenerateError> {
+        let first = params.hub_violations;
         let (hub_violations, zip_violations) = match (layout.hubs, layout.zips) {
-            (true, true) => {
-                (violations.min(HUB_VIOLATIONS), violations.saturating_sub(HUB_VIOLATIONS))
-            }
+            (true, true) => (violations.min(first), violations.saturating_sub(first)),
             (true, false) => (violations, 0),
             _ => (0, violations),
         };
-        let mut hubs = layout.hubs.then(|| Hubs::draw(n, rng));
-        let mut zips = layout.zips.then(|| Zips::draw(n, rng));
+        let mut hubs = layout.hubs.then(|| Hubs::draw(n, params.code_zipf, rng));
+        let mut zips = layout.zips.then(|| Zips::draw(n, (params.zip_min, params.zip_max), rng));
         let mut used = vec![false; n as usize];
         if let Some(h) = &mut hubs {
             // Every third violation is a wrong borough, the rest wrong
             // descriptions.
             let boroughs = hub_violations / 3;
             let descriptions = hub_violations - boroughs;
-            let per_code =
-                spread_over_largest(&h.code.sizes(), descriptions, STARS, "wrong descriptions")?;
+            let per_code = spread_over_largest(
+                &h.code.sizes(),
+                descriptions,
+                params.stars,
+                "wrong descriptions",
+            )?;
             h.code.inject_in_groups(&per_code, &mut used, rng)?;
             let per_precinct =
-                spread_over_largest(&h.precinct.sizes(), boroughs, STARS, "wrong boroughs")?;
+                spread_over_largest(&h.precinct.sizes(), boroughs, params.stars, "wrong boroughs")?;
             h.precinct.inject_in_groups(&per_precinct, &mut used, rng)?;
         }
         if let Some(z) = &mut zips {

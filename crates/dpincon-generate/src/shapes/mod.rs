@@ -134,6 +134,55 @@ impl std::fmt::Display for Shape {
     }
 }
 
+/// The knobs of the shapes beyond rows and violations, for the training
+/// suite ([`crate::suite`]) to vary; [`ShapeParams::default`] is what
+/// `generate shapes` uses, so its tables stay byte for byte as they were.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ShapeParams {
+    /// Zipf exponent of the offense codes' group sizes (hubs, mixed).
+    pub code_zipf: f64,
+    /// Hub violations go round-robin over this many of the largest groups.
+    pub stars: usize,
+    /// In `mixed`, the first this many violations are hub stars.
+    pub hub_violations: u64,
+    /// Zip group sizes, uniform in `zip_min..=zip_max` (sparse, mixed).
+    pub zip_min: usize,
+    /// See `zip_min`.
+    pub zip_max: usize,
+    /// Copies of a duplicated key beyond two: geometric with this success
+    /// probability (cliques; smaller means larger cliques).
+    pub clique_p: f64,
+    /// Share of duplicated keys with 13–30 copies (cliques).
+    pub clique_tail: f64,
+    /// `order`'s DC compares rows of the same desk only.
+    pub order_by_desk: bool,
+}
+
+impl Default for ShapeParams {
+    fn default() -> Self {
+        ShapeParams {
+            code_zipf: fds::CODE_ZIPF,
+            stars: fds::STARS,
+            hub_violations: fds::HUB_VIOLATIONS,
+            zip_min: fds::ZIP_MIN,
+            zip_max: fds::ZIP_MAX,
+            clique_p: cliques::GEOMETRIC_P,
+            clique_tail: cliques::TAIL_SHARE,
+            order_by_desk: false,
+        }
+    }
+}
+
+impl ShapeParams {
+    /// The constraint file of `shape` under these parameters.
+    pub(crate) fn constraints(&self, shape: Shape) -> &'static str {
+        match shape {
+            Shape::Order if self.order_by_desk => order::CONSTRAINTS_BY_DESK,
+            _ => shape.constraints(),
+        }
+    }
+}
+
 /// Options of [`generate_shape`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShapeOptions {
@@ -212,6 +261,14 @@ struct Outcome {
 /// majority value stays the correct one) are an error before anything is
 /// written.
 pub fn generate_shape(options: &ShapeOptions) -> Result<ShapeStats, GenerateError> {
+    generate_shape_with(options, &ShapeParams::default())
+}
+
+/// [`generate_shape`] with the shape's knobs set (the training suite's).
+pub(crate) fn generate_shape_with(
+    options: &ShapeOptions,
+    params: &ShapeParams,
+) -> Result<ShapeStats, GenerateError> {
     let start = Instant::now();
     let shape = options.shape;
     let rows = options.rows.unwrap_or_else(|| shape.default_rows());
@@ -235,9 +292,14 @@ pub fn generate_shape(options: &ShapeOptions) -> Result<ShapeStats, GenerateErro
     // impossible request leaves no file behind.
     let mut drawn = match shape {
         Shape::Hubs | Shape::Sparse | Shape::Mixed => {
-            Drawn::Fds(fds::FdTable::draw(fds::Layout::of(shape), n, violations, &mut rng)?)
+            Drawn::Fds(fds::FdTable::draw(fds::Layout::of(shape), n, violations, params, &mut rng)?)
         }
-        Shape::Cliques => Drawn::Cliques(cliques::Cliques::draw(n, violations, rng)?),
+        Shape::Cliques => Drawn::Cliques(cliques::Cliques::draw(
+            n,
+            violations,
+            (params.clique_p, params.clique_tail),
+            rng,
+        )?),
         Shape::Order => Drawn::Order(order::Order::draw(n, violations, &mut rng)?),
     };
     let outcome = match &drawn {
@@ -253,7 +315,7 @@ pub fn generate_shape(options: &ShapeOptions) -> Result<ShapeStats, GenerateErro
     }
     let written = writer.finish()?;
     if let Some(path) = &options.constraints_out {
-        crate::write_constraint_file(path, shape.constraints())?;
+        crate::write_constraint_file(path, params.constraints(shape))?;
     }
     Ok(ShapeStats {
         generator: "shapes",

@@ -27,6 +27,11 @@ use crate::tax::{cumulative, pick};
 pub(super) const COLUMNS: [&str; 5] = ["id", "desk", "region", "gain", "loss"];
 pub(super) const KINDS: [Kind; 5] = [Kind::Int, Kind::Str, Kind::Str, Kind::Int, Kind::Int];
 pub(super) const CONSTRAINTS: &str = "not(t1.gain>t2.gain&t1.loss<t2.loss)\ndesk -> region\n";
+/// The same order DC inside each desk: an equality predicate partitions the
+/// rows, so a desk's size bounds a row's degree (the training suite's
+/// `order` family has both forms on the same kind of table).
+pub(super) const CONSTRAINTS_BY_DESK: &str =
+    "not(t1.desk=t2.desk&t1.gain>t2.gain&t1.loss<t2.loss)\ndesk -> region\n";
 
 const REGIONS: [&str; 6] = ["AMER", "EMEA", "APAC", "LATAM", "NORDICS", "MEA"];
 /// Trading desks; desk sizes ∝ 1 / rank^0.6.
