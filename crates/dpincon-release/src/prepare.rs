@@ -369,9 +369,14 @@ pub fn prepare(
     let declared_cap = spec.max_rows.map_or(u32::MAX, clamp_theta);
     // The minimal-set bound d̃ serves `ub-direct` and `ub-gem` when every
     // constraint has an equality (else it bounds nothing).
-    let minimal_bound = matches!(strategy, Strategy::UbDirect | Strategy::UbGem)
-        && !facts.unbounded
-        && !facts.minimal_max_frequencies.is_empty();
+    let minimal_bound = match strategy {
+        // `ub-direct` projects at the equality constraints' bound even
+        // beside constraints without one (structure first): their edges
+        // past it are the only bias, and the interval rests on n.
+        Strategy::UbDirect => !facts.minimal_max_frequencies.is_empty(),
+        Strategy::UbGem => !facts.unbounded && !facts.minimal_max_frequencies.is_empty(),
+        _ => false,
+    };
     // `ub-direct`'s I_P over one X's keys and FDs: the class count, whose
     // classes under a key are single rows (τ = 1 with no bound to draw).
     let classes = facts
@@ -441,7 +446,8 @@ pub fn prepare(
             let (rows, eps0) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(rows.bound), Some(rows.high));
             let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
-            (degree_bound, degree_high) = (Some(bound), Some(high));
+            // d̃ bounds the degrees only when every DC has an equality.
+            (degree_bound, degree_high) = (Some(bound), (!facts.unbounded).then_some(high));
             let top = top.min(clamp_theta(rows.bound.value));
             let floor = hub_floor(rows.rows);
             if spec.measure == ProjectedMeasure::Mi && top > floor {
@@ -461,7 +467,10 @@ pub fn prepare(
                     }
                 };
                 let floor = hub_floor(rows).min(top);
-                let density_cap = Some(clamp_theta(rows).min(top));
+                // No density raise where d̃ bounds no degree (a DC without
+                // equality beside): measured, it cost the order shapes more
+                // than it gained (README, "the eighth round").
+                let density_cap = (!facts.unbounded).then(|| clamp_theta(rows).min(top));
                 Choice::Floored { floor, top, test, grid: floor_grid(floor, top), density_cap }
             } else if classes.is_some() {
                 // Keys and FDs of several X: at θ* the largest class count

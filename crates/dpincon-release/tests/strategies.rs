@@ -57,6 +57,15 @@ fn facts(graph: &ConflictGraph, group: u64, unbounded: bool) -> TableFacts {
     }
 }
 
+/// Facts of a table whose constraints have no equality predicate at all.
+fn no_equality(graph: &ConflictGraph) -> TableFacts {
+    TableFacts {
+        max_frequencies: vec![],
+        minimal_max_frequencies: vec![],
+        ..facts(graph, 0, true)
+    }
+}
+
 #[test]
 fn every_strategy_measure_and_selector_releases() {
     let graph = fd_graph(20, 30);
@@ -195,16 +204,16 @@ fn ub_direct_caps_problematic_noise_at_a_tenth_of_the_rows() {
         let bound = r.degree_bound.unwrap();
         assert_eq!(r.theta, (bound.value + bound.margin).clamp(1, 200) as u32);
     }
-    // No degree bound (a DC without equality): I_P is released at the cap
+    // No degree bound (no DC has an equality): I_P is released at the cap
     // straight away, I_MI looks first.
     let spec = ProjectedSpec::new(ProjectedMeasure::P, Budget::new(1.0).unwrap());
-    let (_, r) = run(&graph, &spec, &facts(&graph, 30, true), &mut NoiseRng::seeded(3)).unwrap();
+    let (_, r) = run(&graph, &spec, &no_equality(&graph), &mut NoiseRng::seeded(3)).unwrap();
     assert!(r.selection.is_empty() && r.degree_bound.is_none());
     assert!(r.budget.max_rows > 0.0 && (r.budget.max_rows + r.budget.release - 1.0).abs() < 1e-9);
     assert!(r.noise_scale <= 0.1 * r.max_rows.unwrap().value as f64);
 }
 
-/// Without a degree bound `ub-direct`'s I_MI starts at the floor
+/// Without a degree bound (no DC has an equality) `ub-direct`'s I_MI starts at the floor
 /// θ_c = ⌊0.1·ñ⌋ below n_max, and one noisy look at f(G_θc) raises θ*
 /// while the release's noise stays under an eighth of the count.
 #[test]
@@ -214,7 +223,7 @@ fn ub_direct_floors_imi_without_a_degree_bound() {
         max_rows: Some(600),
         ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(50.0).unwrap())
     };
-    let (_, r) = run(&graph, &spec, &facts(&graph, 30, true), &mut NoiseRng::seeded(1)).unwrap();
+    let (_, r) = run(&graph, &spec, &no_equality(&graph), &mut NoiseRng::seeded(1)).unwrap();
     // ε_t = 5 (the selection's tenth: n_max is declared): the look's scale
     // is 12, the count 1,920 absorbs any θ up to n_max.
     assert_eq!(r.selection.len(), 1);
@@ -226,7 +235,7 @@ fn ub_direct_floors_imi_without_a_degree_bound() {
     let low = ProjectedSpec { epsilon: Budget::new(0.125).unwrap(), ..spec };
     let mut floored = 0;
     for seed in 0..50 {
-        let f = facts(&graph, 30, true);
+        let f = no_equality(&graph);
         let (_, r) = run(&graph, &low, &f, &mut NoiseRng::seeded(seed)).unwrap();
         assert_eq!(
             r.selection.iter().map(|s| s.mechanism.as_str()).collect::<Vec<_>>(),
@@ -271,6 +280,44 @@ fn every_lookup_is_a_computed_theta_even_past_a_low_row_bound() {
                 }
             }
         }
+    }
+}
+
+/// Beside a DC without equality, `ub-direct` still projects at the
+/// equality constraints' d̃ (structure first: issue 49), not at a tenth of
+/// the rows; d̃ bounds no degree there, so the interval rests on n and
+/// still holds the count with the other DC's edges past θ*.
+#[test]
+fn ub_direct_beside_a_dc_without_equality_projects_at_the_equality_bound() {
+    // FD groups of 30 (max degree 24) and a few edges of another DC
+    // that make row 0 a hub of 40 more edges.
+    let fd = fd_graph(200, 30);
+    let mut edges: Vec<Edge> = fd.edges().collect();
+    edges.extend((1..41).map(|v| Edge::new(0, v * 13)));
+    edges.sort_unstable();
+    edges.dedup();
+    let graph = ConflictGraph::from_edges(fd.nodes(), edges);
+    let total = graph.edge_count() as i64;
+    for measure in [ProjectedMeasure::Mi, ProjectedMeasure::P] {
+        let spec = ProjectedSpec {
+            max_rows: Some(6000),
+            ..ProjectedSpec::new(measure, Budget::new(2.0).unwrap())
+        };
+        let (mut covered, runs) = (0, 100);
+        for seed in 0..runs {
+            let (prepared, r) =
+                run(&graph, &spec, &facts(&graph, 30, true), &mut NoiseRng::seeded(seed)).unwrap();
+            let d = r.degree_bound.expect("d̃ of the equality part");
+            let top = (d.value + d.margin).max(1);
+            // I_P's noise cap (⌊0.1·ε2·n⌋ − 1) is far above it here.
+            assert_eq!(i64::from(r.theta), top, "{measure:?}: θ* is d̃'s, not 0.1·n");
+            // No degree bound but n's: the interval's upper end.
+            assert_eq!(prepared.bounds().unwrap().max_degree, 5999);
+            // Every row of fd_graph is in a conflict.
+            let exact = if measure == ProjectedMeasure::Mi { total } else { 6000 };
+            covered += i64::from(r.ci95[0] <= exact && exact <= r.ci95[1]);
+        }
+        assert!(covered >= 90, "{measure:?}: {covered} of {runs}");
     }
 }
 
