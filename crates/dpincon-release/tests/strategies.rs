@@ -59,11 +59,7 @@ fn facts(graph: &ConflictGraph, group: u64, unbounded: bool) -> TableFacts {
 
 /// Facts of a table whose constraints have no equality predicate at all.
 fn no_equality(graph: &ConflictGraph) -> TableFacts {
-    TableFacts {
-        max_frequencies: vec![],
-        minimal_max_frequencies: vec![],
-        ..facts(graph, 0, true)
-    }
+    TableFacts { max_frequencies: vec![], minimal_max_frequencies: vec![], ..facts(graph, 0, true) }
 }
 
 #[test]
