@@ -239,3 +239,65 @@ async fn a_lost_shared_stale_or_changed_state_is_never_reused_for_free() {
     assert_eq!(outcomes(&report)[0].2, Some(OpenReason::Changed));
     assert!((n.spent() - spent - per_epoch()).abs() < 1e-9);
 }
+
+/// A coordinator's night (`run_prepaid_gated_night`) was charged its hold
+/// when accepted: it charges nothing itself, reports what the hold paid
+/// for (the epochs it opened and the quota verdict, every night), and
+/// refuses, before any draw, to open more than the hold covers.
+#[tokio::test]
+async fn a_held_night_charges_nothing_and_reports_what_its_hold_paid_for() {
+    use dpincon_engine::gate::run_prepaid_gated_night;
+    use dpincon_engine::{LocalLoader, Prepaid};
+    let mut n = night(&[Measure::R]);
+    n.job.data.max_edges = Some(100_000_000);
+    let ledger_path = n.job.data.ledger.clone().unwrap();
+    let epoch = RELEASE_EPSILON + GATE_EPSILON;
+    let quota = 0.01;
+    // The coordinator's acceptance: the whole hold, before the night runs.
+    let hold = |job: &str| {
+        let charges = [("r", RELEASE_EPSILON), ("gate-r", GATE_EPSILON), ("quota", quota)];
+        let state = ledger::charge(&ledger_path, &n.data, Some(100.0), job, &charges).unwrap();
+        Prepaid { job_id: job.into(), ledger: Some(state), quota_epsilon: Some(quota) }
+    };
+    n.job.test.seed = Some(1);
+    let first =
+        run_prepaid_gated_night(&n.job, &n.options, hold("night-1"), &NoProgress, &LocalLoader)
+            .await
+            .unwrap();
+    assert_eq!(outcomes(&first), [(Measure::R, GateOutcome::Fresh, Some(OpenReason::First))]);
+    assert_eq!(first.job_id, "night-1");
+    let budget = first.budget.as_ref().unwrap();
+    assert!((budget.total - (epoch + quota)).abs() < 1e-12, "{budget:?}");
+    assert_eq!(budget.quota_verdict, Some(quota));
+    assert!((n.spent() - (epoch + quota)).abs() < 1e-12, "the night charged nothing itself");
+
+    n.job.test.seed = Some(2);
+    let second =
+        run_prepaid_gated_night(&n.job, &n.options, hold("night-2"), &NoProgress, &LocalLoader)
+            .await
+            .unwrap();
+    assert_eq!(outcomes(&second), [(Measure::R, GateOutcome::Pass, None)]);
+    // A pass used only the quota verdict of its hold.
+    assert_eq!(second.budget.as_ref().unwrap().total, quota);
+    assert!((n.spent() - 2.0 * (epoch + quota)).abs() < 1e-12);
+
+    // A hold that cannot pay for the epoch it would open: refused, nothing drawn.
+    let mut fresh = night(&[Measure::R]);
+    let small = ledger::charge(
+        fresh.job.data.ledger.as_ref().unwrap(),
+        &fresh.data,
+        Some(100.0),
+        "short",
+        &[("r", RELEASE_EPSILON)],
+    )
+    .unwrap();
+    let short = Prepaid { job_id: "short".into(), ledger: Some(small), quota_epsilon: None };
+    fresh.job.test.seed = Some(3);
+    let err = run_prepaid_gated_night(&fresh.job, &fresh.options, short, &NoProgress, &LocalLoader)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("beyond its hold") && err.contains("nothing was drawn"), "{err}");
+    // Nothing stored either: no pending record a later night would redraw.
+    assert!(!fresh.options.state.exists(), "no state written");
+}

@@ -189,30 +189,32 @@ async fn night(
     let mut charged = 0.0;
     if !fresh.is_empty() {
         let opening: Vec<Measure> = fresh.keys().copied().collect();
-        // Write-ahead: the pending record, then the charge.
-        state.pending = Some(Pending { job: id.clone(), measures: opening.clone() });
-        file.write(&state)?;
-        failpoint::hit("gate-pending");
         let unpaid: Vec<Measure> = opening
             .iter()
             .copied()
             .filter(|m| !prepaid.as_ref().is_some_and(|p| p.measures.contains(m)))
             .collect();
         charged = unpaid.len() as f64 * per_epoch;
-        match &hold {
-            // Drawn under the hold: it must cover every opening.
-            Some(h) => {
-                let held = h.ledger.as_ref().map_or(0.0, |l| l.spent_after - l.spent_before);
-                if charged + quota_epsilon.unwrap_or(0.0) > held * (1.0 + 1e-9) {
-                    return Err(EngineError::Ledger {
-                        path: ledger.clone(),
-                        message: format!(
-                            "the night would open epochs of ε {charged} beyond its hold of \
-                             ε {held}: nothing was drawn"
-                        ),
-                    });
-                }
+        // Drawn under a hold, it must cover every opening: checked before
+        // the pending record, which a later night would redraw under.
+        if let Some(h) = &hold {
+            let held = h.ledger.as_ref().map_or(0.0, |l| l.spent_after - l.spent_before);
+            if charged + quota_epsilon.unwrap_or(0.0) > held * (1.0 + 1e-9) {
+                return Err(EngineError::Ledger {
+                    path: ledger.clone(),
+                    message: format!(
+                        "the night would open epochs of ε {charged} beyond its hold of ε \
+                         {held}: nothing was drawn"
+                    ),
+                });
             }
+        }
+        // Write-ahead: the pending record, then the charge.
+        state.pending = Some(Pending { job: id.clone(), measures: opening.clone() });
+        file.write(&state)?;
+        failpoint::hit("gate-pending");
+        match &hold {
+            Some(_) => {}
             None if !unpaid.is_empty() => {
                 let names: Vec<String> =
                     unpaid.iter().map(|m| format!("{GATE_CHARGE}{}", m.name())).collect();
