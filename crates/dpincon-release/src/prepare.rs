@@ -31,6 +31,16 @@ const PROBLEMATIC_NOISE_SHARE: f64 = 0.1;
 const HUB_FLOOR_SHARE: f64 = 0.1;
 /// Share of ε spent on the look at f(G_θc) above that floor.
 const FLOOR_LOOK_SHARE: f64 = 0.15;
+/// The floor raises θ* while the release's noise scale stays at most
+/// this fraction of the look's count: 8 (κ of
+/// `../shared/notes/theta-hubs.md`, flat from 6 to 10).
+pub(crate) const FLOOR_LOOK_NOISE_RATIO: f64 = 8.0;
+/// Beside a DC without equality, share of ε on the look at f(G_θ) at the
+/// equality part's θ (the ninth round).
+const RAISE_LOOK_SHARE: f64 = 0.05;
+/// There, θ* rises while the release's noise scale stays at most this
+/// fraction of that count (the ninth round).
+const RAISE_NOISE_RATIO: f64 = 100.0;
 /// With a degree bound, share of ε (from the release's) on a second ñ for
 /// the floor and the density raise's cap ([`sharper_rows`]).
 const FLOOR_ROWS_SHARE: f64 = 0.01;
@@ -64,7 +74,15 @@ pub(crate) enum Choice {
     /// raises θ* from `floor` (up to `top`) while the count can absorb the
     /// noise, or, with a degree bound, up to `density_cap` = ñ as far as
     /// the count's density allows; θ* is rounded down onto `grid`.
-    Floored { floor: u32, top: u32, test: Budget, grid: Vec<u32>, density_cap: Option<u32> },
+    /// `ratio` is κ: θ* keeps the release's noise scale at most v/κ.
+    Floored {
+        floor: u32,
+        top: u32,
+        test: Budget,
+        grid: Vec<u32>,
+        density_cap: Option<u32>,
+        ratio: f64,
+    },
     /// `ub-direct`'s I_P by class count (module `classes`):
     /// max(f(G_τ), capped(τ)) at `tau`, at most `theta`, I_P's noise cap
     /// (`theta` = `tau` under a key, where τ = 1 costs nothing).
@@ -445,6 +463,7 @@ pub fn prepare(
             // ñ, then θ* = min(d̃ + margin, n_max): no degree exceeds n − 1.
             let (rows, eps0) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(rows.bound), Some(rows.high));
+            let rows_bound = rows.bound;
             let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
             // d̃ bounds the degrees only when every DC has an equality.
             (degree_bound, degree_high) = (Some(bound), (!facts.unbounded).then_some(high));
@@ -466,12 +485,47 @@ pub fn prepare(
                         sharper
                     }
                 };
+                // Where d̃ bounds no degree (a DC without equality beside),
+                // the floor rises to n_max, as with no equality at all.
+                let top = match facts.unbounded {
+                    true => clamp_theta(rows_bound.value),
+                    false => top,
+                };
                 let floor = hub_floor(rows).min(top);
                 // No density raise where d̃ bounds no degree (a DC without
                 // equality beside): measured, it cost the order shapes more
                 // than it gained (README, "the eighth round").
                 let density_cap = (!facts.unbounded).then(|| clamp_theta(rows).min(top));
-                Choice::Floored { floor, top, test, grid: floor_grid(floor, top), density_cap }
+                let grid = floor_grid(floor, top);
+                Choice::Floored {
+                    floor,
+                    top,
+                    test,
+                    grid,
+                    density_cap,
+                    ratio: FLOOR_LOOK_NOISE_RATIO,
+                }
+            } else if facts.unbounded {
+                // Beside a DC without equality: from d̃ up, while the
+                // release's noise stays a small share of the count there
+                // (the other DC's edges past d̃ are the only bias).
+                let test = take_from_release(&mut release, RAISE_LOOK_SHARE, spec.epsilon)?;
+                let floor = problematic_cap(spec.measure, top, rows.rows, release);
+                let ceiling = clamp_theta(rows.bound.value);
+                let ceiling = problematic_cap(spec.measure, ceiling, rows.rows, release).max(floor);
+                // Octaves: the pass projects every grid θ at once.
+                let grid = std::iter::successors(Some(floor), |t| t.checked_mul(2))
+                    .take_while(|&t| t < ceiling)
+                    .chain([ceiling])
+                    .collect();
+                Choice::Floored {
+                    floor,
+                    top: ceiling,
+                    test,
+                    grid,
+                    density_cap: None,
+                    ratio: RAISE_NOISE_RATIO,
+                }
             } else if classes.is_some() {
                 // Keys and FDs of several X: at θ* the largest class count
                 // over them is, like f(G_θ*), a lower bound on I_P with
@@ -494,7 +548,15 @@ pub fn prepare(
             let floor = hub_floor(bound.rows).min(top);
             // No density raise: measured, it cost the order shapes more
             // than it gained (README, "the eighth round").
-            Choice::Floored { floor, top, test, grid: floor_grid(floor, top), density_cap: None }
+            let grid = floor_grid(floor, top);
+            Choice::Floored {
+                floor,
+                top,
+                test,
+                grid,
+                density_cap: None,
+                ratio: FLOOR_LOOK_NOISE_RATIO,
+            }
         }
         (Strategy::UbGem, Some(selection)) if minimal_bound => {
             let (eps0, epsilon) = split2(selection, DEGREE_BOUND_SHARE)?;

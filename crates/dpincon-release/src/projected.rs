@@ -189,10 +189,6 @@ pub struct ProjectedRelease {
     pub budget: BudgetUse,
 }
 
-/// `ub-direct`'s floored I_MI raises θ* while the release's noise scale
-/// stays at most this fraction of the look's count: 8 (κ of
-/// `../shared/notes/theta-hubs.md`, flat from 6 to 10).
-const FLOOR_LOOK_NOISE_RATIO: f64 = 8.0;
 /// With a degree bound, θ* also rises to (v − c·θ_c/ε_t)/a, v's lower end
 /// over a (README of this crate, "the eighth round"): a count of a·θ
 /// edges at the floor means many rows saturated there, so dense graphs,
@@ -230,14 +226,14 @@ pub fn release_projected(
         Choice::Generalized { candidates, epsilon, penalty } => {
             generalized(prepared, table, candidates, *epsilon, *penalty, &mut steps, rng)?
         }
-        Choice::Floored { floor, top, test, grid, density_cap } => {
+        Choice::Floored { floor, top, test, grid, density_cap, ratio } => {
             // v = f(G_θc) + DLap(Δ(θc)/ε_t); θ* keeps the release's noise
             // scale Δ(θ)/ε2 at most v/8, or (with a density cap) rises to the
             // density raise, between θc and top: post-processing.
             let sensitivity = measure.sensitivity(*floor);
             let look = DiscreteLaplace::new(sensitivity, test.value())?;
             let noisy = look.release(measure.value(&table.get(*floor)?) as i64, rng) as f64;
-            let mut raised = release.value() * noisy / FLOOR_LOOK_NOISE_RATIO;
+            let mut raised = release.value() * noisy / ratio;
             if let Some(cap) = density_cap {
                 let low = noisy - FLOOR_DENSITY_MARGIN * sensitivity as f64 / test.value();
                 raised = raised.max((low / FLOOR_DENSITY).min(f64::from(*cap)));
