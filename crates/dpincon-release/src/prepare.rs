@@ -34,7 +34,7 @@ const FLOOR_LOOK_SHARE: f64 = 0.15;
 /// The floor raises θ* while the release's noise scale stays at most
 /// this fraction of the look's count: 8 (κ of
 /// `../shared/notes/theta-hubs.md`, flat from 6 to 10).
-pub(crate) const FLOOR_LOOK_NOISE_RATIO: f64 = 8.0;
+const FLOOR_LOOK_NOISE_RATIO: f64 = 8.0;
 /// Beside a DC without equality, share of ε on the look at f(G_θ) at the
 /// equality part's θ (the ninth round).
 const RAISE_LOOK_SHARE: f64 = 0.05;
@@ -213,6 +213,13 @@ fn take_from_release(
     Ok(taken)
 }
 
+/// The hubs' floored choice: from `floor` up to `top` on the
+/// quarter-octave grid, by the look `test`, at κ = 8.
+fn hub_floored(floor: u32, top: u32, test: Budget, density_cap: Option<u32>) -> Choice {
+    let grid = floor_grid(floor, top);
+    Choice::Floored { floor, top, test, grid, density_cap, ratio: FLOOR_LOOK_NOISE_RATIO }
+}
+
 /// The hubs' floor θ_c = ⌊0.1·ñ⌋.
 fn hub_floor(rows: u64) -> u32 {
     clamp_theta((HUB_FLOOR_SHARE * rows as f64) as u64)
@@ -386,8 +393,9 @@ pub fn prepare(
     let mut degree_high = None;
     // A public bound caps every θ: no degree exceeds n − 1.
     let declared_cap = spec.max_rows.map_or(u32::MAX, clamp_theta);
-    // The minimal-set bound d̃ serves `ub-direct` and `ub-gem` when every
-    // constraint has an equality (else it bounds nothing).
+    // The minimal-set bound d̃ over the equality constraints' sets: for
+    // `ub-gem` only when every constraint has an equality (else it bounds
+    // nothing); `ub-direct` starts from it beside others (the ninth round).
     let minimal_bound = match strategy {
         // `ub-direct` projects at the equality constraints' bound even
         // beside constraints without one (structure first): their edges
@@ -464,11 +472,11 @@ pub fn prepare(
             // ñ, then θ* = min(d̃ + margin, n_max): no degree exceeds n − 1.
             let (rows, eps0) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(rows.bound), Some(rows.high));
-            let rows_bound = rows.bound;
+            let n_max = clamp_theta(rows.bound.value);
             let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
             // d̃ bounds the degrees only when every DC has an equality.
             (degree_bound, degree_high) = (Some(bound), (!facts.unbounded).then_some(high));
-            let top = top.min(clamp_theta(rows.bound.value));
+            let top = top.min(n_max);
             let floor = hub_floor(rows.rows);
             if spec.measure == ProjectedMeasure::Mi && top > floor {
                 // A vacuous bound (hubs: group sizes far above any real
@@ -488,32 +496,19 @@ pub fn prepare(
                 };
                 // Where d̃ bounds no degree (a DC without equality beside),
                 // the floor rises to n_max, as with no equality at all.
-                let top = match facts.unbounded {
-                    true => clamp_theta(rows_bound.value),
-                    false => top,
-                };
-                let floor = hub_floor(rows).min(top);
+                let top = if facts.unbounded { n_max } else { top };
                 // No density raise where d̃ bounds no degree (a DC without
                 // equality beside): measured, it cost the order shapes more
                 // than it gained (README, "the eighth round").
                 let density_cap = (!facts.unbounded).then(|| clamp_theta(rows).min(top));
-                let grid = floor_grid(floor, top);
-                Choice::Floored {
-                    floor,
-                    top,
-                    test,
-                    grid,
-                    density_cap,
-                    ratio: FLOOR_LOOK_NOISE_RATIO,
-                }
+                hub_floored(hub_floor(rows).min(top), top, test, density_cap)
             } else if facts.unbounded {
                 // Beside a DC without equality: from d̃ up, while the
                 // release's noise stays a small share of the count there
                 // (the other DC's edges past d̃ are the only bias).
                 let test = take_from_release(&mut release, RAISE_LOOK_SHARE, spec.epsilon)?;
                 let floor = problematic_cap(spec.measure, top, rows.rows, release);
-                let ceiling = clamp_theta(rows.bound.value);
-                let ceiling = problematic_cap(spec.measure, ceiling, rows.rows, release).max(floor);
+                let ceiling = problematic_cap(spec.measure, n_max, rows.rows, release).max(floor);
                 // Octaves: the pass projects every grid θ at once.
                 let grid = std::iter::successors(Some(floor), |t| t.checked_mul(2))
                     .take_while(|&t| t < ceiling)
@@ -546,18 +541,9 @@ pub fn prepare(
             let top = clamp_theta(bound.bound.value);
             // The hubs' floor with n_max as the top: θ* from θ_c = ⌊0.1·ñ⌋
             // up by one look (README of this crate, "the fifth round").
-            let floor = hub_floor(bound.rows).min(top);
             // No density raise: measured, it cost the order shapes more
             // than it gained (README, "the eighth round").
-            let grid = floor_grid(floor, top);
-            Choice::Floored {
-                floor,
-                top,
-                test,
-                grid,
-                density_cap: None,
-                ratio: FLOOR_LOOK_NOISE_RATIO,
-            }
+            hub_floored(hub_floor(bound.rows).min(top), top, test, None)
         }
         (Strategy::UbGem, Some(selection)) if minimal_bound => {
             let (eps0, epsilon) = split2(selection, DEGREE_BOUND_SHARE)?;

@@ -228,7 +228,7 @@ pub fn release_projected(
         }
         Choice::Floored { floor, top, test, grid, density_cap, ratio } => {
             // v = f(G_θc) + DLap(Δ(θc)/ε_t); θ* keeps the release's noise
-            // scale Δ(θ)/ε2 at most v/8, or (with a density cap) rises to the
+            // scale Δ(θ)/ε2 at most v/κ, or (with a density cap) rises to the
             // density raise, between θc and top: post-processing.
             let sensitivity = measure.sensitivity(*floor);
             let look = DiscreteLaplace::new(sensitivity, test.value())?;
