@@ -11,11 +11,12 @@
 //! arithmetic on public settings: `refreshes` epochs per measure over the
 //! horizon must fit the cap, and each check's α must fit its threshold.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use dpincon_engine::Measure;
-use dpincon_engine::gate::{GateCheck, GateOptions, GateOutcome, GatePlan, GateReport, OpenReason};
+use dpincon_engine::gate::{
+    GateCheck, GateOptions, GateOutcome, GatePlan, GateReport, OpenReason, PublishedEpochs,
+};
 use dpincon_release::Direction;
 use serde::{Deserialize, Serialize};
 
@@ -149,18 +150,16 @@ pub fn options(d: &Dataset, suite: &Suite, epochs: &HistoryEpochs) -> Option<Gat
         beta: g.beta(),
         moved: g.moved,
         checks,
-        published: epochs.latest.clone(),
-        retired: epochs.retired.clone(),
+        history: epochs.epochs.clone(),
     })
 }
 
 /// The epochs of a dataset as the history shows them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HistoryEpochs {
-    /// Each measure's latest epoch and its nights published.
-    pub latest: BTreeMap<Measure, dpincon_engine::gate::PublishedEpoch>,
-    /// Every earlier epoch.
-    pub retired: BTreeSet<String>,
+    /// Each measure's latest epoch and its nights published, and every
+    /// earlier one.
+    pub epochs: PublishedEpochs,
     /// The dataset's first gated night, when there was one: where the
     /// horizon started.
     pub first_unix: Option<u64>,
@@ -170,13 +169,7 @@ impl HistoryEpochs {
     /// Records one stored night of a measure's epoch (oldest first).
     pub fn record(&mut self, measure: Measure, opened_by: &str, nights_used: u32, unix: u64) {
         self.first_unix.get_or_insert(unix);
-        let latest = self.latest.entry(measure).or_insert_with(|| {
-            dpincon_engine::gate::PublishedEpoch { opened_by: opened_by.into(), nights: 0 }
-        });
-        if latest.opened_by != opened_by {
-            self.retired.insert(std::mem::replace(&mut latest.opened_by, opened_by.into()));
-        }
-        latest.nights = nights_used;
+        self.epochs.record(measure, opened_by, nights_used);
     }
 }
 

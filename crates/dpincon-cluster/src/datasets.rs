@@ -441,8 +441,7 @@ fn register_gate(
         return Err("gate: a gated dataset needs max-rows (its bounds hold every night)".into());
     }
     let registered = gate.register(&dataset.ledger, dataset.budget_cap, dataset.quota_epsilon)?;
-    let hold: f64 =
-        registered.hold().iter().map(|c| c.1).sum::<f64>() + dataset.quota_epsilon.unwrap_or(0.0);
+    let hold: f64 = registered.hold(dataset.quota_epsilon).iter().map(|c| c.1).sum();
     if hold > dataset.max_job_epsilon * (1.0 + 1e-9) {
         return Err(format!(
             "gate: a night is charged a hold of ε {hold} when accepted (every measure's epoch \

@@ -17,11 +17,10 @@
 //! is cut by a crash keeps its whole hold. One night per dataset is booked
 //! at a time: the epochs' state has one writer.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use dpincon_engine::gate::{
-    DEFAULT_BETA, GATE_CHARGE, GateCheck, GateOptions, GatePlan, PublishedEpoch,
+    DEFAULT_BETA, GateCheck, GateOptions, GatePlan, PublishedEpochs, epoch_charges,
 };
 use dpincon_engine::{Measure, Report};
 use dpincon_options::ReleaseOptions;
@@ -29,6 +28,7 @@ use dpincon_release::Direction;
 use serde::Deserialize;
 
 use crate::datasets::parse_duration;
+use crate::submission::QUOTA_CHARGE;
 
 /// `[datasets.NAME.gate]` as written.
 #[derive(Debug, Deserialize)]
@@ -148,13 +148,13 @@ impl RawGate {
 
 impl GateRegistration {
     /// The hold a night is charged when accepted: every measure's epoch
-    /// opening, release and gate (the verdict's ε is the caller's).
-    pub fn hold(&self) -> Vec<(&'static str, f64)> {
-        let mut charges = Vec::new();
-        for m in self.release.measures() {
-            charges.push((m.name(), self.plan.release_epsilon));
-            charges.push((gate_charge(m), self.plan.gate_epsilon));
-        }
+    /// opening, release and gate, then the `over quota` verdict's
+    /// `quota_epsilon` when the dataset has one.
+    pub fn hold(&self, quota_epsilon: Option<f64>) -> Vec<(&'static str, f64)> {
+        let measures = self.release.measures();
+        let plan = &self.plan;
+        let mut charges = epoch_charges(&measures, plan.release_epsilon, plan.gate_epsilon);
+        charges.extend(quota_epsilon.map(|q| (QUOTA_CHARGE, q)));
         charges
     }
 
@@ -162,7 +162,10 @@ impl GateRegistration {
     /// earlier nights published (`reports`: its succeeded gated nights,
     /// oldest first).
     pub fn options(&self, reports: &[Report]) -> GateOptions {
-        let (published, retired) = published(reports);
+        let mut history = PublishedEpochs::default();
+        for g in reports.iter().filter_map(|r| r.gated.as_ref()).flatten() {
+            history.record(g.measure, &g.epoch.opened_by, g.epoch.nights_used);
+        }
         GateOptions {
             state: self.state.clone(),
             epsilon: self.plan.gate_epsilon,
@@ -170,47 +173,13 @@ impl GateRegistration {
             beta: self.plan.beta,
             moved: self.moved,
             checks: self.checks.clone(),
-            published,
-            retired,
+            history,
         }
     }
-}
-
-/// The ledger's name of measure `m`'s gate charge (`GATE_CHARGE` + name).
-fn gate_charge(m: Measure) -> &'static str {
-    let name = match m {
-        Measure::Mi => "gate-mi",
-        Measure::P => "gate-p",
-        Measure::R => "gate-r",
-    };
-    debug_assert_eq!(name, format!("{GATE_CHARGE}{}", m.name()));
-    name
-}
-
-/// Each measure's latest epoch and the nights it published, and every
-/// earlier epoch, from the dataset's gated reports (oldest first).
-fn published(reports: &[Report]) -> (BTreeMap<Measure, PublishedEpoch>, BTreeSet<String>) {
-    let mut latest: BTreeMap<Measure, PublishedEpoch> = BTreeMap::new();
-    let mut retired = BTreeSet::new();
-    for g in reports.iter().filter_map(|r| r.gated.as_ref()).flatten() {
-        let epoch = &g.epoch;
-        match latest.get_mut(&g.measure) {
-            Some(p) if p.opened_by == epoch.opened_by => p.nights = epoch.nights_used,
-            _ => {
-                let next = PublishedEpoch { opened_by: epoch.opened_by.clone(), nights: 0 };
-                if let Some(old) = latest.insert(g.measure, next) {
-                    retired.insert(old.opened_by);
-                }
-                latest.get_mut(&g.measure).expect("inserted").nights = epoch.nights_used;
-            }
-        }
-    }
-    (latest, retired)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::datasets::CoordinatorConfig;
 
     /// A registration is checked at start: its plan against the cap, its
@@ -237,7 +206,8 @@ mod tests {
         let gate = c.datasets["t"].gate.clone().expect("registered");
         assert_eq!(gate.plan.nights, 365);
         assert_eq!(gate.plan.planned(), 30.0);
-        assert_eq!(gate.hold(), vec![("r", 1.0), ("gate-r", 2.0), ("p", 1.0), ("gate-p", 2.0)]);
+        assert_eq!(gate.hold(None), vec![("r", 1.0), ("gate-r", 2.0), ("p", 1.0), ("gate-p", 2.0)]);
+        assert_eq!(gate.hold(Some(0.1)).last(), Some(&("quota", 0.1)));
         assert_eq!(gate.state, dir.path().join("t.gate"));
         assert_eq!(gate.constraints, "FD: Zip -> City\n");
         for (from, to, why) in [
@@ -263,12 +233,5 @@ mod tests {
         std::fs::write(dir.path().join("t.dcs"), "FD: Zap -> City\n").unwrap();
         let err = CoordinatorConfig::parse(&base, "c.toml").unwrap_err().to_string();
         assert!(err.contains("Zap"), "{err}");
-    }
-
-    #[test]
-    fn gate_charges_carry_the_engines_names() {
-        for m in Measure::ALL {
-            assert_eq!(gate_charge(m), format!("{GATE_CHARGE}{}", m.name()));
-        }
     }
 }

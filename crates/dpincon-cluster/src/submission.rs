@@ -103,9 +103,7 @@ impl Accepted {
     /// A gated night's charges are its hold ([`crate::gated`]).
     pub fn charges(&self) -> Vec<(&'static str, f64)> {
         if let Some(gate) = self.gate() {
-            let mut charges = gate.hold();
-            charges.extend(self.quota_epsilon().map(|q| (QUOTA_CHARGE, q)));
-            return charges;
+            return gate.hold(self.quota_epsilon());
         }
         let release = &self.job.release;
         let Some(epsilon) = release.epsilon else { return Vec::new() };

@@ -89,6 +89,34 @@ enum Tail {
     Torn(u64),
 }
 
+impl Contents {
+    /// Whether job `job` may have `epsilon` back: no more than it was
+    /// charged and has not had back (else the ledger would under-count).
+    fn may_return(&self, job: &str, epsilon: f64) -> bool {
+        let (charged, back) = self.jobs.get(job).copied().unwrap_or_default();
+        epsilon.is_finite() && epsilon >= 0.0 && back + epsilon <= charged * (1.0 + CAP_SLACK)
+    }
+
+    /// What must precede a new record after a crash mid-write: a missing
+    /// newline, or a torn record cut off `file` first.
+    fn mend_tail(&self, path: &Path, file: &File) -> Result<String, EngineError> {
+        match self.tail {
+            Tail::Clean => Ok(String::new()),
+            Tail::NoNewline => Ok("\n".into()),
+            Tail::Torn(at) => {
+                file.set_len(at).map(|()| String::new()).map_err(|e| ledger_error(path, e))
+            }
+        }
+    }
+}
+
+/// Locks `file` (released when it is dropped) and reads it whole.
+fn read_locked(path: &Path, file: &mut File) -> Result<Contents, EngineError> {
+    file.lock().map_err(|e| ledger_error(path, e))?;
+    file.seek(SeekFrom::Start(0)).map_err(|e| ledger_error(path, e))?;
+    read(path, file)
+}
+
 fn read(path: &Path, file: &File) -> Result<Contents, EngineError> {
     let mut bytes = Vec::new();
     BufReader::new(file).read_to_end(&mut bytes).map_err(|e| ledger_error(path, e))?;
@@ -128,13 +156,7 @@ fn parse(bytes: &[u8]) -> Result<Contents, String> {
             }
             // A return never exceeds what its job was charged and has not
             // had back: else the ledger would under-count.
-            Some(Line::Return { job, returned, .. })
-                if returned.is_finite()
-                    && returned >= 0.0
-                    && contents.jobs.get(&job).is_some_and(|(charged, back)| {
-                        back + returned <= charged * (1.0 + CAP_SLACK)
-                    }) =>
-            {
+            Some(Line::Return { job, returned, .. }) if contents.may_return(&job, returned) => {
                 contents.spent -= returned;
                 contents.jobs.entry(job).or_default().1 += returned;
             }
@@ -342,20 +364,13 @@ pub fn charge(
     if created {
         sync_parent(path).map_err(|e| ledger_error(path, e))?;
     }
-    file.lock().map_err(|e| ledger_error(path, e))?;
-    file.seek(SeekFrom::Start(0)).map_err(|e| ledger_error(path, e))?;
-    let contents = read(path, &file)?;
+    let contents = read_locked(path, &mut file)?;
     same_dataset(path, &contents, dataset)?;
     let cap = effective_cap(path, contents.cap, cap)?;
     let total: f64 = releases.iter().map(|r| r.1).sum();
     refuse_over_cap(path, cap, contents.spent, total)?;
     failpoint::hit("charge-locked");
-    let mut text = String::new();
-    match contents.tail {
-        Tail::Clean => {}
-        Tail::NoNewline => text.push('\n'),
-        Tail::Torn(at) => file.set_len(at).map_err(|e| ledger_error(path, e))?,
-    }
+    let mut text = contents.mend_tail(path, &file)?;
     if contents.dataset.is_none() {
         let header = Line::Header { dataset: dataset_name(dataset), cap, created_unix: now() };
         text += &(serde_json::to_string(&header).expect("serialisable") + "\n");
@@ -398,11 +413,9 @@ pub fn charge(
 pub fn return_unused(path: &Path, job: &str, epsilon: f64) -> Result<LedgerState, EngineError> {
     let mut file =
         OpenOptions::new().read(true).append(true).open(path).map_err(|e| ledger_error(path, e))?;
-    file.lock().map_err(|e| ledger_error(path, e))?;
-    file.seek(SeekFrom::Start(0)).map_err(|e| ledger_error(path, e))?;
-    let contents = read(path, &file)?;
-    let (charged, back) = contents.jobs.get(job).copied().unwrap_or_default();
-    if !(epsilon.is_finite() && epsilon >= 0.0 && back + epsilon <= charged * (1.0 + CAP_SLACK)) {
+    let contents = read_locked(path, &mut file)?;
+    if !contents.may_return(job, epsilon) {
+        let (charged, back) = contents.jobs.get(job).copied().unwrap_or_default();
         return Err(ledger_error(
             path,
             format!(
@@ -413,12 +426,7 @@ pub fn return_unused(path: &Path, job: &str, epsilon: f64) -> Result<LedgerState
             ),
         ));
     }
-    let mut text = String::new();
-    match contents.tail {
-        Tail::Clean => {}
-        Tail::NoNewline => text.push('\n'),
-        Tail::Torn(at) => file.set_len(at).map_err(|e| ledger_error(path, e))?,
-    }
+    let mut text = contents.mend_tail(path, &file)?;
     let record = Line::Return { job: job.to_string(), returned: epsilon, unix_time: now() };
     text += &(serde_json::to_string(&record).expect("serialisable") + "\n");
     file.write_all(text.as_bytes()).map_err(|e| ledger_error(path, e))?;

@@ -4,11 +4,11 @@
 //! with a fresh, charged release, and a lost, shared, stale or changed
 //! state is never reused for free.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use dpincon_engine::gate::{
-    GateCheck, GateOptions, GateOutcome, GateReport, OpenReason, PublishedEpoch, run_gated_night,
+    GateCheck, GateOptions, GateOutcome, GateReport, OpenReason, PublishedEpochs, run_gated_night,
 };
 use dpincon_engine::{JobConfig, Measure, NoProgress, ReleaseOptions, Report, ledger, run_job};
 use dpincon_release::Direction;
@@ -60,8 +60,7 @@ fn night(measures: &[Measure]) -> Night {
         beta: 0.05,
         moved: None,
         checks,
-        published: BTreeMap::new(),
-        retired: BTreeSet::new(),
+        history: PublishedEpochs::default(),
     };
     Night { dir, data, job, options }
 }
@@ -72,16 +71,7 @@ impl Night {
         let report = run_gated_night(&self.job, &self.options, &NoProgress).await.unwrap();
         // The history the audit keeps: each measure's epoch and nights.
         for g in report.gated.as_ref().unwrap() {
-            let p = self
-                .options
-                .published
-                .entry(g.measure)
-                .or_insert(PublishedEpoch { opened_by: g.epoch.opened_by.clone(), nights: 0 });
-            if p.opened_by != g.epoch.opened_by {
-                self.options.retired.insert(p.opened_by.clone());
-                p.opened_by = g.epoch.opened_by.clone();
-            }
-            p.nights = g.epoch.nights_used;
+            self.options.history.record(g.measure, &g.epoch.opened_by, g.epoch.nights_used);
         }
         report
     }

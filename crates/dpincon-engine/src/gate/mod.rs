@@ -22,7 +22,7 @@ use dpincon_options::Measure;
 use dpincon_release::{Direction, MeasureGate};
 use serde::{Deserialize, Serialize};
 
-pub use night::{GATE_CHARGE, run_gated_night, run_prepaid_gated_night};
+pub use night::{run_gated_night, run_prepaid_gated_night};
 pub use plan::{DEFAULT_BETA, GatePlan};
 
 /// A gated dataset's public settings for one night.
@@ -43,11 +43,50 @@ pub struct GateOptions {
     pub moved: Option<u64>,
     /// The checks, whose thresholds cut the bands.
     pub checks: Vec<GateCheck>,
-    /// Each measure's latest epoch as the history shows it.
+    /// The epochs the history shows.
+    #[serde(flatten)]
+    pub history: PublishedEpochs,
+}
+
+/// The epochs a dataset's published nights show (an audit's history, a
+/// coordinator's job store).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublishedEpochs {
+    /// Each measure's latest epoch.
     pub published: BTreeMap<Measure, PublishedEpoch>,
-    /// Every earlier epoch the history shows: a state holding one of
-    /// these is a stale copy.
+    /// Every earlier epoch: a state holding one of these is a stale copy.
     pub retired: BTreeSet<String>,
+}
+
+impl PublishedEpochs {
+    /// Records one published night of `measure`'s epoch opened by
+    /// `opened_by`, which had answered `nights_used` nights (oldest first).
+    pub fn record(&mut self, measure: Measure, opened_by: &str, nights_used: u32) {
+        let latest = self
+            .published
+            .entry(measure)
+            .or_insert_with(|| PublishedEpoch { opened_by: opened_by.into(), nights: 0 });
+        if latest.opened_by != opened_by {
+            self.retired.insert(std::mem::replace(&mut latest.opened_by, opened_by.into()));
+        }
+        latest.nights = nights_used;
+    }
+}
+
+/// The ledger records opening an epoch of each of `measures` is charged:
+/// its release under the measure's name, its gate under `gate-` and the
+/// name (the embedded night's charge, a coordinator night's hold).
+pub fn epoch_charges(
+    measures: &[Measure],
+    release_epsilon: f64,
+    gate_epsilon: f64,
+) -> Vec<(&'static str, f64)> {
+    let gate = |m: Measure| match m {
+        Measure::Mi => "gate-mi",
+        Measure::P => "gate-p",
+        Measure::R => "gate-r",
+    };
+    measures.iter().flat_map(|&m| [(m.name(), release_epsilon), (gate(m), gate_epsilon)]).collect()
 }
 
 /// A check on a measure: `measure <op> threshold`.

@@ -13,7 +13,9 @@ use dpincon_release::{
 };
 
 use super::state::{EpochPublic, Loaded, Pending, StateFile, StoredEpoch};
-use super::{EpochReport, GateCheck, GateOptions, GateOutcome, GateReport, OpenReason};
+use super::{
+    EpochReport, GateCheck, GateOptions, GateOutcome, GateReport, OpenReason, epoch_charges,
+};
 use crate::job::{LocalLoader, check_quota, noise_rng};
 use crate::privacy::{
     PassResult, budget_split, measure_and_release, projection_pass, repair_values,
@@ -23,10 +25,6 @@ use crate::{
     EngineError, JobConfig, JobLoader, Prepaid, Progress, failpoint, job_threads, ledger,
     new_job_id,
 };
-
-/// The ledger's record name of an epoch's gate charge: `gate-` and the
-/// measure (its release is charged under the measure's own name).
-pub const GATE_CHARGE: &str = "gate-";
 
 fn invalid(message: impl Into<String>) -> EngineError {
     EngineError::Config(message.into())
@@ -136,7 +134,7 @@ async fn night(
             }
             None => {
                 // No state, but the history shows an epoch: it was lost.
-                let lost = lost || options.published.contains_key(&m);
+                let lost = lost || options.history.published.contains_key(&m);
                 fresh.insert(m, if lost { OpenReason::Lost } else { OpenReason::First });
             }
         }
@@ -213,20 +211,10 @@ async fn night(
         state.pending = Some(Pending { job: id.clone(), measures: opening.clone() });
         file.write(&state)?;
         failpoint::hit("gate-pending");
-        match &hold {
-            Some(_) => {}
-            None if !unpaid.is_empty() => {
-                let names: Vec<String> =
-                    unpaid.iter().map(|m| format!("{GATE_CHARGE}{}", m.name())).collect();
-                let mut charges: Vec<(&str, f64)> = Vec::new();
-                for (m, gate) in unpaid.iter().zip(&names) {
-                    charges.push((m.name(), release_epsilon));
-                    charges.push((gate.as_str(), options.epsilon));
-                }
-                ledger_state =
-                    Some(ledger::charge(ledger, &data.path, data.budget_cap, &id, &charges)?);
-            }
-            None => {}
+        if hold.is_none() && !unpaid.is_empty() {
+            let charges = epoch_charges(&unpaid, release_epsilon, options.epsilon);
+            ledger_state =
+                Some(ledger::charge(ledger, &data.path, data.budget_cap, &id, &charges)?);
         }
         failpoint::hit("after-charge");
         progress.start(crate::Phase::Measure);
@@ -304,9 +292,9 @@ fn resume(
         return Err(OpenReason::Changed);
     }
     // A copy of an epoch the history has moved past, or one behind it.
-    let nights = match options.published.get(&measure) {
+    let nights = match options.history.published.get(&measure) {
         Some(p) if p.opened_by == public.opened_by => p.nights,
-        _ if options.retired.contains(&public.opened_by) => return Err(OpenReason::Lost),
+        _ if options.history.retired.contains(&public.opened_by) => return Err(OpenReason::Lost),
         // Opened by a night the history never recorded (a crash after the
         // state was stored): nothing of it was published.
         _ => 0,
