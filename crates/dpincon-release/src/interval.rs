@@ -34,7 +34,8 @@ pub(crate) const BOUND_MISS: f64 = 0.005;
 /// probability at least 1 − 0.5% (or always, when declared).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IntervalBounds {
-    /// Rows: the declared n_max, or ñ plus its noise's 99.5% quantile.
+    /// Rows: the declared n_max, or ñ plus its noise's 99.5% quantile, or
+    /// (`ub-direct`'s I_P) the smaller of the two.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rows: Option<u64>,
     /// Every row's degree: d̃ plus its noise's 99.5% quantile, or rows − 1.

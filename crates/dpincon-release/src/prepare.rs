@@ -269,16 +269,26 @@ struct RowBound {
 
 /// Releases ñ = n + DLap(1/ε_n) with `share` of `source` and returns
 /// n_max = ñ + ⌈ln 20 / ε_n⌉, ñ itself and the budget left of `source`;
-/// or the declared bound and all of `source` (SPEC §4).
+/// or the declared bound and all of `source` (SPEC §4). With `sharpen`,
+/// ñ is drawn beside a declared bound too: n_max stays the declared one,
+/// but the noise caps, the floor and the interval read the smaller of it
+/// and ñ's 99.5% upper bound (so a noisy ñ never undercuts n where the
+/// declared bound would not: small tables keep theirs). An audit declares a generous
+/// public bound (twice the rows is common), which would double I_P's
+/// noise cap and leave its interval's upper end at the bound.
 fn row_bound(
     spec: &ProjectedSpec,
     facts: &TableFacts,
     source: Budget,
     share: f64,
+    sharpen: bool,
     budget: &mut BudgetUse,
     rng: &mut NoiseRng,
 ) -> Result<(RowBound, Option<Budget>), ReleaseError> {
-    if let Some(value) = spec.max_rows {
+    let declared = spec.max_rows;
+    if let Some(value) = declared
+        && !sharpen
+    {
         let bound = MaxRows { value, estimated: false };
         return Ok((RowBound { bound, rows: value, high: value }, Some(source)));
     }
@@ -291,9 +301,17 @@ fn row_bound(
     budget.max_rows = eps_n.value();
     let noise = DiscreteLaplace::new(1, eps_n.value())?;
     let noisy = noise.release(facts.rows as i64, rng).max(1);
-    let margin = (20f64.ln() / eps_n.value()).ceil() as i64;
-    let bound = MaxRows { value: noisy.saturating_add(margin) as u64, estimated: true };
     let high = (noisy as u64).saturating_add(upper_quantile(&noise, BOUND_MISS));
+    let bound = match declared {
+        Some(value) => {
+            let bound = MaxRows { value, estimated: false };
+            return Ok((RowBound { bound, rows: high.min(value), high: high.min(value) }, rest));
+        }
+        None => {
+            let margin = (20f64.ln() / eps_n.value()).ceil() as i64;
+            MaxRows { value: noisy.saturating_add(margin) as u64, estimated: true }
+        }
+    };
     Ok((RowBound { bound, rows: noisy as u64, high }, rest))
 }
 
@@ -302,10 +320,11 @@ fn row_bound_share(
     spec: &ProjectedSpec,
     facts: &TableFacts,
     source: Budget,
+    sharpen: bool,
     budget: &mut BudgetUse,
     rng: &mut NoiseRng,
 ) -> Result<(RowBound, Budget), ReleaseError> {
-    let (bound, rest) = row_bound(spec, facts, source, MAX_ROWS_SHARE, budget, rng)?;
+    let (bound, rest) = row_bound(spec, facts, source, MAX_ROWS_SHARE, sharpen, budget, rng)?;
     Ok((bound, rest.expect("a share below 1 leaves a rest")))
 }
 
@@ -421,11 +440,15 @@ pub fn prepare(
     let (selection, mut release) = match strategy {
         Strategy::BaselineTruemax => (None, spec.epsilon),
         Strategy::BaselineNmax => {
-            let (bound, release) = row_bound_share(spec, facts, spec.epsilon, &mut budget, rng)?;
+            let (bound, release) =
+                row_bound_share(spec, facts, spec.epsilon, false, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
             (None, release)
         }
-        _ if rows_only && spec.max_rows.is_some() => (None, spec.epsilon),
+        // Under a key τ = 1 needs no row count: a declared bound suffices.
+        _ if rows_only && spec.max_rows.is_some() && classes.is_some_and(|c| c.key) => {
+            (None, spec.epsilon)
+        }
         _ if rows_only => {
             let (s, r) = split2(spec.epsilon, share * MAX_ROWS_SHARE)?;
             (Some(s), r)
@@ -441,10 +464,12 @@ pub fn prepare(
             Choice::Fixed(clamp_theta(max_rows.expect("n_max was set above").value))
         }
         (Strategy::UbDirect, selection) if rows_only => {
-            // θ = n_max truncates nothing; ñ caps I_P's noise.
-            // No selection budget only when n_max is declared: nothing is spent.
+            // θ = n_max truncates nothing; ñ caps I_P's noise, beside a
+            // declared bound too. No selection budget only under a key
+            // with n_max declared: nothing is spent.
             let source = selection.unwrap_or(release);
-            let (bound_rows, _) = row_bound(spec, facts, source, 1.0, &mut budget, rng)?;
+            let sharpen = selection.is_some();
+            let (bound_rows, _) = row_bound(spec, facts, source, 1.0, sharpen, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(bound_rows.bound), Some(bound_rows.high));
             let top = clamp_theta(bound_rows.bound.value);
             match classes {
@@ -470,7 +495,9 @@ pub fn prepare(
         }
         (Strategy::UbDirect, Some(selection)) if minimal_bound => {
             // ñ, then θ* = min(d̃ + margin, n_max): no degree exceeds n − 1.
-            let (rows, eps0) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
+            // I_P's noise cap reads ñ even beside a declared bound.
+            let sharpen = spec.measure == ProjectedMeasure::P;
+            let (rows, eps0) = row_bound_share(spec, facts, selection, sharpen, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(rows.bound), Some(rows.high));
             let n_max = clamp_theta(rows.bound.value);
             let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
@@ -483,15 +510,18 @@ pub fn prepare(
                 // degree): θ* from the floor up, by one noisy look.
                 let test = take_from_release(&mut release, FLOOR_LOOK_SHARE, spec.epsilon)?;
                 // θ_c and the density raise's cap from a sharper ñ.
-                let rows = match spec.max_rows {
-                    Some(declared) => declared,
-                    None => {
-                        let second =
-                            take_from_release(&mut release, FLOOR_ROWS_SHARE, spec.epsilon)?;
-                        let sharper =
-                            sharper_rows(facts, (rows.rows, budget.max_rows), second, rng)?;
-                        budget.max_rows += second.value();
-                        sharper
+                // Beside a declared bound this is the only draw (the first
+                // has no weight): a generous bound would raise the floor.
+                let rows = {
+                    let second = take_from_release(&mut release, FLOOR_ROWS_SHARE, spec.epsilon)?;
+                    let sharper = sharper_rows(facts, (rows.rows, budget.max_rows), second, rng)?;
+                    budget.max_rows += second.value();
+                    match spec.max_rows {
+                        None => sharper,
+                        Some(declared) => {
+                            let noise = DiscreteLaplace::new(1, second.value())?;
+                            sharper.saturating_add(upper_quantile(&noise, BOUND_MISS)).min(declared)
+                        }
                     }
                 };
                 // Where d̃ bounds no degree (a DC without equality beside),
@@ -536,7 +566,7 @@ pub fn prepare(
         (Strategy::UbDirect, Some(selection)) => {
             // I_MI with no degree bound: n_max is the only one. A noisy look
             // (sensitivity n_max) decides between releasing there and gem.
-            let (bound, test) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
+            let (bound, test) = row_bound_share(spec, facts, selection, true, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
             let top = clamp_theta(bound.bound.value);
             // The hubs' floor with n_max as the top: θ* from θ_c = ⌊0.1·ñ⌋
@@ -559,7 +589,8 @@ pub fn prepare(
             Choice::Generalized { candidates, epsilon, penalty }
         }
         (Strategy::Gem | Strategy::UbGem, Some(selection)) => {
-            let (bound, epsilon) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
+            let (bound, epsilon) =
+                row_bound_share(spec, facts, selection, false, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
             let candidates =
                 candidates_or(spec, clamp_theta(bound.bound.value), halving_candidates);
@@ -567,7 +598,8 @@ pub fn prepare(
             Choice::Generalized { candidates, epsilon, penalty }
         }
         (Strategy::Em | Strategy::Hem | Strategy::UbHem, Some(selection)) => {
-            let (bound, selection) = row_bound_share(spec, facts, selection, &mut budget, rng)?;
+            let (bound, selection) =
+                row_bound_share(spec, facts, selection, false, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
             let n_max = clamp_theta(bound.bound.value);
             let grid = candidates_or(spec, n_max, |top| default_candidates(top.into()));

@@ -166,10 +166,12 @@ fn ub_direct_releases_at_the_minimal_set_bound_plus_its_margin() {
     let u = r.budget;
     assert!((u.max_rows - 5e3).abs() < 1.0 && (u.degree_bound - 9.5e4).abs() < 1.0);
     assert!((u.release - 9e5).abs() < 1.0);
-    // A declared row bound caps θ* and spends nothing on ñ.
+    // A declared row bound caps θ*; below d̃ it puts the hubs' floor under
+    // it, whose ñ (0.01 ε) is drawn beside the declared bound.
     let capped = ProjectedSpec { max_rows: Some(12), ..spec.clone() };
     let (_, r) = run(&graph, &capped, &facts(&graph, 30, false), &mut NoiseRng::seeded(1)).unwrap();
-    assert_eq!((r.theta, r.budget.max_rows), (12, 0.0));
+    assert!(r.theta <= 12 && r.selection[0].mechanism == "floor-look");
+    assert!((r.budget.max_rows - 1e4).abs() < 1.0, "{:?}", r.budget);
     // So does an estimated one, below d̃: no degree exceeds n − 1.
     let small = TableFacts { rows: 20, ..facts(&graph, 30, false) };
     let (_, r) = run(&graph, &spec, &small, &mut NoiseRng::seeded(1)).unwrap();
@@ -209,6 +211,35 @@ fn ub_direct_caps_problematic_noise_at_a_tenth_of_the_rows() {
     assert!(r.noise_scale <= 0.1 * r.max_rows.unwrap().value as f64);
 }
 
+/// A generous declared row bound (ten times the 600 rows) no longer sets
+/// I_P's noise cap or its interval's row bound: `ub-direct` draws ñ beside
+/// it and reads min(declared, ñ + its 99.5% quantile), which holds n with
+/// probability ≥ 99.5%. I_MI below the floor draws nothing on rows.
+#[test]
+fn ub_direct_problematic_reads_the_row_count_beside_a_generous_declared_bound() {
+    let graph = fd_graph(20, 30);
+    let spec = ProjectedSpec {
+        max_rows: Some(6_000),
+        ..ProjectedSpec::new(ProjectedMeasure::P, Budget::new(1.0).unwrap())
+    };
+    let mut held = 0;
+    for seed in 0..50 {
+        let (_, r) =
+            run(&graph, &spec, &facts(&graph, 30, false), &mut NoiseRng::seeded(seed)).unwrap();
+        let rows = r.bounds.unwrap().rows.unwrap();
+        // ε_n = 5% of ε1 = 0.1 ε: a 99.5% quantile of ln(100)/0.005 ≈ 921.
+        assert!(rows < 3_000, "seed {seed}: rows bound {rows}");
+        held += usize::from(rows >= 600);
+        assert!((r.budget.max_rows - 0.005).abs() < 1e-9, "{:?}", r.budget);
+        assert_eq!(r.max_rows.unwrap().value, 6_000, "n_max stays the declared bound");
+        assert!(r.noise_scale <= 0.1 * rows as f64 + 1e-9);
+    }
+    assert!(held >= 48, "the bound held n in {held} of 50");
+    let mi = ProjectedSpec { measure: ProjectedMeasure::Mi, ..spec };
+    let (_, r) = run(&graph, &mi, &facts(&graph, 30, false), &mut NoiseRng::seeded(1)).unwrap();
+    assert_eq!((r.budget.max_rows, r.bounds.unwrap().rows), (0.0, Some(6_000)));
+}
+
 /// Without a degree bound (no DC has an equality) `ub-direct`'s I_MI starts at the floor
 /// θ_c = ⌊0.1·ñ⌋ below n_max, and one noisy look at f(G_θc) raises θ*
 /// while the release's noise stays under an eighth of the count.
@@ -220,12 +251,15 @@ fn ub_direct_floors_imi_without_a_degree_bound() {
         ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(50.0).unwrap())
     };
     let (_, r) = run(&graph, &spec, &no_equality(&graph), &mut NoiseRng::seeded(1)).unwrap();
-    // ε_t = 5 (the selection's tenth: n_max is declared): the look's scale
-    // is 12, the count 1,920 absorbs any θ up to n_max.
+    // ε_t = 4.75 (the selection's tenth, less the 5% on ñ, drawn beside the
+    // declared bound; its 99.5% bound is above 600, so θ_c = 60): the
+    // look's scale is 13, the count 1,920 absorbs any θ up to n_max.
     assert_eq!(r.selection.len(), 1);
     assert_eq!((r.selection[0].mechanism.as_str(), r.selection[0].sensitivity), ("floor-look", 60));
     assert_eq!(r.theta, 600);
-    assert!((r.budget.selection - 5.0).abs() < 1e-9 && (r.budget.release - 45.0).abs() < 1e-9);
+    let u = r.budget;
+    assert!((u.selection - 4.75).abs() < 1e-9 && (u.max_rows - 0.25).abs() < 1e-9, "{u:?}");
+    assert!((u.release - 45.0).abs() < 1e-9);
     // At ε = 1/8 the count absorbs little more than the floor: over seeds,
     // θ* is mostly the floor and always on the grid from it.
     let low = ProjectedSpec { epsilon: Budget::new(0.125).unwrap(), ..spec };
