@@ -16,10 +16,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use dpincon_api::Strategy;
 use dpincon_engine::{
     DataFormat, JobConfig, NON_PRIVATE_LABEL, ReleaseOptions, TestOptions, run_job,
 };
-use dpincon_release::Strategy;
 
 /// dpincon: how inconsistent is a private table, under differential privacy.
 #[derive(Debug, Parser)]
@@ -337,7 +337,7 @@ fn parse_strategies(names: Option<&[String]>) -> Result<Vec<Strategy>, String> {
             .iter()
             .map(|n| n.parse())
             .collect::<Result<_, _>>()
-            .map_err(|e: dpincon_release::ReleaseError| e.to_string()),
+            .map_err(|e: dpincon_api::ParseError| e.to_string()),
         None => Ok(Strategy::ALL.to_vec()),
     }
 }

@@ -19,11 +19,11 @@
 
 use std::path::PathBuf;
 
+use dpincon_api::ReleaseOptions;
 use dpincon_engine::gate::{
     DEFAULT_BETA, GateCheck, GateOptions, GatePlan, PublishedEpochs, epoch_charges,
 };
 use dpincon_engine::{Measure, Report};
-use dpincon_options::ReleaseOptions;
 use dpincon_release::Direction;
 use serde::Deserialize;
 

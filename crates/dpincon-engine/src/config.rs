@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use dpincon_options::{ReleaseOptions, TestOptions};
+use dpincon_api::{ReleaseOptions, TestOptions};
 use dpincon_source::{DataFormat, PostgresSource};
 use serde::{Deserialize, Serialize};
 
@@ -95,7 +95,7 @@ impl DataSpec {
 
     /// The keys only an operator sets.
     pub fn keys() -> &'static [&'static str] {
-        dpincon_options::keys::<DataSpec>()
+        dpincon_api::keys::<DataSpec>()
     }
 }
 
@@ -123,7 +123,7 @@ impl JobConfig {
 
 #[cfg(test)]
 mod tests {
-    use dpincon_options::{Measure, Strategy};
+    use dpincon_api::{Measure, Strategy};
 
     use super::*;
 

@@ -22,7 +22,7 @@ mod report;
 pub mod validate;
 
 pub use config::{DataSpec, JobConfig};
-pub use dpincon_options::{Measure, ReleaseOptions, TestOptions};
+pub use dpincon_api::{Measure, ReleaseOptions, TestOptions};
 pub use dpincon_source::{DataFormat, PostgresSource};
 pub use job::{
     JobLoader, LoadedJob, LocalLoader, NoProgress, Phase, Prepaid, Progress, job_threads, load,

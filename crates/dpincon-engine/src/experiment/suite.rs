@@ -17,8 +17,9 @@ use std::str::FromStr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dpincon_options::{Measure, ReleaseOptions};
-use dpincon_release::{ProjectedMeasure, Selector, Strategy};
+use dpincon_api::{Measure, ReleaseOptions};
+use dpincon_api::{Selector, Strategy};
+use dpincon_release::ProjectedMeasure;
 use serde::{Deserialize, Serialize};
 
 use super::cache::ProjectionCache;
@@ -179,7 +180,7 @@ impl FromStr for SuiteConfig {
             None => (rest, None),
         };
         let strategy: Strategy =
-            name.parse().map_err(|e: dpincon_release::ReleaseError| bad(e.to_string()))?;
+            name.parse().map_err(|e: dpincon_api::ParseError| bad(e.to_string()))?;
         Ok(SuiteConfig { strategy, selector, selection_share: share, grid })
     }
 }

@@ -1,6 +1,7 @@
 //! The accuracy sweep: every strategy at several ε, beside the oracle.
 
-use dpincon_release::{ProjectedMeasure, Strategy};
+use dpincon_api::Strategy;
+use dpincon_release::ProjectedMeasure;
 use serde::Serialize;
 
 use super::curve::ProjectionCurve;

@@ -3,7 +3,8 @@
 //! yardstick 2·LP beside it (SPEC §6: the paper's I_R error is against
 //! 2·LP, itself a 2-approximation, not against I_R).
 
-use dpincon_release::{ProjectedMeasure, RepairMethod, RepairValues, Strategy, release_repair};
+use dpincon_api::Strategy;
+use dpincon_release::{ProjectedMeasure, RepairMethod, RepairValues, release_repair};
 use serde::Serialize;
 
 use crate::job::{LoadedJob, noise_rng};
