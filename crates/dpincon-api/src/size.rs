@@ -38,7 +38,8 @@ impl FromStr for ByteSize {
             _ => None,
         };
         match (number.parse::<f64>(), shift) {
-            (Ok(v), Some(shift)) if v.is_finite() && v > 0.0 => {
+            // A fraction of a byte is no size either.
+            (Ok(v), Some(shift)) if v.is_finite() && v * (1u64 << shift) as f64 >= 1.0 => {
                 Ok(ByteSize((v * (1u64 << shift) as f64) as u64))
             }
             _ => Err(ParseError::ByteSize(text.into())),
@@ -142,7 +143,7 @@ mod tests {
         assert_eq!(size("1.5k"), Ok(1536));
         assert_eq!(size("4096"), Ok(4096));
         assert_eq!(size("800M"), Ok(800 << 20));
-        for bad in ["", "lots", "-1G", "0", "1.5.2G", "3PB", "NaN"] {
+        for bad in ["", "lots", "-1G", "0", "0.5", "1.5.2G", "3PB", "NaN", "GiB", "12 parsecs"] {
             assert_eq!(size(bad), Err(ParseError::ByteSize(bad.into())), "{bad}");
         }
         assert_eq!(

@@ -4,12 +4,13 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use dpincon_api::Duration;
 use dpincon_engine::{DataFormat, Measure, PostgresSource, ReleaseOptions};
 use dpincon_source::ObjectUrl;
 use serde::{Deserialize, Serialize};
 
 use crate::AuditError;
-use crate::gated::{GateSettings, parse_horizon};
+use crate::gated::{GateSettings, horizon_days};
 use crate::notify::Notify;
 use crate::schema;
 
@@ -40,7 +41,7 @@ pub struct Suite {
     /// How long the budget plan of gated datasets must last: `"365d"`
     /// (days) or `"52w"` (weeks); required with any `[dataset.gate]`.
     #[serde(default)]
-    pub horizon: Option<String>,
+    pub horizon: Option<Duration>,
 }
 
 /// One table and the checks on it.
@@ -210,7 +211,7 @@ pub fn measure_meaning(measure: &str) -> &'static str {
 impl Suite {
     /// The horizon in days, when declared (checked at parse).
     pub fn horizon_days(&self) -> Option<u32> {
-        self.horizon.as_deref().and_then(|h| parse_horizon(h).ok())
+        self.horizon.and_then(|h| horizon_days(h).ok())
     }
 
     /// The time zone dates are shown in (`None`: UTC); checked at parse.
@@ -292,7 +293,7 @@ impl Suite {
         if let Some(notify) = &self.notify {
             notify.validate()?;
         }
-        let horizon = self.horizon.as_deref().map(parse_horizon).transpose()?;
+        let horizon = self.horizon.map(horizon_days).transpose()?;
         let mut datasets = HashSet::new();
         let mut checks = HashSet::new();
         for d in &mut self.datasets {

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use dpincon_api::Strategy;
+use dpincon_api::{ByteSize, Strategy};
 use dpincon_engine::{
     DataFormat, JobConfig, NON_PRIVATE_LABEL, ReleaseOptions, TestOptions, run_job,
 };
@@ -150,7 +150,7 @@ struct JobArgs {
     threads: Option<usize>,
     /// Memory for detection (the encoded table and the conflict graph) before the graph spills to disk, e.g. 1GiB.
     #[arg(long)]
-    memory_limit: Option<String>,
+    memory_limit: Option<ByteSize>,
     #[command(flatten)]
     test: TestOptions,
     #[command(flatten)]
