@@ -126,17 +126,17 @@ pub fn options(d: &Dataset, suite: &Suite, epochs: &HistoryEpochs) -> Option<Gat
     let checks = d
         .checks
         .iter()
-        .filter_map(|c| {
-            let measure = Measure::ALL.into_iter().find(|m| m.name() == c.measure)?;
+        .map(|c| {
+            let measure = c.measure;
             let t = c.threshold(d.max_rows);
-            Some(match c.at_least() {
+            match c.at_least() {
                 true => {
                     GateCheck { measure, direction: Direction::AtLeast, threshold: t.ceil() as i64 }
                 }
                 false => {
                     GateCheck { measure, direction: Direction::AtMost, threshold: t.floor() as i64 }
                 }
-            })
+            }
         })
         .collect();
     Some(GateOptions {

@@ -123,7 +123,7 @@ pub struct Check {
     /// A name, unique in the suite.
     pub name: String,
     /// `mi`, `p` or `r`.
-    pub measure: String,
+    pub measure: Measure,
     /// Absolute threshold on the measure.
     #[serde(default)]
     pub max: Option<f64>,
@@ -195,16 +195,6 @@ impl Dataset {
             measures: Some(self.measures.clone()),
             ..ReleaseOptions::default()
         }
-    }
-}
-
-/// What the measures mean, for reports.
-pub fn measure_meaning(measure: &str) -> &'static str {
-    match measure {
-        "mi" => "I_MI: number of conflicting row pairs (edges of the conflict graph)",
-        "p" => "I_P: number of rows involved in at least one conflict",
-        "r" => "I_R: minimum number of rows to delete to remove every conflict",
-        _ => "unknown measure",
     }
 }
 
@@ -340,7 +330,7 @@ impl Suite {
             }
             if d.measures.is_empty() {
                 for m in Measure::ALL {
-                    if d.checks.iter().any(|c| c.measure == m.name()) {
+                    if d.checks.iter().any(|c| c.measure == m) {
                         d.measures.push(m);
                     }
                 }
@@ -350,7 +340,7 @@ impl Suite {
                 if !checks.insert(c.name.clone()) {
                     return Err(format!("duplicate check name '{}'", c.name));
                 }
-                if !d.measures.iter().any(|m| m.name() == c.measure) {
+                if !d.measures.contains(&c.measure) {
                     let released: Vec<&str> = d.measures.iter().map(|m| m.name()).collect();
                     return Err(format!(
                         "{at}: measure '{}' is not released by dataset '{}' (measures: {})",

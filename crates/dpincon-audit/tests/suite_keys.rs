@@ -88,7 +88,10 @@ fn malformed_values_are_named() {
             "line 8: `epsilon`: invalid type: string \"one\"",
         ),
         (edit("ledger = \"t.ledger\"", "ledger = \"\""), "dataset 't': `ledger` is empty"),
-        (edit("measure = \"mi\"", "measure = \"x\""), "measure 'x' is not released"),
+        (
+            edit("measure = \"mi\"", "measure = \"x\""),
+            "`measure`: unknown measure 'x' (use mi, p, r)",
+        ),
     ]);
 }
 
