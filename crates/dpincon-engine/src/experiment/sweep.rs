@@ -70,7 +70,7 @@ pub fn sweep(
             rows.push(SweepRow {
                 epsilon,
                 row: UtilityRow {
-                    measure: measure.name(),
+                    measure: measure.into(),
                     strategy: ORACLE.into(),
                     exact: values(curve, measure).last().copied().unwrap_or(0),
                     mean_relative_error: error,
