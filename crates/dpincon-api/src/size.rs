@@ -51,7 +51,8 @@ impl FromStr for ByteSize {
 /// `1536`, `1073741824` is `1GiB`): it reads back to the same bytes.
 impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let unit = BYTE_UNITS.iter().find(|(_, shift)| self.0 > 0 && self.0 % (1 << shift) == 0);
+        let unit =
+            BYTE_UNITS.iter().find(|(_, shift)| self.0 > 0 && self.0.is_multiple_of(1 << shift));
         match unit {
             Some((name, shift)) => write!(f, "{}{name}", self.0 >> shift),
             None => write!(f, "{}", self.0),
@@ -75,7 +76,7 @@ impl Duration {
     /// The span in whole days, if it is a whole number of them.
     pub fn whole_days(self) -> Option<u64> {
         let secs = self.0.as_secs();
-        (secs % 86_400 == 0 && self.0.subsec_nanos() == 0).then_some(secs / 86_400)
+        (secs.is_multiple_of(86_400) && self.0.subsec_nanos() == 0).then_some(secs / 86_400)
     }
 }
 
@@ -105,7 +106,7 @@ impl FromStr for Duration {
 impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let secs = self.0.as_secs();
-        match TIME_UNITS.iter().find(|(_, scale)| secs > 0 && secs % scale == 0) {
+        match TIME_UNITS.iter().find(|(_, scale)| secs > 0 && secs.is_multiple_of(*scale)) {
             Some((name, scale)) => write!(f, "{}{name}", secs / scale),
             None => write!(f, "{secs}s"),
         }

@@ -116,7 +116,7 @@ fn summary(report: &SweepReport) -> String {
     out
 }
 
-fn series<'a>(report: &'a SweepReport, measure: Measure) -> BTreeMap<&'a str, Vec<(f64, f64)>> {
+fn series(report: &SweepReport, measure: Measure) -> BTreeMap<&str, Vec<(f64, f64)>> {
     let mut series: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
     for r in report.rows.iter().filter(|r| r.row.measure == measure) {
         series.entry(&r.row.strategy).or_default().push((r.epsilon, r.row.mean_relative_error));
