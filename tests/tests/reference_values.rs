@@ -105,7 +105,7 @@ async fn format_threads_and_strategy_do_not_change_results() {
     let brute = with(&|j| j.test.brute_force = true).await;
     // A tiny budget forces the graph to spill to disk; nothing may change.
     let spilled = with(&|j| {
-        j.data.memory_limit = Some("64KiB".into());
+        j.data.memory_limit = Some(dpincon_api::ByteSize(64 << 10));
         j.data.threads = Some(2);
     })
     .await;

@@ -13,6 +13,7 @@
 
 use std::path::PathBuf;
 
+use dpincon_api::Duration;
 use dpincon_engine::Measure;
 use dpincon_engine::gate::{
     GateCheck, GateOptions, GateOutcome, GatePlan, GateReport, OpenReason, PublishedEpochs,
@@ -61,20 +62,15 @@ impl GateSettings {
     }
 }
 
-/// `horizon = "365d"` (or `"52w"`) in days.
-pub fn parse_horizon(text: &str) -> Result<u32, String> {
-    let bad = || format!("horizon = \"{text}\" must be a number of days or weeks, e.g. \"365d\"");
-    let (number, unit) = text.trim().split_at(text.trim().len().saturating_sub(1));
-    let n: u32 = number.trim().parse().map_err(|_| bad())?;
-    let days = match unit {
-        "d" => n,
-        "w" => n.checked_mul(7).ok_or_else(bad)?,
-        _ => return Err(bad()),
-    };
-    if days == 0 || days > 36_600 {
-        return Err(bad());
+/// `horizon = "365d"` (or `"52w"`) in days: a whole number of them, at
+/// most a century.
+pub fn horizon_days(horizon: Duration) -> Result<u32, String> {
+    match horizon.whole_days() {
+        Some(days @ 1..=36_600) => Ok(days as u32),
+        _ => {
+            Err(format!("horizon = \"{horizon}\" must be a number of days or weeks, e.g. \"365d\""))
+        }
     }
-    Ok(days)
 }
 
 impl Dataset {
@@ -130,17 +126,17 @@ pub fn options(d: &Dataset, suite: &Suite, epochs: &HistoryEpochs) -> Option<Gat
     let checks = d
         .checks
         .iter()
-        .filter_map(|c| {
-            let measure = Measure::ALL.into_iter().find(|m| m.name() == c.measure)?;
+        .map(|c| {
+            let measure = c.measure;
             let t = c.threshold(d.max_rows);
-            Some(match c.at_least() {
+            match c.at_least() {
                 true => {
                     GateCheck { measure, direction: Direction::AtLeast, threshold: t.ceil() as i64 }
                 }
                 false => {
                     GateCheck { measure, direction: Direction::AtMost, threshold: t.floor() as i64 }
                 }
-            })
+            }
         })
         .collect();
     Some(GateOptions {

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use rusqlite::types::Type;
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 
@@ -66,7 +67,7 @@ pub struct StoredCheck {
     /// Check name.
     pub name: String,
     /// `mi`, `p` or `r`.
-    pub measure: String,
+    pub measure: Measure,
     /// The release's point value.
     pub value: Option<i64>,
     /// Its 95% interval.
@@ -135,7 +136,7 @@ pub struct Trend {
     /// Check name.
     pub check: String,
     /// Measure.
-    pub measure: String,
+    pub measure: Measure,
     /// The nights.
     pub points: Vec<Point>,
 }
@@ -215,7 +216,7 @@ impl History {
                             id,
                             c.dataset,
                             c.name,
-                            c.measure,
+                            c.measure.name(),
                             c.threshold,
                             c.value,
                             c.ci95.map(|i| i[0]),
@@ -299,9 +300,8 @@ impl History {
         self.each_run(suite, false, |run| {
             for d in run.datasets.iter().filter(|d| d.name == dataset) {
                 for c in &d.checks {
-                    let measure = Measure::ALL.into_iter().find(|m| m.name() == c.measure);
-                    if let (Some(m), Some(g)) = (measure, &c.gate) {
-                        epochs.record(m, &g.opened_by, g.nights_used, run.started_unix);
+                    if let Some(g) = &c.gate {
+                        epochs.record(c.measure, &g.opened_by, g.nights_used, run.started_unix);
                     }
                 }
             }
@@ -354,7 +354,9 @@ impl History {
                 Ok((
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(2)?.parse::<Measure>().map_err(|e| {
+                        rusqlite::Error::FromSqlConversionFailure(2, Type::Text, Box::new(e))
+                    })?,
                     Point {
                         started_unix: row.get::<_, i64>(3)? as u64,
                         value: row.get(4)?,

@@ -16,6 +16,7 @@
 
 use std::time::Duration;
 
+use dpincon_api::Measure;
 use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
@@ -189,7 +190,7 @@ pub struct CheckAlert {
     /// The check's name.
     pub check: String,
     /// `mi`, `p` or `r`.
-    pub measure: String,
+    pub measure: Measure,
     /// The release's 95% interval (wholly above the threshold).
     pub ci95: [i64; 2],
     /// The threshold, in the measure's units.
@@ -282,7 +283,7 @@ pub fn events(run: &AuditRun, notify: &Notify) -> Vec<Event> {
             let alert = CheckAlert {
                 dataset: c.dataset.clone(),
                 check: c.name.clone(),
-                measure: c.measure.clone(),
+                measure: c.measure,
                 ci95,
                 threshold: c.threshold,
                 at_least: c.at_least,

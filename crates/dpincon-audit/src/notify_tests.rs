@@ -23,7 +23,7 @@ fn check(name: &str, verdict: Verdict, warn_only: bool) -> CheckResult {
     CheckResult {
         name: name.into(),
         dataset: "t".into(),
-        measure: "mi".into(),
+        measure: Measure::Mi,
         threshold: 30.0,
         at_least: false,
         value: ci95.map(|_| 50),
@@ -82,7 +82,7 @@ fn alert(check: &str) -> CheckAlert {
     CheckAlert {
         dataset: "t".into(),
         check: check.into(),
-        measure: "mi".into(),
+        measure: Measure::Mi,
         ci95: [40, 60],
         threshold: 30.0,
         at_least: false,

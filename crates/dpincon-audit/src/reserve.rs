@@ -139,15 +139,15 @@ pub(crate) fn reserved(
     let note = note(&declared.version, last.from.started_unix, zone);
     // One release per measure; every check of a measure shows the same
     // one, so a check added or renamed since reads it too.
-    let stored: BTreeMap<&str, Released> = last
+    let stored: BTreeMap<Measure, Released> = last
         .checks
         .iter()
         .filter_map(|c| {
             let (value, ci95, epsilon) = (c.value?, c.ci95?, c.epsilon?);
-            Some((c.measure.as_str(), Released { value, ci95, epsilon, gate: None }))
+            Some((c.measure, Released { value, ci95, epsilon, gate: None }))
         })
         .collect();
-    let mut checks = check_results(d, None, |measure| stored.get(measure).cloned());
+    let mut checks = check_results(d, None, |measure| stored.get(&measure).cloned());
     for c in &mut checks {
         c.message = match c.ci95 {
             Some(_) => format!("{note}; {}", c.message),

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use dpincon_engine::gate::{GateOptions, GateOutcome};
-use dpincon_engine::{DataFormat, DataSpec, JobConfig, Report, TestOptions, ledger};
+use dpincon_engine::{DataFormat, DataSpec, JobConfig, Measure, Report, TestOptions, ledger};
 use serde::Serialize;
 
 use crate::context::RunContext;
@@ -60,7 +60,7 @@ pub struct CheckResult {
     /// Dataset name.
     pub dataset: String,
     /// `mi`, `p` or `r`.
-    pub measure: String,
+    pub measure: Measure,
     /// The threshold in the measure's units.
     pub threshold: f64,
     /// The threshold is a minimum (`min`): the check wants the measure at
@@ -468,13 +468,13 @@ fn judge(
 pub(crate) fn check_results(
     d: &Dataset,
     error: Option<Reason>,
-    release: impl Fn(&str) -> Option<Released>,
+    release: impl Fn(Measure) -> Option<Released>,
 ) -> Vec<CheckResult> {
     d.checks
         .iter()
         .map(|c| {
             let threshold = c.threshold(d.max_rows);
-            let release = release(&c.measure);
+            let release = release(c.measure);
             let release = release.as_ref();
             let value = release.map(|r| r.value);
             let ci95 = release.map(|r| r.ci95);
@@ -517,7 +517,7 @@ pub(crate) fn check_results(
                 gate: release.and_then(|r| r.gate.clone()),
                 name: c.name.clone(),
                 dataset: d.name.clone(),
-                measure: c.measure.clone(),
+                measure: c.measure,
                 threshold,
                 value,
                 ci95,
@@ -542,30 +542,22 @@ pub(crate) struct Released {
 }
 
 /// The release of `measure` (`mi`, `p` or `r`) in `report`, if any.
-fn released(report: &Report, measure: &str) -> Option<Released> {
+fn released(report: &Report, measure: Measure) -> Option<Released> {
     // A gated night: the gate's value and interval (a fresh one's are the
     // release's), and the epoch.
     if let Some(gated) = &report.gated {
-        let g = gated.iter().find(|g| g.measure.name() == measure)?;
+        let g = gated.iter().find(|g| g.measure == measure)?;
         let gate = Some(CheckGate::of(g));
         let epsilon = g.epoch.release_epsilon;
         return Some(Released { value: g.value, ci95: g.ci95, epsilon, gate });
     }
     let m = report.measures.as_ref()?;
-    let projected = match measure {
-        "mi" => m.mi.as_ref(),
-        "p" => m.p.as_ref(),
-        _ => None,
-    };
-    match (projected, &m.r) {
-        (Some(r), _) => {
-            Some(Released { value: r.value, ci95: r.ci95, epsilon: r.epsilon, gate: None })
-        }
-        (None, Some(r)) if measure == "r" => {
-            Some(Released { value: r.value, ci95: r.ci95, epsilon: r.epsilon, gate: None })
-        }
-        _ => None,
-    }
+    let (value, ci95, epsilon) = match measure {
+        Measure::Mi => m.mi.as_ref().map(|r| (r.value, r.ci95, r.epsilon)),
+        Measure::P => m.p.as_ref().map(|r| (r.value, r.ci95, r.epsilon)),
+        Measure::R => m.r.as_ref().map(|r| (r.value, r.ci95, r.epsilon)),
+    }?;
+    Some(Released { value, ci95, epsilon, gate: None })
 }
 
 #[cfg(test)]

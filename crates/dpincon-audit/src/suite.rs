@@ -4,12 +4,13 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use dpincon_api::Duration;
 use dpincon_engine::{DataFormat, Measure, PostgresSource, ReleaseOptions};
 use dpincon_source::ObjectUrl;
 use serde::{Deserialize, Serialize};
 
 use crate::AuditError;
-use crate::gated::{GateSettings, parse_horizon};
+use crate::gated::{GateSettings, horizon_days};
 use crate::notify::Notify;
 use crate::schema;
 
@@ -40,7 +41,7 @@ pub struct Suite {
     /// How long the budget plan of gated datasets must last: `"365d"`
     /// (days) or `"52w"` (weeks); required with any `[dataset.gate]`.
     #[serde(default)]
-    pub horizon: Option<String>,
+    pub horizon: Option<Duration>,
 }
 
 /// One table and the checks on it.
@@ -122,7 +123,7 @@ pub struct Check {
     /// A name, unique in the suite.
     pub name: String,
     /// `mi`, `p` or `r`.
-    pub measure: String,
+    pub measure: Measure,
     /// Absolute threshold on the measure.
     #[serde(default)]
     pub max: Option<f64>,
@@ -197,20 +198,10 @@ impl Dataset {
     }
 }
 
-/// What the measures mean, for reports.
-pub fn measure_meaning(measure: &str) -> &'static str {
-    match measure {
-        "mi" => "I_MI: number of conflicting row pairs (edges of the conflict graph)",
-        "p" => "I_P: number of rows involved in at least one conflict",
-        "r" => "I_R: minimum number of rows to delete to remove every conflict",
-        _ => "unknown measure",
-    }
-}
-
 impl Suite {
     /// The horizon in days, when declared (checked at parse).
     pub fn horizon_days(&self) -> Option<u32> {
-        self.horizon.as_deref().and_then(|h| parse_horizon(h).ok())
+        self.horizon.and_then(|h| horizon_days(h).ok())
     }
 
     /// The time zone dates are shown in (`None`: UTC); checked at parse.
@@ -292,7 +283,7 @@ impl Suite {
         if let Some(notify) = &self.notify {
             notify.validate()?;
         }
-        let horizon = self.horizon.as_deref().map(parse_horizon).transpose()?;
+        let horizon = self.horizon.map(horizon_days).transpose()?;
         let mut datasets = HashSet::new();
         let mut checks = HashSet::new();
         for d in &mut self.datasets {
@@ -339,7 +330,7 @@ impl Suite {
             }
             if d.measures.is_empty() {
                 for m in Measure::ALL {
-                    if d.checks.iter().any(|c| c.measure == m.name()) {
+                    if d.checks.iter().any(|c| c.measure == m) {
                         d.measures.push(m);
                     }
                 }
@@ -349,7 +340,7 @@ impl Suite {
                 if !checks.insert(c.name.clone()) {
                     return Err(format!("duplicate check name '{}'", c.name));
                 }
-                if !d.measures.iter().any(|m| m.name() == c.measure) {
+                if !d.measures.contains(&c.measure) {
                     let released: Vec<&str> = d.measures.iter().map(|m| m.name()).collect();
                     return Err(format!(
                         "{at}: measure '{}' is not released by dataset '{}' (measures: {})",

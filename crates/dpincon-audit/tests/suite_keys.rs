@@ -88,7 +88,10 @@ fn malformed_values_are_named() {
             "line 8: `epsilon`: invalid type: string \"one\"",
         ),
         (edit("ledger = \"t.ledger\"", "ledger = \"\""), "dataset 't': `ledger` is empty"),
-        (edit("measure = \"mi\"", "measure = \"x\""), "measure 'x' is not released"),
+        (
+            edit("measure = \"mi\"", "measure = \"x\""),
+            "`measure`: unknown measure 'x' (use mi, p, r)",
+        ),
     ]);
 }
 
@@ -234,7 +237,10 @@ fn a_gated_dataset_needs_a_horizon_and_a_plan_that_lasts_it() {
     assert_eq!(d.gate_state().as_deref(), Some(Path::new("/x/t.gate")));
     assert_refused(&[
         (with("", "epsilon = 2\nrefreshes = 1"), "needs the suite's `horizon`"),
-        (with("horizon = \"1y\"\n", "epsilon = 2\nrefreshes = 1"), "horizon = \"1y\""),
+        (
+            with("horizon = \"1y\"\n", "epsilon = 2\nrefreshes = 1"),
+            "`horizon`: '1y' is not a duration",
+        ),
         // 2 epochs × (1 + 2) = 6 > cap 5.
         (with("horizon = \"365d\"\n", "epsilon = 2\nrefreshes = 2"), "cannot last the horizon"),
         (

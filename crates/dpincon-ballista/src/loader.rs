@@ -11,7 +11,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use dpincon_engine::{
     EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, check_repair_memory,
-    job_threads, parse_bytes, plan_reports, read_options, to_class_facts, to_cover_facts,
+    job_threads, plan_reports, read_options, to_class_facts, to_cover_facts,
 };
 use dpincon_graph::{EdgeFingerprint, SpillConfig, edge_stream_fingerprint};
 use dpincon_release::TableFacts;
@@ -279,7 +279,7 @@ impl JobLoader for BallistaLoader {
         progress.start(Phase::Detect);
         let detect_start = Instant::now();
         let memory = match &config.data.memory_limit {
-            Some(limit) => parse_bytes(limit)?,
+            Some(limit) => limit.bytes(),
             None => self.graph_memory,
         };
         let threads = job_threads(config);

@@ -48,7 +48,7 @@ struct ScaleArgs {
     threads: Option<usize>,
     /// Memory limit of the job's graph, e.g. 1GiB.
     #[arg(long)]
-    memory_limit: Option<String>,
+    memory_limit: Option<dpincon_api::ByteSize>,
     /// Run the naive baseline on sizes up to this many rows.
     #[arg(long, default_value_t = 10_000)]
     naive_max_rows: u64,
@@ -161,7 +161,7 @@ fn child_job(data: &Path, dcs: &Path, args: &ScaleArgs) -> Result<Report, String
     }
     if let Some(m) = &args.memory_limit {
         // I_R's LP has no public memory bound: under a budget only the greedy cover.
-        cmd.args(["--memory-limit", m, "--ir-method", "greedy"]);
+        cmd.args(["--memory-limit", &m.to_string(), "--ir-method", "greedy"]);
     }
     let out = cmd.output().map_err(|e| e.to_string())?;
     if !out.status.success() {

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use dpincon_api::Measure;
 use dpincon_engine::experiment::{CoverageOptions, CoverageReport, coverage};
 use plotters::prelude::*;
 
@@ -157,7 +158,9 @@ fn chart(report: &CoverageReport, path: &Path) -> Result<(), String> {
             .label(format!("stated {stated}"))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], dashed));
         for (i, (measure, title)) in
-            [("mi", "I_MI"), ("p", "I_P"), ("r", "I_R")].into_iter().enumerate()
+            [(Measure::Mi, "I_MI"), (Measure::P, "I_P"), (Measure::R, "I_R")]
+                .into_iter()
+                .enumerate()
         {
             let data: Vec<(f64, f64)> = report
                 .rows

@@ -16,10 +16,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use dpincon_api::{ByteSize, Strategy};
 use dpincon_engine::{
     DataFormat, JobConfig, NON_PRIVATE_LABEL, ReleaseOptions, TestOptions, run_job,
 };
-use dpincon_release::Strategy;
 
 /// dpincon: how inconsistent is a private table, under differential privacy.
 #[derive(Debug, Parser)]
@@ -150,7 +150,7 @@ struct JobArgs {
     threads: Option<usize>,
     /// Memory for detection (the encoded table and the conflict graph) before the graph spills to disk, e.g. 1GiB.
     #[arg(long)]
-    memory_limit: Option<String>,
+    memory_limit: Option<ByteSize>,
     #[command(flatten)]
     test: TestOptions,
     #[command(flatten)]
@@ -337,7 +337,7 @@ fn parse_strategies(names: Option<&[String]>) -> Result<Vec<Strategy>, String> {
             .iter()
             .map(|n| n.parse())
             .collect::<Result<_, _>>()
-            .map_err(|e: dpincon_release::ReleaseError| e.to_string()),
+            .map_err(|e: dpincon_api::ParseError| e.to_string()),
         None => Ok(Strategy::ALL.to_vec()),
     }
 }

@@ -9,9 +9,9 @@
 
 use std::path::PathBuf;
 
+use dpincon_api::{ReleaseOptions, TestOptions};
 use dpincon_client::{Client, ClientError, ClientJob, ClientTls, StatusView, Token, progress_line};
 use dpincon_engine::Report;
-use dpincon_options::{ReleaseOptions, TestOptions};
 
 use crate::{Format, output};
 

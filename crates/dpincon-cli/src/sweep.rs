@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use dpincon_api::Measure;
 use dpincon_engine::experiment::{ORACLE, SweepOptions, SweepReport, projection_curve, sweep};
 use plotters::prelude::*;
 
@@ -45,7 +46,7 @@ pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n";
     emit(&json, Some(&args.out.join("sweep.json")))?;
     let mut charts = Vec::new();
-    for measure in ["mi", "p", "r"] {
+    for measure in Measure::ALL {
         if report.rows.iter().any(|r| r.row.measure == measure) {
             let path = args.out.join(format!("sweep-{measure}.svg"));
             chart(&report, measure, &path)?;
@@ -89,7 +90,7 @@ fn summary(report: &SweepReport) -> String {
     let mut epsilons: Vec<f64> = report.rows.iter().map(|r| r.epsilon).collect();
     epsilons.dedup();
     let mut out = String::new();
-    for measure in ["mi", "p", "r"] {
+    for measure in Measure::ALL {
         let series = series(report, measure);
         if series.is_empty() {
             continue;
@@ -115,7 +116,7 @@ fn summary(report: &SweepReport) -> String {
     out
 }
 
-fn series<'a>(report: &'a SweepReport, measure: &str) -> BTreeMap<&'a str, Vec<(f64, f64)>> {
+fn series(report: &SweepReport, measure: Measure) -> BTreeMap<&str, Vec<(f64, f64)>> {
     let mut series: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
     for r in report.rows.iter().filter(|r| r.row.measure == measure) {
         series.entry(&r.row.strategy).or_default().push((r.epsilon, r.row.mean_relative_error));
@@ -124,7 +125,7 @@ fn series<'a>(report: &'a SweepReport, measure: &str) -> BTreeMap<&'a str, Vec<(
 }
 
 /// Error against ε on log axes, a line per strategy, the oracle dashed.
-fn chart(report: &SweepReport, measure: &str, path: &Path) -> Result<(), String> {
+fn chart(report: &SweepReport, measure: Measure, path: &Path) -> Result<(), String> {
     let series = series(report, measure);
     let points = series.values().flatten();
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
@@ -136,9 +137,9 @@ fn chart(report: &SweepReport, measure: &str, path: &Path) -> Result<(), String>
         y1 = y1.max(y);
     }
     let title = match measure {
-        "mi" => "I_MI (conflicting pairs)",
-        "p" => "I_P (rows in a conflict)",
-        _ => "I_R (rows to delete)",
+        Measure::Mi => "I_MI (conflicting pairs)",
+        Measure::P => "I_P (rows in a conflict)",
+        Measure::R => "I_R (rows to delete)",
     };
     experiment_io::svg(path, |root| {
         let mut chart = experiment_io::frame(root, &format!("{title}: mean relative error vs ε"))

@@ -2,7 +2,7 @@
 //! line between client and operator: a key it does not declare (a path, a
 //! ledger, a cap) cannot be sent; the coordinator names the operator's.
 
-use dpincon_options::{ReleaseOptions, TestOptions};
+use dpincon_api::{ReleaseOptions, TestOptions};
 use serde::{Deserialize, Serialize};
 
 /// A job on a registered dataset (kebab-case keys, JSON or TOML).
@@ -49,7 +49,7 @@ impl ClientJob {
 
 #[cfg(test)]
 mod tests {
-    use dpincon_options::{Measure, Strategy};
+    use dpincon_api::{Measure, Strategy};
 
     use super::*;
 

@@ -6,7 +6,7 @@
 //!
 //! - [`client`]: [`Client`], the calls, and a job's status as people read it.
 //! - [`job`]: [`ClientJob`], what a client may ask (the options are
-//!   `dpincon-options`', shared with the engine).
+//!   `dpincon-api`', shared with the engine).
 //! - [`auth`]: the client's [`Token`] (from a file or `DPINCON_TOKEN`).
 //! - [`tls`]: [`ClientTls`], the CA a client trusts.
 

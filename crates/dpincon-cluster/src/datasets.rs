@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use dpincon_api::ByteSize;
 use dpincon_constraints::TableSchema;
 use dpincon_engine::DataSpec;
 use dpincon_source::{DataFormat, declared_schema, parquet_schema, parse_schema_override};
@@ -83,6 +84,9 @@ impl ReleaseMode {
 /// graph at once.
 const MAX_SLOTS: usize = 64;
 
+/// The least `max-job-memory`.
+const MIN_JOB_MEMORY: ByteSize = ByteSize(64 << 20);
+
 /// The default `job-deadline`.
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
 
@@ -114,9 +118,9 @@ struct RawDataset {
     #[serde(default)]
     threads: Option<usize>,
     #[serde(default)]
-    memory_limit: Option<String>,
+    memory_limit: Option<ByteSize>,
     #[serde(default)]
-    job_deadline: Option<String>,
+    job_deadline: Option<dpincon_api::Duration>,
     #[serde(default)]
     release: Option<ReleaseMode>,
     #[serde(default)]
@@ -130,9 +134,9 @@ struct RawDataset {
     #[serde(default)]
     quota_epsilon: Option<f64>,
     #[serde(default)]
-    max_job_memory: Option<String>,
+    max_job_memory: Option<ByteSize>,
     #[serde(default)]
-    max_spill_bytes: Option<String>,
+    max_spill_bytes: Option<ByteSize>,
     #[serde(default)]
     gate: Option<crate::gated::RawGate>,
 }
@@ -311,15 +315,18 @@ impl CoordinatorConfig {
                     format!("the ledger's directory '{}' does not exist", ledger_dir.display()),
                 ));
             }
-            let job_deadline = match &d.job_deadline {
+            let job_deadline = match d.job_deadline {
                 None => DEFAULT_DEADLINE,
-                Some(text) => parse_duration(text)
-                    .filter(|d| *d >= Duration::from_secs(1) && *d <= Duration::from_secs(7 * 86_400))
-                    .ok_or_else(|| {
-                        bad(&at, format!(
-                            "job-deadline '{text}': give a duration from 1s to 7d, e.g. \"90s\", \"10m\", \"2h\""
-                        ))
-                    })?,
+                Some(span) if (1..=7 * 86_400).contains(&span.get().as_secs()) => span.get(),
+                Some(span) => {
+                    return Err(bad(
+                        &at,
+                        format!(
+                            "job-deadline '{span}': give a duration from 1s to 7d, e.g. \"90s\", \
+                             \"10m\", \"2h\""
+                        ),
+                    ));
+                }
             };
             let release = d.release.unwrap_or(ReleaseMode::FixedTime);
             if release == ReleaseMode::WhenDone && !d.accept_timing_channel {
@@ -333,14 +340,17 @@ impl CoordinatorConfig {
                 return Err(bad(&at, "max-edges must be > 0"));
             }
             let quota_epsilon = quota(&at, d.max_edges, d.max_rows, d.quota_epsilon)?;
-            let max_job_memory = size(
-                &at,
-                "max-job-memory",
-                d.max_job_memory.as_deref(),
-                Some((64 << 20, "64MiB")),
-            )?;
-            let max_spill_bytes = size(&at, "max-spill-bytes", d.max_spill_bytes.as_deref(), None)?;
-            size(&at, "memory-limit", d.memory_limit.as_deref(), None)?;
+            let max_job_memory = d.max_job_memory.map(ByteSize::bytes);
+            if let Some(size) = d.max_job_memory.filter(|s| s.bytes() < MIN_JOB_MEMORY.bytes()) {
+                return Err(bad(
+                    &at,
+                    format!(
+                        "max-job-memory '{size}': give a size of at least {MIN_JOB_MEMORY}, \
+                         e.g. \"8GiB\""
+                    ),
+                ));
+            }
+            let max_spill_bytes = d.max_spill_bytes.map(ByteSize::bytes);
             let spec = DataSpec {
                 format: Some(format),
                 // Every CSV column's type is declared: inference only finds the names.
@@ -540,46 +550,6 @@ fn quota(
     Ok(Some(epsilon))
 }
 
-/// A size key's bytes (`8GiB`, `512MiB`, as `run --memory-limit`), at
-/// least `min` (its bytes and how to say them) when given.
-fn size(
-    at: &str,
-    key: &str,
-    text: Option<&str>,
-    min: Option<(u64, &str)>,
-) -> Result<Option<u64>, ClusterError> {
-    let Some(text) = text else { return Ok(None) };
-    let least = min.map_or(1, |(bytes, _)| bytes);
-    match dpincon_engine::parse_bytes(text) {
-        Ok(bytes) if bytes >= least => Ok(Some(bytes)),
-        _ => Err(bad(
-            at,
-            match min {
-                Some((_, said)) => {
-                    format!("{key} '{text}': give a size of at least {said}, e.g. \"8GiB\"")
-                }
-                None => format!("{key} '{text}': give a size, e.g. \"8GiB\""),
-            },
-        )),
-    }
-}
-
-/// `90s`, `10m`, `2h`, `1d` or plain seconds.
-pub fn parse_duration(text: &str) -> Option<Duration> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let n: u64 = number.parse().ok()?;
-    let scale = match unit.trim() {
-        "" | "s" => 1,
-        "m" | "min" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => return None,
-    };
-    n.checked_mul(scale).map(Duration::from_secs)
-}
-
 fn ledger_dir(ledger: &Path) -> PathBuf {
     match ledger.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -686,7 +656,7 @@ mod tests {
         );
         assert_eq!(set.quota_epsilon, Some(0.1));
         for (extra, why) in [
-            ("job-deadline = \"soon\"", "job-deadline 'soon'"),
+            ("job-deadline = \"soon\"", "'soon' is not a duration"),
             ("job-deadline = \"0s\"", "from 1s to 7d"),
             ("job-deadline = \"8d\"", "from 1s to 7d"),
             ("job-deadline = 90", "job-deadline"),
@@ -700,9 +670,9 @@ mod tests {
             ("max-edges = 1000\nmax-rows = 100", "give max-edges of at least"),
             ("max-edges = 100000000\nmax-rows = 1000\nquota-epsilon = 0", "quota-epsilon"),
             ("quota-epsilon = 0.1", "quota-epsilon goes with max-edges"),
-            ("max-job-memory = \"lots\"", "max-job-memory 'lots'"),
+            ("max-job-memory = \"lots\"", "'lots' is not a memory size"),
             ("max-job-memory = \"1MiB\"", "at least 64MiB"),
-            ("max-spill-bytes = \"-1G\"", "max-spill-bytes"),
+            ("max-spill-bytes = \"-1G\"", "'-1G' is not a memory size"),
             (
                 "max-edges = 100000000\nmax-rows = 1000\nmax-job-memory = \"1GiB\"",
                 "cannot go with max-edges on a fixed-time",
@@ -711,12 +681,15 @@ mod tests {
                 "max-edges = 100000000\nmax-rows = 1000\nmax-spill-bytes = \"1GiB\"",
                 "cannot go with max-edges on a fixed-time",
             ),
-            ("memory-limit = \"huge\"", "memory-limit"),
+            ("memory-limit = \"huge\"", "'huge' is not a memory size"),
             ("max-deadline = \"1m\"", "unknown field `max-deadline`"),
         ] {
             let err = parse(&format!("{good}{extra}\n")).unwrap_err().to_string();
             assert!(err.contains(why), "{extra}: {err}");
             assert!(err.contains("[datasets.t]") || err.contains("c.toml"), "{extra}: {err}");
+            // The key is named: in the message, or on the line TOML shows.
+            let mut keys = extra.lines().filter_map(|line| line.split(" =").next());
+            assert!(keys.any(|key| err.contains(key)), "{extra}: {err}");
         }
         // Limits: unknown, malformed, zero.
         for (limits, why) in [

@@ -19,15 +19,14 @@
 
 use std::path::PathBuf;
 
+use dpincon_api::{Duration, ReleaseOptions};
 use dpincon_engine::gate::{
     DEFAULT_BETA, GateCheck, GateOptions, GatePlan, PublishedEpochs, epoch_charges,
 };
 use dpincon_engine::{Measure, Report};
-use dpincon_options::ReleaseOptions;
 use dpincon_release::Direction;
 use serde::Deserialize;
 
-use crate::datasets::parse_duration;
 use crate::submission::QUOTA_CHARGE;
 
 /// `[datasets.NAME.gate]` as written.
@@ -46,7 +45,7 @@ pub(crate) struct RawGate {
     beta: Option<f64>,
     #[serde(default)]
     moved: Option<u64>,
-    horizon: String,
+    horizon: Duration,
     #[serde(default)]
     runs_per_day: Option<f64>,
     #[serde(default, rename = "check")]
@@ -97,7 +96,7 @@ impl RawGate {
             .epsilon
             .ok_or("gate: give `epsilon`, the ε per measure of each fresh release")?;
         let horizon =
-            parse_duration(&self.horizon).filter(|d| d.as_secs() >= 86_400).ok_or_else(|| {
+            Some(self.horizon.get()).filter(|d| d.as_secs() >= 86_400).ok_or_else(|| {
                 format!("gate: horizon = \"{}\": give days, e.g. \"365d\"", self.horizon)
             })?;
         let per_day = self.runs_per_day.unwrap_or(1.0);

@@ -179,7 +179,7 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
         return refuse(UnknownDataset, format!("no dataset '{}' (ask the operator)", job.dataset));
     };
     if !dataset.allow_non_private {
-        let test_only = dpincon_options::keys::<TestOptions>();
+        let test_only = dpincon_api::keys::<TestOptions>();
         if let Some(key) = map.keys().find(|k| test_only.contains(&k.as_str())) {
             return refuse(
                 NotAllowed,
@@ -245,7 +245,7 @@ fn check_gated(
             format!("dataset '{}' has no gated audit (ask the operator)", dataset.name),
         );
     }
-    if !job.constraints.is_empty() || job.release != dpincon_options::ReleaseOptions::default() {
+    if !job.constraints.is_empty() || job.release != dpincon_api::ReleaseOptions::default() {
         return refuse(
             NotAllowed,
             format!(

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use dpincon_options::{ReleaseOptions, TestOptions};
+use dpincon_api::{ByteSize, ReleaseOptions, TestOptions};
 use dpincon_source::{DataFormat, PostgresSource};
 use serde::{Deserialize, Serialize};
 
@@ -54,7 +54,7 @@ pub struct DataSpec {
     /// Memory for the graph's adjacency before it spills to the temporary
     /// directory, e.g. `1GiB` (default: no limit). Never changes a result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_limit: Option<String>,
+    pub memory_limit: Option<ByteSize>,
     /// Refuse to measure a conflict graph of more edges (a public quota
     /// on the measure phase's work; checked before the charge).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,7 +95,7 @@ impl DataSpec {
 
     /// The keys only an operator sets.
     pub fn keys() -> &'static [&'static str] {
-        dpincon_options::keys::<DataSpec>()
+        dpincon_api::keys::<DataSpec>()
     }
 }
 
@@ -123,7 +123,7 @@ impl JobConfig {
 
 #[cfg(test)]
 mod tests {
-    use dpincon_options::{Measure, Strategy};
+    use dpincon_api::{Measure, Strategy};
 
     use super::*;
 

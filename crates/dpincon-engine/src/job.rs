@@ -160,7 +160,7 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
     let options = DetectOptions {
         threads,
         brute_force: config.test.brute_force,
-        memory_limit: config.data.memory_limit.as_deref().map(parse_bytes).transpose()?,
+        memory_limit: config.data.memory_limit.map(dpincon_api::ByteSize::bytes),
         max_pairs: pair_cap(config.data.max_edges, compiled.len()),
     };
     // Before detection: the constraints' shapes alone say whether the LP
@@ -247,27 +247,6 @@ pub fn to_cover_facts<'a>(
             sets: shape.sets as u64,
             exact: shape.exact,
         }),
-    }
-}
-
-/// Parses a size such as `1GiB`, `512MiB`, `800M` or `1073741824`.
-pub fn parse_bytes(text: &str) -> Result<u64, EngineError> {
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => 0,
-    };
-    match number.parse::<f64>() {
-        Ok(v) if scale > 0 && v.is_finite() && v > 0.0 => Ok((v * scale as f64) as u64),
-        _ => Err(EngineError::Config(format!(
-            "'{text}' is not a memory size (use e.g. 1GiB, 512MiB, 800M)"
-        ))),
     }
 }
 
@@ -557,7 +536,7 @@ pub fn read_constraints(
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_bytes, to_cover_facts};
+    use super::to_cover_facts;
     use dpincon_detect::{ConflictClasses, CoverSets};
     use dpincon_release::{CoverFacts, UpperCover};
 
@@ -600,17 +579,6 @@ mod tests {
         for (classes, chains, shape, expected) in cases {
             let got = to_cover_facts(&classes, &chains, shape);
             assert_eq!(got, expected, "{classes:?} {chains:?} {shape:?}");
-        }
-    }
-
-    #[test]
-    fn memory_sizes() {
-        assert_eq!(parse_bytes("1GiB").unwrap(), 1 << 30);
-        assert_eq!(parse_bytes("512 MiB").unwrap(), 512 << 20);
-        assert_eq!(parse_bytes("1.5k").unwrap(), 1536);
-        assert_eq!(parse_bytes("4096").unwrap(), 4096);
-        for bad in ["", "GiB", "-1G", "12 parsecs", "0"] {
-            assert!(parse_bytes(bad).is_err(), "{bad}");
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use dpincon_api::Measure;
 use dpincon_constraints::BoundConstraint;
 use dpincon_detect::{compile_shapes, cover_sets};
 use dpincon_graph::ConflictGraph;
@@ -10,7 +11,6 @@ use dpincon_measures::{
     CoverSize, DegreeBound, ExactCounts, GreedyCover, PassCounts, measure_pass,
     twice_fractional_cover,
 };
-use dpincon_options::Measure;
 use dpincon_release::{
     Budget, NoiseRng, ProjectedMeasure, ProjectedSpec, ProjectionTable, RepairMethod, RepairValues,
     TableFacts, prepare, release_projected, release_repair,
@@ -123,13 +123,13 @@ pub(crate) fn budget_split(config: &JobConfig) -> Result<Option<BudgetSplit>, En
             return Err(invalid("--budget-cap needs --ledger (where the spending is recorded)"));
         }
     }
-    let repair = config.release.ir_method.unwrap_or_default();
+    let repair = config.release.ir_method.unwrap_or_default().into();
     let projected = wanted
         .iter()
-        .filter_map(|m| m.projected())
+        .filter_map(|&m| ProjectedMeasure::of(m))
         .map(|measure| ProjectedSpec {
-            strategy,
-            selector: release.selector.unwrap_or_default(),
+            strategy: strategy.into(),
+            selector: dpincon_release::selector(release.selector.unwrap_or_default()),
             selection_share,
             candidates: release.candidates.clone(),
             max_rows: config.data.max_rows,

@@ -1,6 +1,6 @@
 //! The job's report: the typed value every consumer reads.
 
-use dpincon_options::Measure;
+use dpincon_api::Measure;
 use dpincon_release::{ProjectedRelease, RepairRelease};
 use serde::{Deserialize, Serialize};
 

@@ -7,7 +7,7 @@
 //! checks that too, so the table keeps testing what it is meant to.
 
 use dpincon_engine::experiment::{CoverageOptions, coverage};
-use dpincon_engine::{JobConfig, NoProgress, load};
+use dpincon_engine::{JobConfig, Measure, NoProgress, load};
 
 /// 20 zip groups of 50 rows; in each, one row names another city: a star
 /// of degree 49 = maxfreq − 1 per group (F_MI = 980, F_P = 1000).
@@ -49,7 +49,7 @@ async fn intervals_hold_each_measure_at_their_stated_rate() {
         assert!(wrong <= 0.05, "{}: wrong verdicts {wrong}", row.measure);
         assert_eq!(row.between_passes, 0, "{}: a pass between f(G_θ*) and F", row.measure);
     }
-    let mi = report.rows.iter().find(|r| r.measure == "mi").unwrap();
+    let mi = report.rows.iter().find(|r| r.measure == Measure::Mi).unwrap();
     assert_eq!(mi.exact, 980);
     // The shape truncates: the interval around f(G_θ*) alone misses F often.
     assert!(mi.between_runs > runs / 10, "θ* truncated in {} runs only", mi.between_runs);

@@ -4,9 +4,9 @@
 //! and without a declared n_max (a huge one included). If a strategy ever
 //! hands a step less than its sampler can represent, this fails.
 
+use dpincon_api::{RepairMethod, Strategy};
 use dpincon_engine::validate::{MAX_EPSILON, MIN_EPSILON, MIN_SHARE};
 use dpincon_engine::{JobConfig, NoProgress, ReleaseOptions, run_job};
-use dpincon_release::{RepairMethod, Strategy};
 
 fn fixture(dir: &std::path::Path) -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
     let data = dir.join("t.csv");

@@ -41,6 +41,7 @@ pub mod repair;
 mod selection;
 pub mod sparse;
 mod table;
+mod vocab;
 
 pub use classes::{ClassBounds, ClassFacts, ExcessBound, NoisyClassBound};
 pub use interval::{COVERAGE, IntervalBounds};
@@ -59,6 +60,7 @@ pub use sparse::{
     MeasureGate, NightFacts, Statistic, alpha_pass, alpha_quiet, alpha_two_sided, min_epsilon,
 };
 pub use table::ProjectionTable;
+pub use vocab::selector;
 
 pub use dpincon_mechanisms::{Budget, MechanismError, NoiseRng, Selector};
 

@@ -7,9 +7,10 @@ use std::fmt::Write;
 use plotters::prelude::*;
 
 use super::escape;
+use dpincon_api::Measure;
+
 use crate::history::Trend;
 use crate::run::{CheckResult, DatasetStatus};
-use crate::suite::measure_meaning;
 use crate::{AuditRun, Verdict};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}\
@@ -83,8 +84,8 @@ pub fn render(run: &AuditRun, trends: &[Trend]) -> String {
         );
     }
     out.push_str("<h2>What the measures mean</h2>\n<ul>\n");
-    for m in ["mi", "p", "r"] {
-        let _ = writeln!(out, "<li><b>{m}</b>: {}</li>", escape(measure_meaning(m)));
+    for m in Measure::ALL {
+        let _ = writeln!(out, "<li><b>{m}</b>: {}</li>", escape(m.meaning()));
     }
     out.push_str(
         "</ul>\n<p class=\"note\">A check passes when the whole 95% interval is at or below \
@@ -214,7 +215,7 @@ fn chart(t: &Trend) -> String {
             .x_label_formatter(&night)
             .y_label_formatter(&|y: &f64| format!("{y:.0}"))
             .x_desc("night")
-            .y_desc(t.measure.as_str())
+            .y_desc(t.measure.name())
             .draw()?;
         let band: Vec<(f64, f64)> = (t.points.iter().enumerate())
             .map(|(i, p)| (i as f64, p.ci95[1] as f64))
@@ -275,7 +276,7 @@ mod tests {
         let t = Trend {
             dataset: "d".into(),
             check: "c".into(),
-            measure: "r".into(),
+            measure: Measure::R,
             points: (0..365)
                 .map(|i| crate::history::Point {
                     started_unix: i,

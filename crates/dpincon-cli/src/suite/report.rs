@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use dpincon_api::Measure;
 use dpincon_engine::experiment::judge::{
     self, FamilySummary, LofoChoice, cases, least_worst, lofo,
 };
@@ -64,7 +65,7 @@ pub struct Criteria {
 #[derive(Debug, Clone, Serialize)]
 pub struct OverallChoice {
     /// `mi` or `p`.
-    pub measure: String,
+    pub measure: Measure,
     /// The configuration.
     pub chosen: String,
     /// Its worst ratio over every case.
@@ -128,10 +129,14 @@ pub fn summarize(
     let families = judge::family_summaries(cells, &default, &others);
     let mut criteria = Criteria::default();
     for f in &families {
-        let (oracle, rest) = match f.measure.as_str() {
-            "mi" => (&mut criteria.mi_within_oracle_limit, &mut criteria.mi_within_others_limit),
-            "p" => (&mut criteria.p_within_oracle_limit, &mut criteria.p_within_others_limit),
-            _ => continue,
+        let (oracle, rest) = match f.measure {
+            Measure::Mi => {
+                (&mut criteria.mi_within_oracle_limit, &mut criteria.mi_within_others_limit)
+            }
+            Measure::P => {
+                (&mut criteria.p_within_oracle_limit, &mut criteria.p_within_others_limit)
+            }
+            Measure::R => continue,
         };
         oracle.pass += f.within_oracle_limit;
         oracle.cases += f.cases;
@@ -141,11 +146,11 @@ pub fn summarize(
     let all = cases(cells);
     let mut overall = Vec::new();
     let mut choices = Vec::new();
-    for measure in ["mi", "p"] {
+    for measure in [Measure::Mi, Measure::P] {
         let of: Vec<_> = all.iter().filter(|c| c.measure == measure).collect();
         if let Some((chosen, worst)) = least_worst(&of, configs) {
             overall.push(OverallChoice {
-                measure: measure.into(),
+                measure,
                 chosen,
                 worst_ratio: worst,
                 default_worst_ratio: judge::worst_ratio(&of, &default),
@@ -233,8 +238,8 @@ pub fn text(s: &SuiteSummary) -> String {
             f.worst_table.as_deref().unwrap_or("-"),
             num(f.min_coverage, 7),
             num(f.median_width, 9),
-            judged(f.measure != "r", f.within_oracle_limit, f.cases),
-            judged(f.measure != "r", f.within_others_limit, f.cases),
+            judged(f.measure != Measure::R, f.within_oracle_limit, f.cases),
+            judged(f.measure != Measure::R, f.within_others_limit, f.cases),
         );
     }
     let c = &s.criteria;
@@ -311,7 +316,7 @@ pub fn chart(
         .unwrap_or(1.0);
     let plain: Vec<String> =
         configs.iter().filter(|c| c.is_plain()).map(ToString::to_string).collect();
-    let panels: Vec<(&str, FamilyWorst<'_>)> = ["mi", "p"]
+    let panels: Vec<(Measure, FamilyWorst<'_>)> = [Measure::Mi, Measure::P]
         .into_iter()
         .map(|m| (m, judge::worst_by_family(cells, &plain, epsilon, m)))
         .collect();
@@ -321,7 +326,7 @@ pub fn chart(
         let halves = root.split_evenly((2, 1));
         for (area, (measure, families)) in halves.iter().zip(&panels) {
             let title = match *measure {
-                "mi" => format!("I_MI: worst ratio to the oracle per family, ε = {epsilon}"),
+                Measure::Mi => format!("I_MI: worst ratio to the oracle per family, ε = {epsilon}"),
                 _ => format!("I_P: worst ratio to the oracle per family, ε = {epsilon}"),
             };
             let n = families.len().max(1);

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use dpincon_api::ByteSize;
 use dpincon_ballista::server::{
     ClusterSecurity, Responder, bind_announced, exit_code, shutdown_signal, spawn_plain_http,
 };
@@ -61,7 +62,7 @@ struct Args {
     /// The least bytes of a CSV table one scan task reads, e.g. 1MiB (a
     /// table is cut into at most --partitions ranges of whole records).
     #[arg(long, default_value = "1MiB")]
-    csv_range_bytes: String,
+    csv_range_bytes: ByteSize,
     /// Serve the operator's metrics (Prometheus text format, public values
     /// only) in plain HTTP at `GET /metrics` here; keep it off the clients'
     /// network.
@@ -71,7 +72,7 @@ struct Args {
     /// without a memory-limit, e.g. 4GiB (default: a quarter of this
     /// machine's memory, a public fact about the machine).
     #[arg(long)]
-    graph_memory: Option<String>,
+    graph_memory: Option<ByteSize>,
 }
 
 /// A quarter of the physical memory, at least [`DEFAULT_GRAPH_MEMORY`]: a
@@ -117,12 +118,9 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     let mut ballista = BallistaOptions::new(&args.scheduler);
     ballista.tls = cluster_tls;
     ballista.partitions = args.partitions.max(1);
-    ballista.csv_range_bytes = dpincon_engine::parse_bytes(&args.csv_range_bytes)
-        .map_err(|e| ClusterError::Config(format!("--csv-range-bytes: {e}")))?
-        .max(1);
-    ballista.graph_memory = match &args.graph_memory {
-        Some(text) => dpincon_engine::parse_bytes(text)
-            .map_err(|e| ClusterError::Config(format!("--graph-memory: {e}")))?,
+    ballista.csv_range_bytes = args.csv_range_bytes.bytes().max(1);
+    ballista.graph_memory = match args.graph_memory {
+        Some(size) => size.bytes(),
         // Shared by the jobs that run at once (public: `[limits] slots`).
         None => (default_graph_memory() / config.limits.slots as u64).max(DEFAULT_GRAPH_MEMORY),
     };

@@ -39,12 +39,12 @@ pub struct CoverageOptions {
 }
 
 /// One measure at one ε, over all runs.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct CoverageRow {
     /// ε per measure.
     pub epsilon: f64,
     /// `mi`, `p` or `r`.
-    pub measure: &'static str,
+    pub measure: Measure,
     /// The exact value.
     pub exact: u64,
     /// Runs.
@@ -103,7 +103,6 @@ fn verdict([lo, hi]: [i64; 2], threshold: f64) -> Option<bool> {
 }
 
 /// Accumulates one measure's runs.
-#[derive(Default)]
 struct Tally {
     row: CoverageRow,
     widths: Vec<f64>,
@@ -115,6 +114,28 @@ struct Tally {
 }
 
 impl Tally {
+    fn new(measure: Measure) -> Self {
+        let row = CoverageRow {
+            epsilon: 0.0,
+            measure,
+            exact: 0,
+            runs: 0,
+            covered: 0,
+            coverage: 0.0,
+            point_outside: 0,
+            median_relative_width: 0.0,
+            mean_relative_error: 0.0,
+            noise_only_coverage: None,
+            noise_only_median_width: None,
+            verdicts: 0,
+            wrong_verdicts: 0,
+            between_runs: 0,
+            between_passes: 0,
+            mean_theta: None,
+        };
+        Tally { row, widths: vec![], errors: 0.0, noise_only: (0, vec![]), thetas: vec![] }
+    }
+
     fn add(&mut self, exact: u64, point: i64, ci: [i64; 2], projected: Option<u64>) {
         let f = exact as f64;
         let scale = exact.max(1) as f64;
@@ -151,7 +172,7 @@ impl Tally {
         self.noise_only.1.push((hi - lo) as f64 / exact.max(1) as f64);
     }
 
-    fn finish(mut self, epsilon: f64, measure: &'static str) -> CoverageRow {
+    fn finish(mut self, epsilon: f64) -> CoverageRow {
         let runs = self.row.runs.max(1) as f64;
         self.widths.sort_by(f64::total_cmp);
         let (hits, mut widths) = self.noise_only;
@@ -165,7 +186,6 @@ impl Tally {
             noise_only_coverage: noise_only.then(|| hits as f64 / runs),
             noise_only_median_width: widths.get(widths.len() / 2).copied(),
             epsilon,
-            measure,
             coverage: self.row.covered as f64 / runs,
             median_relative_width: self.widths.get(self.widths.len() / 2).copied().unwrap_or(0.0),
             mean_relative_error: self.errors / runs,
@@ -216,7 +236,7 @@ pub fn coverage_with(
         job.test.non_private = true;
         let privacy = budget_split(&job)?
             .ok_or_else(|| EngineError::Config("an experiment needs --epsilon".into()))?;
-        let mut tallies: [Tally; 3] = Default::default();
+        let mut tallies = Measure::ALL.map(Tally::new);
         for run in 0..options.runs {
             let mut rng: NoiseRng = noise_rng(Some(options.seed.wrapping_add(run as u64)))?;
             let prepared = privacy
@@ -246,9 +266,9 @@ pub fn coverage_with(
                 tallies[2].add(min_cover, r.value, r.ci95, None);
             }
         }
-        for (tally, measure) in tallies.into_iter().zip(["mi", "p", "r"]) {
+        for tally in tallies {
             if tally.row.runs > 0 {
-                rows.push(tally.finish(epsilon, measure));
+                rows.push(tally.finish(epsilon));
             }
         }
         tick();
@@ -265,10 +285,10 @@ mod tests {
         assert_eq!(verdict([3, 5], 5.0), Some(true));
         assert_eq!(verdict([3, 5], 2.9), Some(false));
         assert_eq!(verdict([3, 5], 4.0), None);
-        let mut t = Tally::default();
+        let mut t = Tally::new(Measure::Mi);
         // F = 100: [90, 94] misses it and passes the 0.95·F check wrongly.
         t.add(100, 92, [90, 94], Some(80));
-        let r = t.finish(1.0, "mi");
+        let r = t.finish(1.0);
         assert_eq!((r.covered, r.point_outside), (0, 0));
         assert_eq!((r.verdicts, r.wrong_verdicts), (4, 1));
         assert_eq!((r.between_runs, r.between_passes), (1, 0));

@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 
+use dpincon_api::Measure;
 use serde::Serialize;
 
 use super::suite::SuiteCell;
@@ -37,11 +38,11 @@ pub fn floored_ratio(error: f64, oracle: f64) -> f64 {
 
 /// The issue's limit on a measure's error given the oracle's: I_MI
 /// max(0.10, 3 × oracle), I_P max(0.15, 3 × oracle); none for I_R.
-pub fn oracle_limit(measure: &str, oracle: f64) -> Option<f64> {
+pub fn oracle_limit(measure: Measure, oracle: f64) -> Option<f64> {
     match measure {
-        "mi" => Some(0.10f64.max(3.0 * oracle)),
-        "p" => Some(0.15f64.max(3.0 * oracle)),
-        _ => None,
+        Measure::Mi => Some(0.10f64.max(3.0 * oracle)),
+        Measure::P => Some(0.15f64.max(3.0 * oracle)),
+        Measure::R => None,
     }
 }
 
@@ -61,7 +62,7 @@ pub struct Case<'a> {
     /// ε per measure.
     pub epsilon: f64,
     /// `mi`, `p` or `r`.
-    pub measure: &'a str,
+    pub measure: Measure,
     /// The cells by configuration (the oracle's included).
     pub cells: BTreeMap<&'a str, &'a SuiteCell>,
 }
@@ -90,7 +91,7 @@ impl Case<'_> {
         }
         let mut repair = self.cells.keys().filter(|c| c.starts_with(REPAIR_PREFIX));
         match (self.measure, repair.next(), repair.next()) {
-            ("r", Some(only), None) => Some(only),
+            (Measure::R, Some(only), None) => Some(only),
             _ => None,
         }
     }
@@ -106,16 +107,16 @@ impl Case<'_> {
 
 /// The cells grouped into cases, in the order the cells first name them.
 pub fn cases(cells: &[SuiteCell]) -> Vec<Case<'_>> {
-    let mut index: BTreeMap<(&str, u64, &str), usize> = BTreeMap::new();
+    let mut index: BTreeMap<(&str, u64, Measure), usize> = BTreeMap::new();
     let mut out: Vec<Case<'_>> = Vec::new();
     for c in cells {
-        let key = (c.table.as_str(), c.epsilon.to_bits(), c.measure.as_str());
+        let key = (c.table.as_str(), c.epsilon.to_bits(), c.measure);
         let i = *index.entry(key).or_insert_with(|| {
             out.push(Case {
                 table: &c.table,
                 family: &c.family,
                 epsilon: c.epsilon,
-                measure: &c.measure,
+                measure: c.measure,
                 cells: BTreeMap::new(),
             });
             out.len() - 1
@@ -154,7 +155,7 @@ pub struct FamilySummary {
     /// ε per measure.
     pub epsilon: f64,
     /// `mi`, `p` or `r`.
-    pub measure: String,
+    pub measure: Measure,
     /// Cases (tables) the default has a cell in.
     pub cases: usize,
     /// The default's mean error over them.
@@ -196,13 +197,12 @@ pub fn family_summaries(
     others: &[String],
 ) -> Vec<FamilySummary> {
     let all = cases(cells);
-    let mut groups: BTreeMap<(usize, u64, usize), Vec<&Case<'_>>> = BTreeMap::new();
+    let mut groups: BTreeMap<(usize, u64, Measure), Vec<&Case<'_>>> = BTreeMap::new();
     let families = families(cells);
-    let measure_order = |m: &str| ["mi", "p", "r"].iter().position(|x| *x == m).unwrap_or(3);
     for case in all.iter().filter(|c| c.default_config(default).is_some()) {
         let f = families.iter().position(|x| *x == case.family).unwrap_or(0);
         // ε > 0, so its bits sort as the number does.
-        let key = (f, case.epsilon.to_bits(), measure_order(case.measure));
+        let key = (f, case.epsilon.to_bits(), case.measure);
         groups.entry(key).or_default().push(case);
     }
     groups
@@ -245,7 +245,7 @@ pub fn family_summaries(
             FamilySummary {
                 family: first.family.into(),
                 epsilon: first.epsilon,
-                measure: first.measure.into(),
+                measure: first.measure,
                 cases: group.len(),
                 default_error: mean(&defaults).unwrap_or(f64::NAN),
                 oracle_error: mean(&errors(ORACLE)),
@@ -268,7 +268,7 @@ pub fn worst_by_family<'c>(
     cells: &'c [SuiteCell],
     configs: &[String],
     epsilon: f64,
-    measure: &str,
+    measure: Measure,
 ) -> Vec<(&'c str, Vec<f64>)> {
     let all = cases(cells);
     families(cells)
@@ -287,7 +287,7 @@ pub fn worst_by_family<'c>(
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LofoChoice {
     /// `mi` or `p`.
-    pub measure: String,
+    pub measure: Measure,
     /// The family left out.
     pub held_out: String,
     /// The configuration with the least worst ratio over the other families.
@@ -323,7 +323,7 @@ pub fn least_worst(cases: &[&Case<'_>], configs: &[String]) -> Option<(String, f
 /// For each family, the configuration of `configs` (the default first)
 /// chosen on every other family by least worst ratio over `measure`'s
 /// cases at every ε, and how it does on the family left out.
-pub fn lofo(cells: &[SuiteCell], configs: &[String], measure: &str) -> Vec<LofoChoice> {
+pub fn lofo(cells: &[SuiteCell], configs: &[String], measure: Measure) -> Vec<LofoChoice> {
     let all = cases(cells);
     let of_measure: Vec<&Case<'_>> =
         all.iter().filter(|c| c.measure == measure && c.oracle().is_some()).collect();
@@ -345,7 +345,7 @@ pub fn lofo(cells: &[SuiteCell], configs: &[String], measure: &str) -> Vec<LofoC
             })
             .count();
         out.push(LofoChoice {
-            measure: measure.into(),
+            measure,
             held_out: family.into(),
             held_out_worst: worst_ratio(&held, &chosen),
             held_out_error: mean(&errors).unwrap_or(f64::NAN),

@@ -17,8 +17,8 @@ use std::str::FromStr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dpincon_options::{Measure, ReleaseOptions};
-use dpincon_release::{ProjectedMeasure, Selector, Strategy};
+use dpincon_api::{Measure, ReleaseOptions, Selector, Strategy};
+use dpincon_release::ProjectedMeasure;
 use serde::{Deserialize, Serialize};
 
 use super::cache::ProjectionCache;
@@ -179,7 +179,7 @@ impl FromStr for SuiteConfig {
             None => (rest, None),
         };
         let strategy: Strategy =
-            name.parse().map_err(|e: dpincon_release::ReleaseError| bad(e.to_string()))?;
+            name.parse().map_err(|e: dpincon_api::ParseError| bad(e.to_string()))?;
         Ok(SuiteConfig { strategy, selector, selection_share: share, grid })
     }
 }
@@ -197,7 +197,7 @@ pub struct SuiteCell {
     /// ε per measure.
     pub epsilon: f64,
     /// `mi`, `p` or `r`.
-    pub measure: String,
+    pub measure: Measure,
     /// The configuration ([`SuiteConfig`]'s form), [`ORACLE`], or for I_R
     /// `ir-METHOD`.
     pub config: String,
@@ -266,7 +266,7 @@ fn cell(label: TableLabel<'_>, rows: u64, config: String, r: &CoverageRow) -> Su
         family: label.family.into(),
         rows,
         epsilon: r.epsilon,
-        measure: r.measure.into(),
+        measure: r.measure,
         config,
         exact: r.exact,
         runs: r.runs,
@@ -344,7 +344,7 @@ pub fn score_table(
                 family: label.family.into(),
                 rows,
                 epsilon,
-                measure: measure.name().into(),
+                measure: measure.into(),
                 config: ORACLE.into(),
                 exact,
                 runs: 0,

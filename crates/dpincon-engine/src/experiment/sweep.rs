@@ -1,6 +1,7 @@
 //! The accuracy sweep: every strategy at several ε, beside the oracle.
 
-use dpincon_release::{ProjectedMeasure, Strategy};
+use dpincon_api::Strategy;
+use dpincon_release::ProjectedMeasure;
 use serde::Serialize;
 
 use super::curve::ProjectionCurve;
@@ -69,7 +70,7 @@ pub fn sweep(
             rows.push(SweepRow {
                 epsilon,
                 row: UtilityRow {
-                    measure: measure.name(),
+                    measure: measure.into(),
                     strategy: ORACLE.into(),
                     exact: values(curve, measure).last().copied().unwrap_or(0),
                     mean_relative_error: error,

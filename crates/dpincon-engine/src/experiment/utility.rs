@@ -3,7 +3,8 @@
 //! yardstick 2·LP beside it (SPEC §6: the paper's I_R error is against
 //! 2·LP, itself a 2-approximation, not against I_R).
 
-use dpincon_release::{ProjectedMeasure, RepairMethod, RepairValues, Strategy, release_repair};
+use dpincon_api::Strategy;
+use dpincon_release::{ProjectedMeasure, RepairMethod, RepairValues, release_repair};
 use serde::Serialize;
 
 use crate::job::{LoadedJob, noise_rng};
@@ -15,7 +16,7 @@ use crate::{EngineError, JobConfig, Measure, NON_PRIVATE_LABEL};
 #[derive(Debug, Clone, Serialize)]
 pub struct UtilityRow {
     /// `mi`, `p` or `r`.
-    pub measure: &'static str,
+    pub measure: Measure,
     /// The strategy choosing θ*. For I_R, the `--ir-method`, scored against
     /// the exact minimum cover, or `METHOD vs 2lp`: against the paper's
     /// yardstick 2·LP.
@@ -108,7 +109,7 @@ pub fn utility(
             let mean_theta =
                 thetas[i].iter().map(|&t| f64::from(t)).sum::<f64>() / thetas[i].len() as f64;
             rows.push(UtilityRow {
-                measure: measure.name(),
+                measure: measure.into(),
                 strategy: strategy.name().to_string(),
                 exact: exact[i],
                 mean_relative_error: mean,
@@ -158,7 +159,7 @@ fn repair_rows(
             let Some(exact) = exact else { continue };
             let (mean, median) = relative_errors(&released, exact);
             rows.push(UtilityRow {
-                measure: "r",
+                measure: Measure::R,
                 strategy: format!("{}{yardstick}", method.name()),
                 exact,
                 mean_relative_error: mean,

@@ -18,7 +18,7 @@ mod state;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use dpincon_options::Measure;
+use dpincon_api::Measure;
 use dpincon_release::{Direction, MeasureGate};
 use serde::{Deserialize, Serialize};
 

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use dpincon_api::Measure;
 use dpincon_graph::ConflictGraph;
 use dpincon_measures::DegreeBound;
-use dpincon_options::Measure;
 use dpincon_release::{
     Epoch, EpochParams, GateVerdict, MeasureGate, NightFacts, NoiseRng, ProjectionTable,
     RepairValues, TableFacts,

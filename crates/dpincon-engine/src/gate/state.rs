@@ -18,7 +18,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use dpincon_options::Measure;
+use dpincon_api::Measure;
 use dpincon_release::{EpochSecret, MeasureGate};
 use serde::{Deserialize, Serialize};
 

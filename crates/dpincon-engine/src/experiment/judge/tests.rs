@@ -6,7 +6,7 @@ fn cell(
     table: &str,
     family: &str,
     epsilon: f64,
-    measure: &str,
+    measure: Measure,
     config: &str,
     error: f64,
 ) -> SuiteCell {
@@ -15,7 +15,7 @@ fn cell(
         family: family.into(),
         rows: 1000,
         epsilon,
-        measure: measure.into(),
+        measure,
         config: config.into(),
         exact: 100,
         runs: 10,
@@ -34,9 +34,9 @@ type Row<'a> = (&'a str, &'a str, f64, &'a [(&'a str, f64)]);
 fn suite(rows: &[Row<'_>]) -> Vec<SuiteCell> {
     let mut out = Vec::new();
     for &(table, family, oracle, configs) in rows {
-        out.push(cell(table, family, 1.0, "mi", ORACLE, oracle));
+        out.push(cell(table, family, 1.0, Measure::Mi, ORACLE, oracle));
         for &(config, error) in configs {
-            out.push(cell(table, family, 1.0, "mi", config, error));
+            out.push(cell(table, family, 1.0, Measure::Mi, config, error));
         }
     }
     out
@@ -57,11 +57,11 @@ fn ratios_are_floored_so_near_zero_oracles_do_not_explode() {
 
 #[test]
 fn the_issue_limits() {
-    assert_eq!(oracle_limit("mi", 0.01), Some(0.10));
-    assert_eq!(oracle_limit("mi", 0.05), Some(0.15000000000000002));
-    assert_eq!(oracle_limit("p", 0.01), Some(0.15));
-    assert_eq!(oracle_limit("p", 0.2), Some(0.6000000000000001));
-    assert_eq!(oracle_limit("r", 0.2), None);
+    assert_eq!(oracle_limit(Measure::Mi, 0.01), Some(0.10));
+    assert_eq!(oracle_limit(Measure::Mi, 0.05), Some(0.15000000000000002));
+    assert_eq!(oracle_limit(Measure::P, 0.01), Some(0.15));
+    assert_eq!(oracle_limit(Measure::P, 0.2), Some(0.6000000000000001));
+    assert_eq!(oracle_limit(Measure::R, 0.2), None);
     // Small errors get the additive slack, large ones the 25%.
     assert!((others_limit(0.04) - 0.06).abs() < 1e-12);
     assert!((others_limit(0.4) - 0.5).abs() < 1e-12);
@@ -84,7 +84,7 @@ fn lofo_prefers_the_least_worst_case_over_the_best_average() {
     assert!((worst_ratio(&refs, "spiky") - 5.0).abs() < 1e-9);
     assert_eq!(least_worst(&refs, &configs).unwrap().0, "steady");
 
-    let choices = lofo(&cells, &configs, "mi");
+    let choices = lofo(&cells, &configs, Measure::Mi);
     assert_eq!(choices.len(), 3);
     let by = |f: &str| choices.iter().find(|c| c.held_out == f).unwrap();
     assert_eq!(by("A").chosen, "steady", "C trains: spiky's 5× rules it out");
@@ -105,7 +105,7 @@ fn a_configuration_missing_a_case_is_never_chosen() {
         ("b1", "B", 0.1, &[("whole", 0.3)]),
         ("c1", "C", 0.1, &[("whole", 0.3), ("partial", 0.1)]),
     ]);
-    let choices = lofo(&cells, &names(&["partial", "whole"]), "mi");
+    let choices = lofo(&cells, &names(&["partial", "whole"]), Measure::Mi);
     let by = |f: &str| choices.iter().find(|c| c.held_out == f).unwrap();
     assert_eq!(by("A").chosen, "whole");
     assert_eq!(by("B").chosen, "partial", "B held out: partial is complete elsewhere");
@@ -121,11 +121,11 @@ fn family_summaries_compare_the_default_with_the_oracle_and_the_best_other() {
     ]);
     // I_R: its one `ir-` configuration stands for the default; no oracle,
     // no ratio, no others.
-    cells.push(cell("a1", "A", 1.0, "r", "ir-combined", 0.1));
+    cells.push(cell("a1", "A", 1.0, Measure::R, "ir-combined", 0.1));
     let rows = family_summaries(&cells, "def", &names(&["x", "y"]));
     assert_eq!(rows.len(), 3);
     let a = &rows[0];
-    assert_eq!((a.family.as_str(), a.measure.as_str(), a.cases), ("A", "mi", 2));
+    assert_eq!((a.family.as_str(), a.measure, a.cases), ("A", Measure::Mi, 2));
     assert!((a.default_error - 0.275).abs() < 1e-12);
     assert!((a.oracle_error.unwrap() - 0.06).abs() < 1e-12);
     assert_eq!(a.best_other.as_deref(), Some("x"));
@@ -139,14 +139,14 @@ fn family_summaries_compare_the_default_with_the_oracle_and_the_best_other() {
     assert!((a.min_coverage.unwrap() - 0.905).abs() < 1e-12);
     assert!((a.median_width.unwrap() - 1.0).abs() < 1e-12, "the upper median of 0.1 and 1.0");
     let r = &rows[1];
-    assert_eq!((r.measure.as_str(), r.worst_ratio, r.within_oracle_limit), ("r", None, 0));
+    assert_eq!((r.measure, r.worst_ratio, r.within_oracle_limit), (Measure::R, None, 0));
     assert_eq!((r.default_error, r.min_coverage), (0.1, Some(0.91)));
     assert_eq!(r.within_others_limit, 1, "no other on I_R: nothing to lose to");
     let b = &rows[2];
     assert!((b.worst_ratio.unwrap() - 1.0).abs() < 1e-12, "0.005 vs 0.001: both floored");
     assert_eq!((b.within_oracle_limit, b.within_others_limit), (1, 1));
 
-    let chart = worst_by_family(&cells, &names(&["def", "x"]), 1.0, "mi");
+    let chart = worst_by_family(&cells, &names(&["def", "x"]), 1.0, Measure::Mi);
     assert_eq!(chart[0].0, "A");
     assert!((chart[0].1[0] - 5.0).abs() < 1e-9 && (chart[0].1[1] - 2.0).abs() < 1e-9);
     assert!((chart[1].1[1] - 1.0).abs() < 1e-9);

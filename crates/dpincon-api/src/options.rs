@@ -1,26 +1,10 @@
-//! The options a dpincon job shares across its entry points, declared once:
-//! `run`'s flags and job files, client jobs, audit suites and the
-//! coordinator all read [`ReleaseOptions`] and [`TestOptions`]. Values are
-//! parsed into their enums here, at the edge, with the key and the accepted
-//! values in the message; serde reads them (kebab-case keys, the names the
-//! CLI takes) and, with the `clap` feature, clap derives the flags.
-//!
-//! The crate links no table, DataFusion or network code, so the light
-//! client (`dpincon-client`) shares these types with the engine.
-//!
-//! - [`measure`]: [`Measure`], the released measures.
-//! - [`keys`](mod@keys): the keys a type accepts, so a split between two key sets
-//!   is a type, never a hand-kept list.
+//! [`ReleaseOptions`] and [`TestOptions`]: the options of a job that more
+//! than one entry point reads (`run`'s flags and job files, client jobs,
+//! audit suites, the coordinator), one type each.
 
-#![warn(missing_docs)]
-
-pub mod keys;
-pub mod measure;
-
-pub use dpincon_release::{RepairMethod, Selector, Strategy};
-pub use keys::keys;
-pub use measure::Measure;
 use serde::{Deserialize, Serialize};
+
+use crate::{Measure, RepairMethod, Selector, Strategy};
 
 /// How the measures are released: ε, which measures, how θ* is chosen and
 /// how I_R is released. Every key is the client's to set.
@@ -40,11 +24,11 @@ pub struct ReleaseOptions {
     /// How θ* is chosen for I_MI and I_P: ub-direct (default), gem, ub-gem,
     /// ub-hem, hem, em, baseline-nmax, baseline-truemax (non-private,
     /// experiments only).
-    #[serde(default, with = "named", skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "clap", arg(long))]
     pub strategy: Option<Strategy>,
     /// Selection mechanism: permute-and-flip (default) or em.
-    #[serde(default, with = "named", skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "clap", arg(long))]
     pub selector: Option<Selector>,
     /// Shares of ε spent before the release and on it, e.g. 0.4,0.6
@@ -58,7 +42,7 @@ pub struct ReleaseOptions {
     pub candidates: Option<Vec<u32>>,
     /// How I_R is released: combined (default: LP relaxation and greedy
     /// cover, ε split 3:1), lp, or greedy (the only one under --memory-limit).
-    #[serde(default, with = "named", skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "clap", arg(long))]
     pub ir_method: Option<RepairMethod>,
 }
@@ -133,30 +117,6 @@ fn split(text: &str) -> Result<[f64; 2], String> {
     };
     let share = |s: &str| s.trim().parse::<f64>().map_err(|e| format!("share '{s}': {e}"));
     Ok([share(e1)?, share(e2)?])
-}
-
-/// An option held as its enum and written as its name: read through
-/// `FromStr`, whose error names the option and the accepted values.
-mod named {
-    use std::fmt::Display;
-    use std::str::FromStr;
-
-    use serde::{Deserialize, Deserializer, Serializer, de::Error};
-
-    pub fn serialize<S: Serializer, T: Display>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
-        match v {
-            Some(v) => s.collect_str(v),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-    where
-        D: Deserializer<'de>,
-        T: FromStr<Err: Display>,
-    {
-        Option::<String>::deserialize(d)?.map(|s| s.parse().map_err(D::Error::custom)).transpose()
-    }
 }
 
 #[cfg(test)]
