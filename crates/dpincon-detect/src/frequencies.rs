@@ -94,14 +94,25 @@ pub fn equality_frequencies(
 
 /// X and B when σ is FD-shaped: cross equalities `t1.A = t2.A` (A ∈ X, at
 /// least one) and at most one `t1.B != t2.B`, nothing else (no B: a key).
+///
+/// `t1.B < t2.B` or `t1.B > t2.B` in place of `!=` is the same FD: keys
+/// are totally ordered and a NULL compares with nothing, so an unordered
+/// pair satisfies the strict order one way round exactly when both B are
+/// set and differ. (Users write a sanity rule such as `not(t1.Title =
+/// t2.Title & t1.Year > t2.Year)`; read as a general DC its cliques left
+/// I_R on LP's k/2: issue 49.)
 pub fn fd_shape(constraint: &KeyConstraint) -> Option<(Vec<usize>, Option<usize>)> {
+    use dpincon_constraints::Operator;
     let x: Vec<usize> = equality_attributes(constraint).into_iter().collect();
-    let mut rest = constraint.predicates.iter().filter(|p| {
-        !(p.op.get() == dpincon_constraints::Operator::Eq && x.contains(&p.slot) && is_cross(p))
-    });
+    let mut rest = constraint
+        .predicates
+        .iter()
+        .filter(|p| !(p.op.get() == Operator::Eq && x.contains(&p.slot) && is_cross(p)));
     let b = match (rest.next(), rest.next()) {
         (None, _) => None,
-        (Some(p), None) if p.op.get() == dpincon_constraints::Operator::Ne && is_cross(p) => {
+        (Some(p), None)
+            if matches!(p.op.get(), Operator::Ne | Operator::Lt | Operator::Gt) && is_cross(p) =>
+        {
             Some(p.slot)
         }
         _ => return None,
@@ -364,17 +375,45 @@ mod tests {
                 assert!(smaller <= key_cover && key_cover <= smaller + 1, "key, without {i}");
             }
         }
-        // The two FDs give one cover (one X); an order predicate is no FD.
+        // The two FDs give one cover (one X).
         let f = equality_frequencies(&relation(&[[Some(1), Some(1), Some(2)]]), &[fd(1), fd(2)]);
         assert_eq!(f.fd_classes.iter().map(|c| c.cover).collect::<Vec<_>>(), vec![0]);
-        let order = KeyConstraint {
-            predicates: vec![
-                KeyPredicate::cross(0, Operator::Eq, 0),
-                KeyPredicate::cross(1, Operator::Lt, 1),
-            ],
+        // One strict order on B beside X's equalities is the FD X → B: an
+        // unordered pair satisfies it one way round iff both B are set and
+        // differ (the brute force above reads `differ`); `<=` is not (equal
+        // B conflict), nor are two orders (an order pair) or `t1.B < t2.C`.
+        let with = |ops: &[(usize, Operator, usize)]| KeyConstraint {
+            predicates: std::iter::once(KeyPredicate::cross(0, Operator::Eq, 0))
+                .chain(ops.iter().map(|&(a, op, b)| KeyPredicate::cross(a, op, b)))
+                .collect(),
             ..fd(1)
         };
-        assert_eq!(fd_shape(&order), None);
+        for op in [Operator::Lt, Operator::Gt] {
+            assert_eq!(fd_shape(&with(&[(1, op, 1)])), Some((vec![0], Some(1))));
+        }
+        assert_eq!(fd_shape(&with(&[(1, Operator::Le, 1)])), None);
+        assert_eq!(fd_shape(&with(&[(1, Operator::Lt, 1), (2, Operator::Gt, 2)])), None);
+        assert_eq!(fd_shape(&with(&[(1, Operator::Lt, 2)])), None);
+        // The detector's own definition (`brute_force`, NULLs included)
+        // finds the same unordered edges for `<`, `>` and `!=`.
+        let mut next = xorshift(0x5851_f42d_4c95_7f2d);
+        for _ in 0..500 {
+            let n = 1 + next(7) as usize;
+            let key = |v: u64| (v < 3).then_some(v);
+            let rows: Vec<[Option<u64>; 3]> =
+                (0..n).map(|_| [key(next(4)), key(next(4)), key(next(4))]).collect();
+            let edges = |c: &KeyConstraint| {
+                let mut e: Vec<dpincon_graph::Edge> = Vec::new();
+                crate::exec::brute_force(&relation(&rows), c, &mut e);
+                e.sort_unstable();
+                e.dedup();
+                e
+            };
+            let fd_edges = edges(&fd(1));
+            for op in [Operator::Lt, Operator::Gt] {
+                assert_eq!(edges(&with(&[(1, op, 1)])), fd_edges, "{rows:?}");
+            }
+        }
         // A key: every group is a clique, and it overrides X's FDs.
         let key =
             KeyConstraint { predicates: vec![KeyPredicate::cross(0, Operator::Eq, 0)], ..fd(1) };

@@ -132,6 +132,9 @@ mod tests {
                  not(t1.state=t2.state & t1.salary<t2.salary & t1.rate>t2.rate)",
                 exact(1),
             ),
+            // One strict order on B beside X's equalities is the FD X → B.
+            ("not(t1.zip=t2.zip & t1.salary>t2.salary)", exact(1)),
+            ("not(t1.zip=t2.zip)\nnot(t1.city=t2.city & t1.salary<t2.salary)", summed(2)),
             ("FD: zip -> city, state", summed(1)),
             ("FD: zip -> city\nFD: state -> zip", summed(2)),
             ("FD: zip -> city\nnot(t1.salary>t2.salary & t1.rate<t2.rate)", summed(2)),
