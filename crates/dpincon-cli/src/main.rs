@@ -281,7 +281,10 @@ fn return_freed_memory_sooner() {
 fn main() -> ExitCode {
     disable_transparent_huge_pages();
     return_freed_memory_sooner();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(refused) => return usage_error(&refused),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start the runtime: {e}")),
@@ -312,6 +315,24 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => fail(&message),
     }
+}
+
+/// clap's refusal of the command line (or its `--help`/`--version`),
+/// printed as clap prints it, with clap's exit code (2 for a usage error,
+/// 0 for help) except that a usage error of `audit` (an unknown flag, a bad
+/// value) exits 3: the audit's codes say 2 for a failing check, and a
+/// pipeline must not read a typo as a data failure.
+fn usage_error(refused: &clap::Error) -> ExitCode {
+    // Printing can fail only on a closed stream; the exit code still says
+    // what happened.
+    let _ = refused.print();
+    // The subcommand is the first argument: `Cli` has no flag of its own
+    // but --help and --version, and no subcommand alias or inference.
+    let audit = std::env::args_os().nth(1).is_some_and(|a| a == "audit");
+    if audit && refused.use_stderr() {
+        return ExitCode::from(dpincon_audit::ExitStatus::Error.code());
+    }
+    ExitCode::from(u8::try_from(refused.exit_code()).unwrap_or(2))
 }
 
 fn fail(message: &str) -> ExitCode {
