@@ -167,17 +167,18 @@ struct JobArgs {
 }
 
 impl JobArgs {
-    fn job(&self) -> Result<JobConfig, String> {
+    fn job(&self) -> anyhow::Result<JobConfig> {
         let mut job = match &self.job {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read job file '{}': {e}", path.display()))?;
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    anyhow::anyhow!("cannot read job file '{}': {e}", path.display())
+                })?;
                 toml::from_str::<JobConfig>(&text)
-                    .map_err(|e| format!("job file '{}': {e}", path.display()))?
+                    .map_err(|e| anyhow::anyhow!("job file '{}': {e}", path.display()))?
             }
             None => {
                 let (Some(data), Some(constraints)) = (&self.data, &self.constraints) else {
-                    return Err("give --data and --constraints (or a --job file)".into());
+                    return Err(anyhow::anyhow!("give --data and --constraints (or a --job file)"));
                 };
                 JobConfig::new(data, constraints)
             }
@@ -206,13 +207,11 @@ impl JobArgs {
                 order_by: self.order_by.clone(),
                 password_env: None,
             };
-            source.validate().map_err(|e| e.to_string())?;
+            source.validate()?;
             data.path = source.display_name().into();
             data.postgres = Some(source);
         } else if self.table.is_some() || self.query.is_some() {
-            return Err(
-                "--table and --query read from PostgreSQL: give --data postgres://...".into()
-            );
+            anyhow::bail!("--table and --query read from PostgreSQL: give --data postgres://...");
         }
         set!(max_rows, ledger, budget_cap);
         data.format = self.data_format.or(data.format);
@@ -313,7 +312,9 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => fail(&message),
+        // The outermost message only, as before: each error's own words,
+        // its sources kept in the value, not printed twice.
+        Err(error) => fail(&error.to_string()),
     }
 }
 
@@ -340,10 +341,10 @@ fn fail(message: &str) -> ExitCode {
     ExitCode::FAILURE
 }
 
-async fn run(args: RunArgs) -> Result<(), String> {
+async fn run(args: RunArgs) -> anyhow::Result<()> {
     let progress = progress::Bar::new();
     let job = args.job.job()?;
-    let report = run_job(&job, &progress).await.map_err(|e| e.to_string())?;
+    let report = run_job(&job, &progress).await?;
     let text = match args.format {
         Format::Json => output::json(&report)?,
         Format::Table => output::table(&report),
@@ -352,26 +353,26 @@ async fn run(args: RunArgs) -> Result<(), String> {
 }
 
 /// The strategies named on the command line, or all of them.
-fn parse_strategies(names: Option<&[String]>) -> Result<Vec<Strategy>, String> {
+fn parse_strategies(names: Option<&[String]>) -> anyhow::Result<Vec<Strategy>> {
     match names {
         Some(names) => names
             .iter()
             .map(|n| n.parse())
-            .collect::<Result<_, _>>()
-            .map_err(|e: dpincon_api::ParseError| e.to_string()),
+            .collect::<Result<_, dpincon_api::ParseError>>()
+            .map_err(anyhow::Error::from),
         None => Ok(Strategy::ALL.to_vec()),
     }
 }
 
-async fn curve(args: CurveArgs) -> Result<(), String> {
+async fn curve(args: CurveArgs) -> anyhow::Result<()> {
     let job = args.job.job()?;
     if !job.test.non_private {
-        return Err("the projection curve is made of exact counts: it is NON-PRIVATE \
-                    and needs --non-private"
-            .into());
+        anyhow::bail!(
+            "the projection curve is made of exact counts: it is NON-PRIVATE and needs \
+             --non-private"
+        );
     }
-    let loaded =
-        dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
+    let loaded = dpincon_engine::load(&job, &progress::Bar::new()).await?;
     let curve = dpincon_engine::experiment::projection_curve(&loaded, args.dense_limit);
     let mut text = format!("# {NON_PRIVATE_LABEL}\ntheta,mi,p\n");
     for (i, theta) in curve.thetas.iter().enumerate() {
@@ -380,30 +381,29 @@ async fn curve(args: CurveArgs) -> Result<(), String> {
     output::emit(&text, args.out.as_deref())
 }
 
-async fn utility(args: UtilityArgs) -> Result<(), String> {
+async fn utility(args: UtilityArgs) -> anyhow::Result<()> {
     let mut job = args.job.job()?;
     if !job.test.non_private {
-        return Err("experiments read the exact values to score the releases: \
-                    they are NON-PRIVATE and need --non-private"
-            .into());
+        anyhow::bail!(
+            "experiments read the exact values to score the releases: they are NON-PRIVATE \
+             and need --non-private"
+        );
     }
     if job.release.epsilon.is_none() {
-        return Err("give --epsilon (per measure) for the releases to score".into());
+        return Err(anyhow::anyhow!("give --epsilon (per measure) for the releases to score"));
     }
     let strategies = parse_strategies(args.strategies.as_deref())?;
     job.test.seed = Some(job.test.seed.unwrap_or(1));
-    let loaded =
-        dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
+    let loaded = dpincon_engine::load(&job, &progress::Bar::new()).await?;
     let report = dpincon_engine::experiment::utility(
         &job,
         &loaded,
         &strategies,
         args.runs,
         job.test.seed.unwrap_or(1),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let text = match args.format {
-        Format::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n",
+        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
         Format::Table => output::utility_table(&report),
     };
     output::emit(&text, None)
