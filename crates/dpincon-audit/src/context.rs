@@ -51,7 +51,7 @@ impl RunContext {
         let started_unix = match as_of {
             None => now(),
             Some(text) => {
-                let at = parse_as_of(text, suite.zone()).map_err(AuditError::TestClock)?;
+                let at = parse_as_of(text, suite.zone())?;
                 if let Some(latest) = history.latest_started(&suite.name)?
                     && at < latest
                 {

@@ -30,8 +30,11 @@ pub enum AuditError {
         /// Why.
         message: String,
     },
-    /// The test clock (`--as-of`) is malformed, or earlier than the suite's
-    /// latest run in the history (the message names both dates).
+    /// The test clock (`--as-of`) is malformed.
+    #[error(transparent)]
+    Time(#[from] crate::time::TimeError),
+    /// The test clock (`--as-of`) is earlier than the suite's latest run in
+    /// the history (the message names both dates).
     #[error("{0}")]
     TestClock(String),
     /// A report cannot be written.

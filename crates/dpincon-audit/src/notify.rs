@@ -157,26 +157,86 @@ impl Notify {
 
     /// The webhook's URL: `webhook`, or `$webhook-env`. Errors never quote
     /// the URL (it may hold a token).
-    pub fn url(&self) -> Result<Url, String> {
+    pub fn url(&self) -> Result<Url, NotifyError> {
         match (&self.webhook, &self.webhook_env) {
-            (Some(url), _) => webhook_url(url),
+            (Some(url), _) => Ok(webhook_url(url)?),
             (None, Some(name)) => match std::env::var(name) {
-                Ok(url) => webhook_url(&url).map_err(|e| format!("${name}: {e}")),
-                Err(_) => Err(format!("the environment variable {name} is not set")),
+                Ok(url) => webhook_url(&url)
+                    .map_err(|source| NotifyError::EnvUrl { name: name.clone(), source }),
+                Err(_) => Err(NotifyError::EnvUnset(name.clone())),
             },
-            (None, None) => Err("no webhook".into()),
+            (None, None) => Err(NotifyError::NoWebhook),
         }
     }
 }
 
+/// The URL parser's error (the `url` crate's, which reqwest does not
+/// re-export by name).
+pub type UrlParseError = <Url as std::str::FromStr>::Err;
+
+/// Why a webhook URL is refused; no message quotes the URL (it may hold a
+/// token).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    /// Not a URL at all.
+    #[error("not a URL ({0})")]
+    NotAUrl(#[source] UrlParseError),
+    /// Neither http nor https.
+    #[error("must be an http or https URL, not {0}:")]
+    Scheme(String),
+    /// No host to send to.
+    #[error("the URL has no host")]
+    NoHost,
+}
+
+/// Why an alert was not sent: one line, without the webhook's URL. The
+/// cause's words are in the message (as the audit prints it) and the
+/// cause itself is kept as the source.
+#[derive(Debug, thiserror::Error)]
+pub enum NotifyError {
+    /// `[notify]` names no webhook.
+    #[error("no webhook")]
+    NoWebhook,
+    /// `webhook-env` names a variable that is not set.
+    #[error("the environment variable {0} is not set")]
+    EnvUnset(String),
+    /// `webhook-env`'s variable holds no usable URL.
+    #[error("${name}: {source}")]
+    EnvUrl {
+        /// The variable.
+        name: String,
+        /// Why its URL is refused.
+        #[source]
+        source: UrlError,
+    },
+    /// `webhook` is no usable URL.
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    /// The message cannot be encoded.
+    #[error(transparent)]
+    Encode(#[from] serde_json::Error),
+    /// The request failed: refused, timed out, or another transport error.
+    #[error("{message}")]
+    Http {
+        /// What happened and its causes, on one line, without the URL.
+        message: String,
+        /// The client's error, its URL removed.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The webhook answered, with a status other than 2xx.
+    #[error("the webhook answered {0}")]
+    Status(reqwest::StatusCode),
+}
+
 /// `url` as an http or https URL with a host; the error does not quote it.
-fn webhook_url(url: &str) -> Result<Url, String> {
-    let parsed = Url::parse(url).map_err(|e| format!("not a URL ({e})"))?;
+fn webhook_url(url: &str) -> Result<Url, UrlError> {
+    let parsed = Url::parse(url).map_err(UrlError::NotAUrl)?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(format!("must be an http or https URL, not {}:", parsed.scheme()));
+        return Err(UrlError::Scheme(parsed.scheme().into()));
     }
     if parsed.host().is_none() {
-        return Err("the URL has no host".into());
+        return Err(UrlError::NoHost);
     }
     Ok(parsed)
 }
@@ -329,8 +389,8 @@ pub fn message(suite: &str, events: &[Event]) -> Option<Message> {
 /// POSTs `message` as JSON to `url`; waits at most `timeout`. The error is
 /// one line without the URL: a refused connection, a timeout, or a
 /// status other than 2xx.
-pub async fn send(url: Url, message: &Message, timeout: Duration) -> Result<(), String> {
-    let body = serde_json::to_vec(message).map_err(|e| e.to_string())?;
+pub async fn send(url: Url, message: &Message, timeout: Duration) -> Result<(), NotifyError> {
+    let body = serde_json::to_vec(message)?;
     let client = reqwest::Client::builder()
         .timeout(timeout)
         // A redirect would send the alert where the suite did not say.
@@ -346,14 +406,14 @@ pub async fn send(url: Url, message: &Message, timeout: Duration) -> Result<(), 
         .map_err(describe)?;
     let status = response.status();
     if !status.is_success() {
-        return Err(format!("the webhook answered {status}"));
+        return Err(NotifyError::Status(status));
     }
     Ok(())
 }
 
 /// The run's alert, if any, sent to the suite's webhook: `Ok(n)` with the
 /// number of events sent (0: nothing to send), or why it was not sent.
-pub async fn notify(run: &AuditRun, notify: &Notify) -> Result<usize, String> {
+pub async fn notify(run: &AuditRun, notify: &Notify) -> Result<usize, NotifyError> {
     let events = events(run, notify);
     let Some(message) = message(&run.suite, &events) else { return Ok(0) };
     send(notify.url()?, &message, notify.timeout()).await?;
@@ -361,8 +421,9 @@ pub async fn notify(run: &AuditRun, notify: &Notify) -> Result<usize, String> {
 }
 
 /// A reqwest error without its URL, with its causes (`connection
-/// refused`), on one line.
-fn describe(e: reqwest::Error) -> String {
+/// refused`) on one line as the message; the error itself (its URL
+/// removed) as the source.
+fn describe(e: reqwest::Error) -> NotifyError {
     let what = if e.is_timeout() {
         "timed out"
     } else if e.is_connect() {
@@ -370,15 +431,15 @@ fn describe(e: reqwest::Error) -> String {
     } else {
         "failed"
     };
-    let mut text = what.to_string();
+    let mut message = what.to_string();
     let e = e.without_url();
     let mut source: Option<&dyn std::error::Error> = Some(&e);
     while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
+        message.push_str(": ");
+        message.push_str(&s.to_string());
         source = s.source();
     }
-    text
+    NotifyError::Http { message, source: e }
 }
 
 /// A public figure, without float noise (`0.30000000000000004` is `0.3`).

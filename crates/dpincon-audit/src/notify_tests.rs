@@ -278,7 +278,7 @@ fn an_unset_variable_is_an_error_when_sending_not_at_load() {
     let n: Notify = toml::from_str("webhook-env = \"DPINCON_TEST_SURELY_UNSET_HOOK\"").unwrap();
     n.validate().unwrap();
     assert_eq!(
-        n.url().unwrap_err(),
+        n.url().unwrap_err().to_string(),
         "the environment variable DPINCON_TEST_SURELY_UNSET_HOOK is not set"
     );
 }

@@ -278,7 +278,7 @@ impl Suite {
             return Err("the suite has no [[dataset]]".into());
         }
         if let Some(zone) = &self.time_zone {
-            crate::time::parse_zone(zone)?;
+            crate::time::parse_zone(zone).map_err(|e| e.to_string())?;
         }
         if let Some(notify) = &self.notify {
             notify.validate()?;

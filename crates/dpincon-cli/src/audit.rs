@@ -20,6 +20,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Args, Subcommand};
 use dpincon_audit::history::History;
 use dpincon_audit::suite::Dataset;
@@ -81,32 +82,32 @@ pub async fn audit(args: AuditArgs) -> ExitCode {
     }
 }
 
-async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
+async fn run(args: AuditArgs) -> anyhow::Result<ExitStatus> {
     if args.as_of.is_some() && args.coordinator.is_some() {
         // Before anything is read or sent: nothing may be charged.
-        return Err("--as-of is a test clock and cannot date a run on a coordinator, whose clock \
-                    and ledger are the operator's; run the suite locally to replay nights"
-            .into());
+        anyhow::bail!(
+            "--as-of is a test clock and cannot date a run on a coordinator, whose clock and \
+             ledger are the operator's; run the suite locally to replay nights"
+        );
     }
-    let path = args.suite.clone().ok_or("--suite FILE is required")?;
-    let suite = Suite::load(&path).map_err(|e| e.to_string())?;
+    let path = args.suite.clone().context("--suite FILE is required")?;
+    let suite = Suite::load(&path)?;
     let history_path = suite.history.clone().unwrap_or_default();
     if let Some(AuditCommand::History) = args.command {
-        let history = History::open(&history_path).map_err(|e| e.to_string())?;
-        print_history(&history.trends(&suite.name).map_err(|e| e.to_string())?, suite.zone());
+        let history = History::open(&history_path)?;
+        print_history(&history.trends(&suite.name)?, suite.zone());
         return Ok(ExitStatus::Pass);
     }
     // Open the store first: a broken history fails before any budget is spent.
-    let mut history = History::open(&history_path).map_err(|e| e.to_string())?;
-    let ctx = RunContext::load(&suite, &history, args.as_of.as_deref(), args.seed)
-        .map_err(|e| e.to_string())?;
+    let mut history = History::open(&history_path)?;
+    let ctx = RunContext::load(&suite, &history, args.as_of.as_deref(), args.seed)?;
     let AuditOutcome { run, details } = match &args.coordinator {
         Some(url) => {
-            let charged = history.charged(&suite.name).map_err(|e| e.to_string())?;
+            let charged = history.charged(&suite.name)?;
             remote_run(&suite, url, &charged, &ctx, &args).await?
         }
         None => {
-            suite.require_tables(&path).map_err(|e| e.to_string())?;
+            suite.require_tables(&path)?;
             run_suite(&suite, &ctx, async |job, name: &str| {
                 let bar = progress::Bar::for_dataset(name);
                 match job {
@@ -122,7 +123,7 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
     for d in &details {
         eprintln!("dataset {}: {}: {}", d.dataset, d.reason, d.message);
     }
-    history.append(&run).map_err(|e| e.to_string())?;
+    history.append(&run)?;
     for c in run.checks() {
         println!("{:<13} {:<28} {}", c.verdict.name().to_uppercase(), c.name, c.message);
     }
@@ -172,8 +173,7 @@ async fn run(args: AuditArgs) -> Result<ExitStatus, String> {
         Some(out) => history
             .trends(&suite.name)
             .and_then(|trends| report::write_all(out, &run, &trends))
-            .map(|()| println!("reports written to {}", out.display()))
-            .map_err(|e| e.to_string()),
+            .map(|()| println!("reports written to {}", out.display())),
         None => Ok(()),
     };
     // Last, once the run is in the history and the reports are written:
@@ -200,7 +200,7 @@ async fn remote_run(
     charged: &std::collections::BTreeMap<String, f64>,
     ctx: &RunContext,
     args: &AuditArgs,
-) -> Result<AuditOutcome, String> {
+) -> anyhow::Result<AuditOutcome> {
     let client = args.connect.client(url)?;
     let seed = ctx.seed;
     Ok(run_suite_remote(suite, url, charged, ctx, async |d: &Dataset| {

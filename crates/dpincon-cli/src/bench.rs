@@ -84,36 +84,35 @@ fn parse_rows(text: &str) -> Result<u64, String> {
     Ok(v as u64)
 }
 
-pub async fn run_bench(args: BenchArgs) -> Result<(), String> {
+pub async fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
     let Which::Scale(args) = args.which;
-    std::fs::create_dir_all(&args.dir).map_err(|e| format!("{}: {e}", args.dir.display()))?;
+    std::fs::create_dir_all(&args.dir)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.dir.display()))?;
     let dcs = args.dir.join("tax.dcs");
-    std::fs::write(&dcs, TAX_CONSTRAINTS).map_err(|e| e.to_string())?;
+    std::fs::write(&dcs, TAX_CONSTRAINTS)?;
     let fd_dcs = args.dir.join("tax-fd.dcs");
     let fds: String = TAX_CONSTRAINTS
         .lines()
         .filter(|l| !l.contains('<') && !l.contains('>'))
         .map(|l| l.to_string() + "\n")
         .collect();
-    std::fs::write(&fd_dcs, fds).map_err(|e| e.to_string())?;
+    std::fs::write(&fd_dcs, fds)?;
     let mut rows = Vec::new();
     for size in &args.rows {
-        let n = parse_rows(size)?;
+        let n = parse_rows(size).map_err(anyhow::Error::msg)?;
         eprintln!("== {n} rows");
         let clean = args.dir.join(format!("tax-{n}.csv"));
         let noisy = args.dir.join(format!("tax-{n}-rnoise-{}.csv", args.alpha));
         let t = Instant::now();
-        generate_tax(&TaxOptions { rows: n, seed: args.seed, format: None }, &clean)
-            .map_err(|e| e.to_string())?;
+        generate_tax(&TaxOptions { rows: n, seed: args.seed, format: None }, &clean)?;
         let generate_s = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let constraints =
-            dpincon_constraints::parse_constraints(TAX_CONSTRAINTS).map_err(|e| e.to_string())?;
-        rnoise(&clean, &constraints, args.alpha, args.seed, &noisy).map_err(|e| e.to_string())?;
+        let constraints = dpincon_constraints::parse_constraints(TAX_CONSTRAINTS)?;
+        rnoise(&clean, &constraints, args.alpha, args.seed, &noisy)?;
         let noise_s = t.elapsed().as_secs_f64();
         let report = child_job(&noisy, &dcs, &args)?;
         let (Some(exact), Some(t)) = (report.non_private, report.timings) else {
-            return Err("the job's report has no exact values or timings".into());
+            return Err(anyhow::anyhow!("the job's report has no exact values or timings"));
         };
         let edges = exact.edges;
         let fd = fd_rate(&noisy, &fd_dcs).await?;
@@ -140,7 +139,7 @@ pub async fn run_bench(args: BenchArgs) -> Result<(), String> {
             naive_detect_speedup,
             naive_projection_speedup,
         };
-        eprintln!("{}", serde_json::to_string(&row).map_err(|e| e.to_string())?);
+        eprintln!("{}", serde_json::to_string(&row)?);
         rows.push(row);
     }
     let csv = to_csv(&rows);
@@ -151,8 +150,8 @@ pub async fn run_bench(args: BenchArgs) -> Result<(), String> {
 }
 
 /// The job in a child process: its peak RSS is its own.
-fn child_job(data: &Path, dcs: &Path, args: &ScaleArgs) -> Result<Report, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+fn child_job(data: &Path, dcs: &Path, args: &ScaleArgs) -> anyhow::Result<Report> {
+    let exe = std::env::current_exe()?;
     let mut cmd = Command::new(exe);
     cmd.args(["run", "--non-private", "--epsilon", "1", "--seed", "1", "--format", "json"]);
     cmd.arg("--data").arg(data).arg("--constraints").arg(dcs);
@@ -163,30 +162,30 @@ fn child_job(data: &Path, dcs: &Path, args: &ScaleArgs) -> Result<Report, String
         // I_R's LP has no public memory bound: under a budget only the greedy cover.
         cmd.args(["--memory-limit", &m.to_string(), "--ir-method", "greedy"]);
     }
-    let out = cmd.output().map_err(|e| e.to_string())?;
+    let out = cmd.output()?;
     if !out.status.success() {
-        return Err(format!("the job failed: {}", String::from_utf8_lossy(&out.stderr)));
+        return Err(anyhow::anyhow!("the job failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+    Ok(serde_json::from_slice(&out.stdout)?)
 }
 
 /// FD-only detection on one thread: edges per second per core.
-async fn fd_rate(data: &Path, fd_dcs: &Path) -> Result<f64, String> {
+async fn fd_rate(data: &Path, fd_dcs: &Path) -> anyhow::Result<f64> {
     let mut config = JobConfig::new(data, fd_dcs);
     config.data.threads = Some(1);
-    let loaded = load(&config, &NoProgress).await.map_err(|e| e.to_string())?;
+    let loaded = load(&config, &NoProgress).await?;
     Ok(loaded.graph.edge_count() as f64 / loaded.detect_s.max(1e-9))
 }
 
 /// Naive detection (every pair) against the planned one, and one pass per θ
 /// against one pass for all θ, measured here in the same run.
-async fn naive_speedups(data: &Path, dcs: &Path) -> Result<(f64, f64), String> {
-    let planned = load(&JobConfig::new(data, dcs), &NoProgress).await.map_err(|e| e.to_string())?;
+async fn naive_speedups(data: &Path, dcs: &Path) -> anyhow::Result<(f64, f64)> {
+    let planned = load(&JobConfig::new(data, dcs), &NoProgress).await?;
     let mut naive = JobConfig::new(data, dcs);
     naive.test.brute_force = true;
-    let brute = load(&naive, &NoProgress).await.map_err(|e| e.to_string())?;
+    let brute = load(&naive, &NoProgress).await?;
     if brute.graph.edge_count() != planned.graph.edge_count() {
-        return Err("the naive baseline found a different graph".into());
+        return Err(anyhow::anyhow!("the naive baseline found a different graph"));
     }
     let graph = &planned.graph;
     let bounds: Vec<DegreeBound> = default_candidates(u64::from(graph.nodes()))

@@ -29,14 +29,14 @@ pub struct CoverageArgs {
     out: PathBuf,
 }
 
-pub async fn run_coverage(args: CoverageArgs) -> Result<(), String> {
+pub async fn run_coverage(args: CoverageArgs) -> anyhow::Result<()> {
     let job = args.job.job()?;
     let (job, loaded, seed) =
         experiment_io::load(job, "the coverage experiment", &args.epsilons, args.runs, &args.out)
             .await?;
     let bar = epsilon_bar("coverage", args.epsilons.len());
     let options = CoverageOptions { epsilons: args.epsilons, runs: args.runs, seed };
-    let report = coverage(&job, &loaded, &options, &|| bar.inc(1)).map_err(|e| e.to_string())?;
+    let report = coverage(&job, &loaded, &options, &|| bar.inc(1))?;
     bar.finish_and_clear();
     let (csv_path, json_path, svg_path) = (
         args.out.join("coverage.csv"),
@@ -44,7 +44,7 @@ pub async fn run_coverage(args: CoverageArgs) -> Result<(), String> {
         args.out.join("coverage.svg"),
     );
     emit(&csv(&report), Some(&csv_path))?;
-    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n";
+    let json = serde_json::to_string_pretty(&report)? + "\n";
     emit(&json, Some(&json_path))?;
     chart(&report, &svg_path)?;
     println!(
@@ -128,7 +128,7 @@ fn summary(report: &CoverageReport) -> String {
 }
 
 /// Coverage per ε, a line per measure, the stated level dashed.
-fn chart(report: &CoverageReport, path: &Path) -> Result<(), String> {
+fn chart(report: &CoverageReport, path: &Path) -> anyhow::Result<()> {
     let epsilons: Vec<f64> = {
         let mut e: Vec<f64> = report.rows.iter().map(|r| r.epsilon).collect();
         e.dedup();

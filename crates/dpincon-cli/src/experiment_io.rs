@@ -19,25 +19,24 @@ pub async fn load(
     epsilons: &[f64],
     runs: usize,
     out: &Path,
-) -> Result<(JobConfig, LoadedJob, u64), String> {
+) -> anyhow::Result<(JobConfig, LoadedJob, u64)> {
     if !job.test.non_private {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "{what} scores releases against exact values: it is NON-PRIVATE and needs \
              --non-private"
         ));
     }
     if runs == 0 {
-        return Err("--runs must be at least 1".into());
+        return Err(anyhow::anyhow!("--runs must be at least 1"));
     }
     for &epsilon in epsilons {
-        dpincon_engine::validate::check_epsilon("--epsilons: every ε", epsilon)
-            .map_err(|e| e.to_string())?;
+        dpincon_engine::validate::check_epsilon("--epsilons: every ε", epsilon)?;
     }
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create '{}': {e}", out.display()))?;
+    std::fs::create_dir_all(out)
+        .map_err(|e| anyhow::anyhow!("cannot create '{}': {e}", out.display()))?;
     let seed = job.test.seed.unwrap_or(1);
     job.test.seed = Some(seed);
-    let loaded =
-        dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
+    let loaded = dpincon_engine::load(&job, &progress::Bar::new()).await?;
     Ok((job, loaded, seed))
 }
 
@@ -56,7 +55,7 @@ pub type Drawn = Result<(), Box<dyn Error>>;
 pub fn svg(
     path: &Path,
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Drawn,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let drawn = || -> Drawn {
         let root = SVGBackend::new(path, (800, 520)).into_drawing_area();
         root.fill(&WHITE)?;
@@ -64,7 +63,7 @@ pub fn svg(
         root.present()?;
         Ok(())
     };
-    drawn().map_err(|e| format!("cannot draw '{}': {e}", path.display()))
+    drawn().map_err(|e| anyhow::anyhow!("cannot draw '{}': {e}", path.display()))
 }
 
 /// The charts' frame: a caption, margins and room for the axis labels.

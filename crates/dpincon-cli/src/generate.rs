@@ -51,8 +51,8 @@ pub struct TableOut {
 }
 
 impl TableOut {
-    fn format(&self) -> Result<Option<TableFormat>, String> {
-        self.format.as_deref().map(TableFormat::parse).transpose().map_err(|e| e.to_string())
+    fn format(&self) -> anyhow::Result<Option<TableFormat>> {
+        Ok(self.format.as_deref().map(TableFormat::parse).transpose()?)
     }
 }
 
@@ -234,24 +234,22 @@ fn parse_rows(text: &str) -> Result<u64, String> {
     }
 }
 
-fn json_line(line: serde_json::Result<String>) -> Result<(), String> {
-    let line = line.map_err(|e| e.to_string())?;
+fn json_line(line: serde_json::Result<String>) -> anyhow::Result<()> {
+    let line = line?;
     println!("{line}");
     Ok(())
 }
 
 /// Run `generate`: write the table and print its statistics as one JSON line.
-pub fn run_generate(args: GenerateArgs) -> Result<(), String> {
+pub fn run_generate(args: GenerateArgs) -> anyhow::Result<()> {
     match args.table {
         GenerateTable::Tax(tax) => {
             let options =
                 TaxOptions { rows: tax.rows, seed: tax.table.seed, format: tax.table.format()? };
             if let Some(path) = &tax.constraints_out {
-                dpincon_generate::write_constraint_file(path, dpincon_generate::TAX_CONSTRAINTS)
-                    .map_err(|e| e.to_string())?;
+                dpincon_generate::write_constraint_file(path, dpincon_generate::TAX_CONSTRAINTS)?;
             }
-            let stats = dpincon_generate::generate_tax(&options, &tax.table.out)
-                .map_err(|e| e.to_string())?;
+            let stats = dpincon_generate::generate_tax(&options, &tax.table.out)?;
             json_line(serde_json::to_string(&stats))
         }
         GenerateTable::Shapes(shapes) => {
@@ -264,7 +262,7 @@ pub fn run_generate(args: GenerateArgs) -> Result<(), String> {
                 out: shapes.table.out,
                 constraints_out: Some(shapes.constraints_out),
             };
-            let stats = dpincon_generate::generate_shape(&options).map_err(|e| e.to_string())?;
+            let stats = dpincon_generate::generate_shape(&options)?;
             json_line(serde_json::to_string(&stats))
         }
         GenerateTable::Suite(suite) => crate::suite::generate(suite),
@@ -279,8 +277,7 @@ pub fn run_generate(args: GenerateArgs) -> Result<(), String> {
                 burst_rows: nightly.burst_rows,
                 seed: nightly.seed,
             };
-            let stats = dpincon_generate::generate_nightly(&options, &nightly.out)
-                .map_err(|e| e.to_string())?;
+            let stats = dpincon_generate::generate_nightly(&options, &nightly.out)?;
             json_line(serde_json::to_string(&stats))
         }
     }
@@ -288,13 +285,12 @@ pub fn run_generate(args: GenerateArgs) -> Result<(), String> {
 
 /// Run `noise`: write the noisy table and print its statistics as one JSON
 /// line.
-pub fn run_noise(args: NoiseArgs) -> Result<(), String> {
+pub fn run_noise(args: NoiseArgs) -> anyhow::Result<()> {
     let common = match &args.generator {
         NoiseGenerator::Rnoise(a) => &a.common,
         NoiseGenerator::Conoise(a) => &a.common,
     };
-    let constraints =
-        dpincon_generate::read_constraints(&common.constraints).map_err(|e| e.to_string())?;
+    let constraints = dpincon_generate::read_constraints(&common.constraints)?;
     match &args.generator {
         NoiseGenerator::Rnoise(a) => {
             let stats = dpincon_generate::rnoise(
@@ -303,8 +299,7 @@ pub fn run_noise(args: NoiseArgs) -> Result<(), String> {
                 a.alpha,
                 common.seed,
                 &common.out,
-            )
-            .map_err(|e| e.to_string())?;
+            )?;
             json_line(serde_json::to_string(&stats))
         }
         NoiseGenerator::Conoise(a) => {
@@ -315,8 +310,7 @@ pub fn run_noise(args: NoiseArgs) -> Result<(), String> {
                 common.seed,
                 a.legacy,
                 &common.out,
-            )
-            .map_err(|e| e.to_string())?;
+            )?;
             json_line(serde_json::to_string(&stats))
         }
     }
@@ -414,7 +408,7 @@ mod tests {
         .unwrap() else {
             panic!("noise expected")
         };
-        assert!(run_noise(n).unwrap_err().contains("is the input file"));
+        assert!(run_noise(n).unwrap_err().to_string().contains("is the input file"));
         assert!(parse(&["generate", "tax", "--rows", "ten", "--out", "x.csv"]).is_err());
     }
 
@@ -476,7 +470,7 @@ mod tests {
         .unwrap() else {
             panic!("generate expected")
         };
-        assert!(run_generate(g).unwrap_err().contains("out of order"));
+        assert!(run_generate(g).unwrap_err().to_string().contains("out of order"));
     }
 
     #[test]
@@ -528,6 +522,6 @@ mod tests {
         .unwrap() else {
             panic!("generate expected")
         };
-        assert!(run_generate(g).unwrap_err().contains("burst night 9"));
+        assert!(run_generate(g).unwrap_err().to_string().contains("burst night 9"));
     }
 }

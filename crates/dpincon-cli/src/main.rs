@@ -167,17 +167,18 @@ struct JobArgs {
 }
 
 impl JobArgs {
-    fn job(&self) -> Result<JobConfig, String> {
+    fn job(&self) -> anyhow::Result<JobConfig> {
         let mut job = match &self.job {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read job file '{}': {e}", path.display()))?;
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    anyhow::anyhow!("cannot read job file '{}': {e}", path.display())
+                })?;
                 toml::from_str::<JobConfig>(&text)
-                    .map_err(|e| format!("job file '{}': {e}", path.display()))?
+                    .map_err(|e| anyhow::anyhow!("job file '{}': {e}", path.display()))?
             }
             None => {
                 let (Some(data), Some(constraints)) = (&self.data, &self.constraints) else {
-                    return Err("give --data and --constraints (or a --job file)".into());
+                    return Err(anyhow::anyhow!("give --data and --constraints (or a --job file)"));
                 };
                 JobConfig::new(data, constraints)
             }
@@ -206,13 +207,11 @@ impl JobArgs {
                 order_by: self.order_by.clone(),
                 password_env: None,
             };
-            source.validate().map_err(|e| e.to_string())?;
+            source.validate()?;
             data.path = source.display_name().into();
             data.postgres = Some(source);
         } else if self.table.is_some() || self.query.is_some() {
-            return Err(
-                "--table and --query read from PostgreSQL: give --data postgres://...".into()
-            );
+            anyhow::bail!("--table and --query read from PostgreSQL: give --data postgres://...");
         }
         set!(max_rows, ledger, budget_cap);
         data.format = self.data_format.or(data.format);
@@ -281,7 +280,10 @@ fn return_freed_memory_sooner() {
 fn main() -> ExitCode {
     disable_transparent_huge_pages();
     return_freed_memory_sooner();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(refused) => return usage_error(&refused),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start the runtime: {e}")),
@@ -310,8 +312,28 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => fail(&message),
+        // The outermost message only, as before: each error's own words,
+        // its sources kept in the value, not printed twice.
+        Err(error) => fail(&error.to_string()),
     }
+}
+
+/// clap's refusal of the command line (or its `--help`/`--version`),
+/// printed as clap prints it, with clap's exit code (2 for a usage error,
+/// 0 for help) except that a usage error of `audit` (an unknown flag, a bad
+/// value) exits 3: the audit's codes say 2 for a failing check, and a
+/// pipeline must not read a typo as a data failure.
+fn usage_error(refused: &clap::Error) -> ExitCode {
+    // Printing can fail only on a closed stream; the exit code still says
+    // what happened.
+    let _ = refused.print();
+    // The subcommand is the first argument: `Cli` has no flag of its own
+    // but --help and --version, and no subcommand alias or inference.
+    let audit = std::env::args_os().nth(1).is_some_and(|a| a == "audit");
+    if audit && refused.use_stderr() {
+        return ExitCode::from(dpincon_audit::ExitStatus::Error.code());
+    }
+    ExitCode::from(u8::try_from(refused.exit_code()).unwrap_or(2))
 }
 
 fn fail(message: &str) -> ExitCode {
@@ -319,10 +341,10 @@ fn fail(message: &str) -> ExitCode {
     ExitCode::FAILURE
 }
 
-async fn run(args: RunArgs) -> Result<(), String> {
+async fn run(args: RunArgs) -> anyhow::Result<()> {
     let progress = progress::Bar::new();
     let job = args.job.job()?;
-    let report = run_job(&job, &progress).await.map_err(|e| e.to_string())?;
+    let report = run_job(&job, &progress).await?;
     let text = match args.format {
         Format::Json => output::json(&report)?,
         Format::Table => output::table(&report),
@@ -331,26 +353,26 @@ async fn run(args: RunArgs) -> Result<(), String> {
 }
 
 /// The strategies named on the command line, or all of them.
-fn parse_strategies(names: Option<&[String]>) -> Result<Vec<Strategy>, String> {
+fn parse_strategies(names: Option<&[String]>) -> anyhow::Result<Vec<Strategy>> {
     match names {
         Some(names) => names
             .iter()
             .map(|n| n.parse())
-            .collect::<Result<_, _>>()
-            .map_err(|e: dpincon_api::ParseError| e.to_string()),
+            .collect::<Result<_, dpincon_api::ParseError>>()
+            .map_err(anyhow::Error::from),
         None => Ok(Strategy::ALL.to_vec()),
     }
 }
 
-async fn curve(args: CurveArgs) -> Result<(), String> {
+async fn curve(args: CurveArgs) -> anyhow::Result<()> {
     let job = args.job.job()?;
     if !job.test.non_private {
-        return Err("the projection curve is made of exact counts: it is NON-PRIVATE \
-                    and needs --non-private"
-            .into());
+        anyhow::bail!(
+            "the projection curve is made of exact counts: it is NON-PRIVATE and needs \
+             --non-private"
+        );
     }
-    let loaded =
-        dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
+    let loaded = dpincon_engine::load(&job, &progress::Bar::new()).await?;
     let curve = dpincon_engine::experiment::projection_curve(&loaded, args.dense_limit);
     let mut text = format!("# {NON_PRIVATE_LABEL}\ntheta,mi,p\n");
     for (i, theta) in curve.thetas.iter().enumerate() {
@@ -359,30 +381,29 @@ async fn curve(args: CurveArgs) -> Result<(), String> {
     output::emit(&text, args.out.as_deref())
 }
 
-async fn utility(args: UtilityArgs) -> Result<(), String> {
+async fn utility(args: UtilityArgs) -> anyhow::Result<()> {
     let mut job = args.job.job()?;
     if !job.test.non_private {
-        return Err("experiments read the exact values to score the releases: \
-                    they are NON-PRIVATE and need --non-private"
-            .into());
+        anyhow::bail!(
+            "experiments read the exact values to score the releases: they are NON-PRIVATE \
+             and need --non-private"
+        );
     }
     if job.release.epsilon.is_none() {
-        return Err("give --epsilon (per measure) for the releases to score".into());
+        return Err(anyhow::anyhow!("give --epsilon (per measure) for the releases to score"));
     }
     let strategies = parse_strategies(args.strategies.as_deref())?;
     job.test.seed = Some(job.test.seed.unwrap_or(1));
-    let loaded =
-        dpincon_engine::load(&job, &progress::Bar::new()).await.map_err(|e| e.to_string())?;
+    let loaded = dpincon_engine::load(&job, &progress::Bar::new()).await?;
     let report = dpincon_engine::experiment::utility(
         &job,
         &loaded,
         &strategies,
         args.runs,
         job.test.seed.unwrap_or(1),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let text = match args.format {
-        Format::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n",
+        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
         Format::Table => output::utility_table(&report),
     };
     output::emit(&text, None)

@@ -7,8 +7,8 @@ use std::path::Path;
 use dpincon_engine::Report;
 use dpincon_generate::OutputFile;
 
-pub fn json(report: &Report) -> Result<String, String> {
-    serde_json::to_string_pretty(report).map(|s| s + "\n").map_err(|e| e.to_string())
+pub fn json(report: &Report) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(report)? + "\n")
 }
 
 /// A number as the JSON report writes it (`1.0`, `0.25`, `1e-5`), so the
@@ -126,15 +126,13 @@ pub fn table(report: &Report) -> String {
 /// ([`OutputFile`]: a failed run never leaves half a report, and
 /// `/dev/null` or a FIFO is written in place). A new file is its owner's
 /// only (0600): a report may hold exact values.
-pub fn emit(text: &str, path: Option<&Path>) -> Result<(), String> {
+pub fn emit(text: &str, path: Option<&Path>) -> anyhow::Result<()> {
     let Some(path) = path else {
         let mut stdout = std::io::stdout().lock();
-        return stdout
-            .write_all(text.as_bytes())
-            .and_then(|_| stdout.flush())
-            .map_err(|e| e.to_string());
+        stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush())?;
+        return Ok(());
     };
-    let fail = |e: std::io::Error| format!("cannot write '{}': {e}", path.display());
+    let fail = |e: std::io::Error| anyhow::anyhow!("cannot write '{}': {e}", path.display());
     let mut out = OutputFile::create_private(path).map_err(fail)?;
     out.write_all(text.as_bytes()).map_err(fail)?;
     out.commit().map_err(fail)

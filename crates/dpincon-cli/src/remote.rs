@@ -31,11 +31,10 @@ pub struct ConnectArgs {
 }
 
 impl ConnectArgs {
-    pub(crate) fn client(&self, url: &str) -> Result<Client, String> {
-        let token = Token::load(self.token_file.as_deref()).map_err(|e| e.to_string())?;
-        let tls = ClientTls::load(self.tls_ca.as_deref(), self.tls_domain.clone())
-            .map_err(|e| e.to_string())?;
-        Client::new(url, &token, tls.as_ref()).map_err(|e| e.to_string())
+    pub(crate) fn client(&self, url: &str) -> anyhow::Result<Client> {
+        let token = Token::load(self.token_file.as_deref())?;
+        let tls = ClientTls::load(self.tls_ca.as_deref(), self.tls_domain.clone())?;
+        Ok(Client::new(url, &token, tls.as_ref())?)
     }
 }
 
@@ -56,12 +55,13 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    fn report(&self, json: &str) -> Result<(), String> {
+    fn report(&self, json: &str) -> anyhow::Result<()> {
         let text = match self.format {
             Format::Json => json.to_string(),
             Format::Table => {
-                let report: Report = serde_json::from_str(json)
-                    .map_err(|e| format!("the coordinator sent a report that is not one: {e}"))?;
+                let report: Report = serde_json::from_str(json).map_err(|e| {
+                    anyhow::anyhow!("the coordinator sent a report that is not one: {e}")
+                })?;
                 output::table(&report)
             }
         };
@@ -91,12 +91,14 @@ pub struct ClientJobArgs {
 
 impl ClientJobArgs {
     /// The job: the file's keys, then the flags.
-    fn job(&self) -> Result<ClientJob, String> {
+    fn job(&self) -> anyhow::Result<ClientJob> {
         let mut table = match &self.job {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read job file '{}': {e}", path.display()))?;
-                toml::from_str(&text).map_err(|e| format!("job file '{}': {e}", path.display()))?
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    anyhow::anyhow!("cannot read job file '{}': {e}", path.display())
+                })?;
+                toml::from_str(&text)
+                    .map_err(|e| anyhow::anyhow!("job file '{}': {e}", path.display()))?
             }
             None => toml::Table::new(),
         };
@@ -104,16 +106,17 @@ impl ClientJobArgs {
             table.insert("dataset".into(), dataset.clone().into());
         }
         if let Some(path) = &self.constraints {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read constraint file '{}': {e}", path.display()))?;
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                anyhow::anyhow!("cannot read constraint file '{}': {e}", path.display())
+            })?;
             table.insert("constraints".into(), text.into());
         }
         for key in ["dataset", "constraints"] {
             if !table.contains_key(key) {
-                return Err(format!("give --{key} (or `{key}` in a --job file)"));
+                return Err(anyhow::anyhow!("give --{key} (or `{key}` in a --job file)"));
             }
         }
-        let job: ClientJob = table.try_into().map_err(|e| format!("client job: {e}"))?;
+        let job: ClientJob = table.try_into().map_err(|e| anyhow::anyhow!("client job: {e}"))?;
         Ok(ClientJob {
             release: job.release.overridden_by(self.release.clone()),
             test: job.test.overridden_by(self.test),
@@ -155,10 +158,13 @@ pub struct JobRefArgs {
 }
 
 /// Queues the job; prints its id, or with `--wait` its report.
-pub async fn submit(args: SubmitArgs) -> Result<(), String> {
+pub async fn submit(args: SubmitArgs) -> anyhow::Result<()> {
     let job = args.job.job()?;
     let client = args.connect.client(&args.coordinator)?;
-    let id = client.submit(&job).await.map_err(|e| describe(&args.coordinator, e))?;
+    let id = client
+        .submit(&job)
+        .await
+        .map_err(|e| anyhow::Error::msg(describe(&args.coordinator, e)))?;
     if !args.wait {
         return output::emit(&format!("{id}\n"), args.out.output.as_deref());
     }
@@ -173,34 +179,40 @@ pub async fn submit(args: SubmitArgs) -> Result<(), String> {
             }
         })
         .await
-        .map_err(|e| describe(&args.coordinator, e))?;
+        .map_err(|e| anyhow::Error::msg(describe(&args.coordinator, e)))?;
     args.out.report(&report)
 }
 
 /// Prints the job's status (JSON, or one line with `--format table`).
-pub async fn status(args: JobRefArgs) -> Result<(), String> {
+pub async fn status(args: JobRefArgs) -> anyhow::Result<()> {
     let client = args.connect.client(&args.coordinator)?;
-    let status = client.status(&args.job).await.map_err(|e| describe(&args.coordinator, e))?;
+    let status = client
+        .status(&args.job)
+        .await
+        .map_err(|e| anyhow::Error::msg(describe(&args.coordinator, e)))?;
     let text = match args.out.format {
-        Format::Json => {
-            serde_json::to_string_pretty(&StatusView::from(&status)).map_err(|e| e.to_string())?
-                + "\n"
-        }
+        Format::Json => serde_json::to_string_pretty(&StatusView::from(&status))? + "\n",
         Format::Table => format!("{}: {}\n", status.job_id, progress_line(&status)),
     };
     output::emit(&text, args.out.output.as_deref())
 }
 
 /// Prints the report of a succeeded job; fails with the reason otherwise.
-pub async fn result(args: JobRefArgs) -> Result<(), String> {
+pub async fn result(args: JobRefArgs) -> anyhow::Result<()> {
     let client = args.connect.client(&args.coordinator)?;
-    let report = client.result(&args.job).await.map_err(|e| describe(&args.coordinator, e))?;
+    let report = client
+        .result(&args.job)
+        .await
+        .map_err(|e| anyhow::Error::msg(describe(&args.coordinator, e)))?;
     args.out.report(&report)
 }
 
 /// Cancels the job; prints its state after.
-pub async fn cancel(args: JobRefArgs) -> Result<(), String> {
+pub async fn cancel(args: JobRefArgs) -> anyhow::Result<()> {
     let client = args.connect.client(&args.coordinator)?;
-    let status = client.cancel(&args.job).await.map_err(|e| describe(&args.coordinator, e))?;
+    let status = client
+        .cancel(&args.job)
+        .await
+        .map_err(|e| anyhow::Error::msg(describe(&args.coordinator, e)))?;
     output::emit(&format!("{}\n", progress_line(&status)), args.out.output.as_deref())
 }

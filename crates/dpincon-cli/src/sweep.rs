@@ -31,7 +31,7 @@ pub struct SweepArgs {
     out: PathBuf,
 }
 
-pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
+pub async fn run_sweep(args: SweepArgs) -> anyhow::Result<()> {
     let job = args.job.job()?;
     let strategies = crate::parse_strategies(args.strategies.as_deref())?;
     let (job, loaded, seed) =
@@ -39,11 +39,10 @@ pub async fn run_sweep(args: SweepArgs) -> Result<(), String> {
     let curve = projection_curve(&loaded, 2000);
     let bar = epsilon_bar("sweep", args.epsilons.len());
     let options = SweepOptions { epsilons: args.epsilons, strategies, runs: args.runs, seed };
-    let report =
-        sweep(&job, &loaded, &curve, &options, &|| bar.inc(1)).map_err(|e| e.to_string())?;
+    let report = sweep(&job, &loaded, &curve, &options, &|| bar.inc(1))?;
     bar.finish_and_clear();
     emit(&csv(&report), Some(&args.out.join("sweep.csv")))?;
-    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n";
+    let json = serde_json::to_string_pretty(&report)? + "\n";
     emit(&json, Some(&args.out.join("sweep.json")))?;
     let mut charts = Vec::new();
     for measure in Measure::ALL {
@@ -125,7 +124,7 @@ fn series(report: &SweepReport, measure: Measure) -> BTreeMap<&str, Vec<(f64, f6
 }
 
 /// Error against ε on log axes, a line per strategy, the oracle dashed.
-fn chart(report: &SweepReport, measure: Measure, path: &Path) -> Result<(), String> {
+fn chart(report: &SweepReport, measure: Measure, path: &Path) -> anyhow::Result<()> {
     let series = series(report, measure);
     let points = series.values().flatten();
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);

@@ -12,8 +12,8 @@ use dpincon_measures::{
     twice_fractional_cover,
 };
 use dpincon_release::{
-    Budget, NoiseRng, ProjectedMeasure, ProjectedSpec, ProjectionTable, RepairMethod, RepairValues,
-    TableFacts, prepare, release_projected, release_repair,
+    Budget, NoiseRng, ProjectedMeasure, ProjectedSpec, ProjectionTable, RepairMethod,
+    RepairMethodExt, RepairValues, TableFacts, prepare, release_projected, release_repair,
 };
 
 use crate::report::MeasuresReport;
@@ -123,13 +123,13 @@ pub(crate) fn budget_split(config: &JobConfig) -> Result<Option<BudgetSplit>, En
             return Err(invalid("--budget-cap needs --ledger (where the spending is recorded)"));
         }
     }
-    let repair = config.release.ir_method.unwrap_or_default().into();
+    let repair = config.release.ir_method.unwrap_or_default();
     let projected = wanted
         .iter()
         .filter_map(|&m| ProjectedMeasure::of(m))
         .map(|measure| ProjectedSpec {
-            strategy: strategy.into(),
-            selector: dpincon_release::selector(release.selector.unwrap_or_default()),
+            strategy,
+            selector: release.selector.unwrap_or_default(),
             selection_share,
             candidates: release.candidates.clone(),
             max_rows: config.data.max_rows,

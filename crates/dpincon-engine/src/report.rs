@@ -13,7 +13,7 @@ pub const NON_PRIVATE_LABEL: &str =
 /// What a job returns: serialised as the job's JSON report, and read back
 /// as this type by whoever renders or judges one (the CLI's table, the
 /// audit's verdicts), so a renamed field fails to compile, not silently.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// The job's id (as recorded in the ledger).
     pub job_id: String,
@@ -63,7 +63,7 @@ impl Report {
 }
 
 /// How each constraint was detected.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DetectionReport {
     /// Threads used.
     pub threads: usize,
@@ -72,7 +72,7 @@ pub struct DetectionReport {
 }
 
 /// The detection plan of one constraint.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanReport {
     /// Line in the constraint file.
     pub line: usize,
@@ -85,7 +85,7 @@ pub struct PlanReport {
 }
 
 /// Seconds spent in each phase.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timings {
     /// Reading and encoding the table.
     pub read_s: f64,
@@ -139,7 +139,7 @@ pub struct NonPrivateReport {
 }
 
 /// The privacy budget of a job (SPEC §8).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BudgetReport {
     /// ε of each released measure (`--epsilon`).
     pub per_measure: f64,
@@ -158,7 +158,7 @@ pub struct BudgetReport {
 }
 
 /// The released measures.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MeasuresReport {
     /// I_MI.
     #[serde(skip_serializing_if = "Option::is_none")]

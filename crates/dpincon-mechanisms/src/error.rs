@@ -97,10 +97,6 @@ pub enum MechanismError {
         value: f64,
     },
 
-    /// A selector name that is neither `em` nor `permute-and-flip`.
-    #[error("unknown selection mechanism '{0}': expected 'em' or 'permute-and-flip'")]
-    UnknownSelector(String),
-
     /// A public real number that cannot be turned into a rational of the
     /// requested form (NaN, negative, or too large).
     #[error("cannot represent {value} as a non-negative rational with denominator 2^{denom_bits}")]

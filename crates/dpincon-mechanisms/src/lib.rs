@@ -14,8 +14,9 @@
 //!   (Canonne, Kamath, Steinke 2020).
 //! * [`DiscreteLaplace`]: the exact discrete Laplace mechanism (SPEC §6.5,
 //!   §7).
-//! * [`ExponentialMechanism`], [`PermuteAndFlip`], [`Selector`]: exact
-//!   private selection for θ* (SPEC §4).
+//! * [`ExponentialMechanism`], [`PermuteAndFlip`], [`Selector`] (named in
+//!   `dpincon-api`, run by [`SelectorExt`]): exact private selection for
+//!   θ* (SPEC §4).
 //! * [`Budget`], [`total`]: validated ε, splits that never create budget,
 //!   and sequential composition (SPEC §8).
 //!
@@ -41,4 +42,4 @@ pub use error::{MechanismError, short};
 pub use laplace::DiscreteLaplace;
 pub use rational::Rational;
 pub use rng::NoiseRng;
-pub use selection::{ExponentialMechanism, PermuteAndFlip, Score, Selector};
+pub use selection::{ExponentialMechanism, PermuteAndFlip, Score, Selector, SelectorExt};

@@ -37,9 +37,6 @@
 //! All checks (ε, Δ, the public parts) look at public values only, so an
 //! error never depends on the data.
 
-use std::fmt;
-use std::str::FromStr;
-
 use crate::MechanismError;
 use crate::bernoulli::bernoulli_exp_neg_parts;
 use crate::laplace::epsilon_at_most;
@@ -270,35 +267,28 @@ impl PermuteAndFlip {
 }
 
 /// The selection mechanisms, selectable by name (`em`,
-/// `permute-and-flip`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Selector {
-    /// The exponential mechanism (the paper's choice).
-    Exponential,
-    /// Permute-and-flip: same privacy, never worse expected quality (McKenna
-    /// and Sheldon 2020), hence the default.
-    #[default]
-    PermuteAndFlip,
-}
+/// `permute-and-flip`): declared in [`dpincon_api`] with the job's other
+/// options, run here by [`SelectorExt::select`].
+pub use dpincon_api::Selector;
 
-impl Selector {
-    /// Every selector, in a stable order.
-    pub const ALL: [Selector; 2] = [Selector::Exponential, Selector::PermuteAndFlip];
-
-    /// The name used on the command line and in outputs.
-    pub fn name(self) -> &'static str {
-        match self {
-            Selector::Exponential => "em",
-            Selector::PermuteAndFlip => "permute-and-flip",
-        }
-    }
-
+/// What a [`Selector`] does: the mechanism it names, built and run.
+pub trait SelectorExt {
     /// Build the mechanism with (ε, Δ) and select from `scores`.
     ///
     /// # Errors
     /// As [`ExponentialMechanism::new`] and
     /// [`ExponentialMechanism::select`].
-    pub fn select(
+    fn select(
+        self,
+        epsilon: f64,
+        sensitivity: u64,
+        scores: &[Score],
+        rng: &mut NoiseRng,
+    ) -> Result<usize, MechanismError>;
+}
+
+impl SelectorExt for Selector {
+    fn select(
         self,
         epsilon: f64,
         sensitivity: u64,
@@ -313,23 +303,6 @@ impl Selector {
                 PermuteAndFlip::new(epsilon, sensitivity)?.select(scores, rng)
             }
         }
-    }
-}
-
-impl fmt::Display for Selector {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Selector {
-    type Err = MechanismError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Selector::ALL
-            .into_iter()
-            .find(|sel| sel.name() == s)
-            .ok_or_else(|| MechanismError::UnknownSelector(s.to_string()))
     }
 }
 

@@ -4,7 +4,9 @@
 mod common;
 
 use common::goodness_of_fit;
-use dpincon_mechanisms::{ExponentialMechanism, NoiseRng, PermuteAndFlip, Score, Selector};
+use dpincon_mechanisms::{
+    ExponentialMechanism, NoiseRng, PermuteAndFlip, Score, Selector, SelectorExt,
+};
 
 const N: usize = 200_000;
 

@@ -41,9 +41,9 @@ pub mod repair;
 mod selection;
 pub mod sparse;
 mod table;
-mod vocab;
 
 pub use classes::{ClassBounds, ClassFacts, ExcessBound, NoisyClassBound};
+pub use dpincon_mechanisms::{Budget, MechanismError, NoiseRng, Selector, SelectorExt};
 pub use interval::{COVERAGE, IntervalBounds};
 pub use measure::{COVER_SENSITIVITY, ProjectedMeasure};
 pub use prepare::{Prepared, default_candidates, halving_candidates, prepare};
@@ -52,17 +52,15 @@ pub use projected::{
     TableFacts, release_projected,
 };
 pub use repair::{
-    CoverFacts, RepairMethod, RepairRelease, RepairValues, UpperCover, release_repair,
+    CoverFacts, RepairMethod, RepairMethodExt, RepairRelease, RepairValues, UpperCover,
+    release_repair,
 };
-pub use selection::{Strategy, quality_scores};
+pub use selection::{Strategy, StrategyExt, quality_scores};
 pub use sparse::{
     Accuracy, Band, Direction, Epoch, EpochParams, EpochSecret, GateVerdict, GatedStatistic,
     MeasureGate, NightFacts, Statistic, alpha_pass, alpha_quiet, alpha_two_sided, min_epsilon,
 };
 pub use table::ProjectionTable;
-pub use vocab::selector;
-
-pub use dpincon_mechanisms::{Budget, MechanismError, NoiseRng, Selector};
 
 /// The crate's one error type.
 #[derive(Debug, thiserror::Error)]

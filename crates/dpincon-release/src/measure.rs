@@ -47,6 +47,15 @@ impl ProjectedMeasure {
         }
     }
 
+    /// The measure as graph projection releases it (`None` for I_R).
+    pub fn of(m: dpincon_api::Measure) -> Option<Self> {
+        match m {
+            dpincon_api::Measure::Mi => Some(ProjectedMeasure::Mi),
+            dpincon_api::Measure::P => Some(ProjectedMeasure::P),
+            dpincon_api::Measure::R => None,
+        }
+    }
+
     /// Short name used in reports (`mi`, `p`).
     pub fn name(self) -> &'static str {
         match self {
@@ -56,8 +65,30 @@ impl ProjectedMeasure {
     }
 }
 
+impl From<ProjectedMeasure> for dpincon_api::Measure {
+    fn from(m: ProjectedMeasure) -> Self {
+        match m {
+            ProjectedMeasure::Mi => dpincon_api::Measure::Mi,
+            ProjectedMeasure::P => dpincon_api::Measure::P,
+        }
+    }
+}
+
 impl fmt::Display for ProjectedMeasure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_projected_measure_is_the_job_measure_of_its_name() {
+        for m in dpincon_api::Measure::ALL {
+            assert_eq!(ProjectedMeasure::of(m).map(dpincon_api::Measure::from).unwrap_or(m), m);
+            assert_eq!(ProjectedMeasure::of(m).map_or("r", |p| p.name()), m.name());
+        }
     }
 }

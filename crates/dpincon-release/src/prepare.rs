@@ -9,7 +9,7 @@ use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 use crate::classes::{ClassFacts, ClassLooks, NoisyClassBound, class_bound};
 use crate::interval::{BOUND_MISS, IntervalBounds, upper_quantile};
 use crate::projected::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
-use crate::{ProjectedMeasure, ReleaseError, Strategy, gem};
+use crate::{ProjectedMeasure, ReleaseError, Strategy, StrategyExt, gem};
 
 /// Share of ε1 spent on ñ when the job declares no row bound (SPEC §4).
 const MAX_ROWS_SHARE: f64 = 0.05;

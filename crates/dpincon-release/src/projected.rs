@@ -1,7 +1,7 @@
 //! The second half of a projected release: choosing θ* from the pass's
 //! projection table and adding the final noise (SPEC §4, §4.1, §8).
 
-use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng, Selector};
+use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng, Selector, SelectorExt};
 use serde::{Deserialize, Serialize};
 
 use crate::classes::{ClassFacts, NoisyClassBound};
@@ -23,7 +23,8 @@ pub struct ProjectedSpec {
     /// ε of this measure's release.
     pub epsilon: Budget,
     /// ε1/ε, the share spent before the release (choosing θ*); ε2 is the
-    /// rest. `None`: the strategy's default ([`Strategy::default_selection_share`]).
+    /// rest. `None`: the strategy's default
+    /// ([`crate::StrategyExt::default_selection_share`]).
     pub selection_share: Option<f64>,
     /// Candidate degree bounds Θ; default [`default_candidates`](crate::default_candidates) of n_max.
     pub candidates: Option<Vec<u32>>,

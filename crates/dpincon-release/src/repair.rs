@@ -51,9 +51,6 @@
 //! is within 0.15 of I_R on both shapes: LP is exact on stars and k/2
 //! against k − 1 on k-cliques, c ≈ 2·I_R on stars.
 
-use std::fmt;
-use std::str::FromStr;
-
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 use serde::{Deserialize, Serialize};
 
@@ -76,61 +73,23 @@ pub const POINT_FACTOR: (i64, i64) = (11, 10);
 use crate::interval::COVERAGE;
 
 /// How I_R is released: public, chosen by the job (`--ir-method`), never
-/// by anything private.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RepairMethod {
-    /// The stable-order greedy cover only: one pass, O(n) memory.
-    Greedy,
-    /// The LP relaxation only: a second pass, and the edges among the
-    /// greedy cover's rows in memory.
-    Lp,
-    /// Both, ε split between them.
-    #[default]
-    Combined,
+/// by anything private. Declared in [`dpincon_api`] with the job's other
+/// options; [`RepairMethodExt`] says what a method computes here.
+pub use dpincon_api::RepairMethod;
+
+/// What a [`RepairMethod`] computes, given the table's public facts.
+pub trait RepairMethodExt {
+    /// Whether this job must compute the LP: the method needs it
+    /// ([`RepairMethod::needs_lp`], memory no public input bounds, see
+    /// `dpincon_measures::twice_fractional_cover`) and the constraints do
+    /// not make X's cover I_R itself, which is then released instead
+    /// ([`TableFacts::exact_repair`]).
+    fn computes_lp(self, facts: &TableFacts) -> bool;
 }
 
-impl RepairMethod {
-    /// Every method, in the order reports list them.
-    pub const ALL: [RepairMethod; 3] =
-        [RepairMethod::Greedy, RepairMethod::Lp, RepairMethod::Combined];
-
-    /// The name the CLI takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            RepairMethod::Greedy => "greedy",
-            RepairMethod::Lp => "lp",
-            RepairMethod::Combined => "combined",
-        }
-    }
-
-    /// Whether the method needs the LP relaxation (and so memory no public
-    /// input bounds, see `dpincon_measures::twice_fractional_cover`).
-    pub fn needs_lp(self) -> bool {
-        self != RepairMethod::Greedy
-    }
-
-    /// Whether this job must compute the LP: the method needs it and the
-    /// constraints do not make X's cover I_R itself, which is then
-    /// released instead ([`TableFacts::exact_repair`]).
-    pub fn computes_lp(self, facts: &TableFacts) -> bool {
+impl RepairMethodExt for RepairMethod {
+    fn computes_lp(self, facts: &TableFacts) -> bool {
         self.needs_lp() && facts.exact_repair().is_none()
-    }
-}
-
-impl fmt::Display for RepairMethod {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for RepairMethod {
-    type Err = ReleaseError;
-
-    fn from_str(s: &str) -> Result<Self, ReleaseError> {
-        RepairMethod::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
-            ReleaseError::Invalid(format!("unknown I_R method '{s}' (use greedy, lp or combined)"))
-        })
     }
 }
 

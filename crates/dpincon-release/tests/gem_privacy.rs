@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use dpincon_graph::{ConflictGraph, Edge};
 use dpincon_measures::{DegreeBound, EdgeAddition, walk};
 use dpincon_mechanisms::Score;
-use dpincon_release::{NoiseRng, ProjectedMeasure, Selector, gem};
+use dpincon_release::{NoiseRng, ProjectedMeasure, Selector, SelectorExt, gem};
 
 const THETAS: [u32; 4] = [1, 2, 3, 6];
 const EPSILON: f64 = 2.0;

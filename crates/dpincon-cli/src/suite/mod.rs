@@ -89,13 +89,12 @@ pub struct GenerateSuiteArgs {
 
 /// `generate suite`: every table (its name on standard error as it is
 /// written), then one JSON line: where, how many, how long.
-pub fn generate(args: GenerateSuiteArgs) -> Result<(), String> {
+pub fn generate(args: GenerateSuiteArgs) -> anyhow::Result<()> {
     use dpincon_generate::suite::{MANIFEST, Scale, SuiteOptions, generate_suite};
     let start = Instant::now();
     let scale = if args.scale == "small" { Scale::Small } else { Scale::Full };
     let options = SuiteOptions { out: args.out.clone(), seed: args.seed, scale };
-    let manifest = generate_suite(&options, &mut |t| eprintln!("{} ({} rows)", t.name, t.rows))
-        .map_err(|e| e.to_string())?;
+    let manifest = generate_suite(&options, &mut |t| eprintln!("{} ({} rows)", t.name, t.rows))?;
     let mut families: Vec<&str> = manifest.tables.iter().map(|t| t.family.name()).collect();
     families.dedup();
     let line = serde_json::json!({
@@ -108,7 +107,7 @@ pub fn generate(args: GenerateSuiteArgs) -> Result<(), String> {
         "rows": manifest.tables.iter().map(|t| t.rows).sum::<u64>(),
         "seconds": start.elapsed().as_secs_f64(),
     });
-    println!("{}", serde_json::to_string(&line).map_err(|e| e.to_string())?);
+    println!("{}", serde_json::to_string(&line)?);
     Ok(())
 }
 
@@ -122,8 +121,8 @@ struct Entry {
 }
 
 /// The manifest's tables, their paths resolved against its directory.
-fn manifest_entries(path: &Path) -> Result<Vec<Entry>, String> {
-    let manifest = SuiteManifest::read(path).map_err(|e| e.to_string())?;
+fn manifest_entries(path: &Path) -> anyhow::Result<Vec<Entry>> {
+    let manifest = SuiteManifest::read(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     Ok(manifest
         .tables
@@ -137,54 +136,53 @@ fn manifest_entries(path: &Path) -> Result<Vec<Entry>, String> {
         .collect())
 }
 
-fn configs(args: &SuiteArgs) -> Result<Vec<SuiteConfig>, String> {
+fn configs(args: &SuiteArgs) -> anyhow::Result<Vec<SuiteConfig>> {
     match &args.strategies {
-        Some(names) => names
-            .iter()
-            .map(|n| n.parse().map_err(|e: dpincon_engine::EngineError| e.to_string()))
-            .collect(),
+        Some(names) => {
+            names.iter().map(|n| n.parse::<SuiteConfig>().map_err(anyhow::Error::from)).collect()
+        }
         None if args.lofo => Ok(SuiteConfig::variants()),
         None => Ok(SuiteConfig::strategies()),
     }
 }
 
-fn read_cells(path: &Path) -> Result<Vec<SuiteCell>, String> {
+fn read_cells(path: &Path) -> anyhow::Result<Vec<SuiteCell>> {
     let mut reader = csv::Reader::from_path(path)
-        .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot read '{}': {e}", path.display()))?;
     reader
         .deserialize()
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("'{}': not a cells.csv: {e}", path.display()))
+        .map_err(|e| anyhow::anyhow!("'{}': not a cells.csv: {e}", path.display()))
 }
 
-fn write_cells(cells: &[SuiteCell], path: &Path) -> Result<(), String> {
+fn write_cells(cells: &[SuiteCell], path: &Path) -> anyhow::Result<()> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for c in cells {
-        writer.serialize(c).map_err(|e| e.to_string())?;
+        writer.serialize(c)?;
     }
-    let bytes = writer.into_inner().map_err(|e| e.to_string())?;
-    emit(&String::from_utf8(bytes).map_err(|e| e.to_string())?, Some(path))
+    let bytes = writer.into_inner()?;
+    emit(&String::from_utf8(bytes)?, Some(path))
 }
 
-pub async fn run_suite(args: SuiteArgs) -> Result<(), String> {
+pub async fn run_suite(args: SuiteArgs) -> anyhow::Result<()> {
     if !args.non_private {
-        return Err("the suite scores releases against exact values: it is NON-PRIVATE and \
-                    needs --non-private"
-            .into());
+        anyhow::bail!(
+            "the suite scores releases against exact values: it is NON-PRIVATE and needs \
+             --non-private"
+        );
     }
     if args.runs == 0 {
-        return Err("--runs must be at least 1".into());
+        return Err(anyhow::anyhow!("--runs must be at least 1"));
     }
     for &epsilon in &args.epsilons {
-        dpincon_engine::validate::check_epsilon("--epsilons: every ε", epsilon)
-            .map_err(|e| e.to_string())?;
+        dpincon_engine::validate::check_epsilon("--epsilons: every ε", epsilon)?;
     }
     let configs = configs(&args)?;
     if configs.is_empty() {
-        return Err("--strategies: give at least one configuration".into());
+        return Err(anyhow::anyhow!("--strategies: give at least one configuration"));
     }
     std::fs::create_dir_all(&args.out)
-        .map_err(|e| format!("cannot create '{}': {e}", args.out.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot create '{}': {e}", args.out.display()))?;
     let start = Instant::now();
     let (cells, tables) = match &args.cells {
         Some(path) => (read_cells(path)?, Vec::new()),
@@ -196,7 +194,7 @@ pub async fn run_suite(args: SuiteArgs) -> Result<(), String> {
     };
     let names: Vec<String> = configs.iter().map(ToString::to_string).collect();
     let summary = report::summarize(&args, &names, &cells, tables, start.elapsed().as_secs_f64());
-    let json = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())? + "\n";
+    let json = serde_json::to_string_pretty(&summary)? + "\n";
     emit(&json, Some(&args.out.join("summary.json")))?;
     let svg = args.out.join("suite.svg");
     report::chart(&cells, &configs, &args.epsilons, &svg)?;
@@ -216,7 +214,7 @@ pub async fn run_suite(args: SuiteArgs) -> Result<(), String> {
 async fn run_tables(
     args: &SuiteArgs,
     configs: &[SuiteConfig],
-) -> Result<(Vec<SuiteCell>, Vec<report::TableRun>), String> {
+) -> anyhow::Result<(Vec<SuiteCell>, Vec<report::TableRun>)> {
     let mut entries = match &args.manifest {
         Some(path) => manifest_entries(path)?,
         None => Vec::new(),
@@ -228,7 +226,7 @@ async fn run_tables(
         entries.retain(|e| keep.contains(&e.family));
     }
     if entries.is_empty() {
-        return Err("no table to score (check --families)".into());
+        return Err(anyhow::anyhow!("no table to score (check --families)"));
     }
     let options = SuiteOptions {
         epsilons: args.epsilons.clone(),
@@ -250,11 +248,10 @@ async fn run_tables(
         job.test.seed = Some(args.seed);
         let loaded = dpincon_engine::load(&job, &NoProgress)
             .await
-            .map_err(|e| format!("{}: {e}", entry.name))?;
+            .map_err(|e| anyhow::anyhow!("{}: {e}", entry.name))?;
         let exact = dpincon_measures::count_degrees(&loaded.graph, loaded.threads).counts();
         let label = TableLabel { table: &entry.name, family: &entry.family };
-        let score =
-            score_table(&job, &loaded, label, &options, &|| {}).map_err(|e| e.to_string())?;
+        let score = score_table(&job, &loaded, label, &options, &|| {})?;
         for (config, error) in &score.failures {
             eprintln!("  {}: {config} failed: {error}", entry.name);
         }
@@ -351,7 +348,7 @@ mod tests {
         let run = |extra: &[&str]| args(&[common.as_slice(), extra].concat());
 
         let refused = run_suite(run(&["--manifest", m, "--out", o])).await.unwrap_err();
-        assert!(refused.contains("NON-PRIVATE"), "{refused}");
+        assert!(refused.to_string().contains("NON-PRIVATE"), "{refused}");
         run_suite(run(&["--manifest", m, "--out", o, "--non-private"])).await.unwrap();
 
         let cells = read_cells(&out.join("cells.csv")).unwrap();
@@ -395,6 +392,6 @@ mod tests {
                 .unwrap();
         assert_eq!(judged["families"].as_array().unwrap().len(), 3);
         let bad = args(&["--cells", c, "--out", f, "--non-private", "--strategies", "best"]);
-        assert!(run_suite(bad).await.unwrap_err().contains("unknown strategy 'best'"));
+        assert!(run_suite(bad).await.unwrap_err().to_string().contains("unknown strategy 'best'"));
     }
 }

@@ -29,12 +29,12 @@ pub const DIRTY: &str = "public-dirty";
 /// The public tables under `dir` (noisy copies written to `out`), of the
 /// families `keep` names (all without a filter). A table missing from `dir`
 /// is skipped with a note on standard error.
-pub fn entries(dir: &Path, out: &Path, keep: Option<&[String]>) -> Result<Vec<Entry>, String> {
+pub fn entries(dir: &Path, out: &Path, keep: Option<&[String]>) -> anyhow::Result<Vec<Entry>> {
     let wanted = |family: &str| keep.is_none_or(|k| k.iter().any(|f| f == family));
     let mut entries = Vec::new();
     if wanted(NOISE) {
         std::fs::create_dir_all(out)
-            .map_err(|e| format!("cannot create '{}': {e}", out.display()))?;
+            .map_err(|e| anyhow::anyhow!("cannot create '{}': {e}", out.display()))?;
     }
     for (folder, clean, dirty) in TABLES {
         let constraints = dir.join(folder).join("dcs.txt");
@@ -45,14 +45,11 @@ pub fn entries(dir: &Path, out: &Path, keep: Option<&[String]>) -> Result<Vec<En
         }
         let name = folder.to_lowercase();
         if wanted(NOISE) {
-            let dcs =
-                dpincon_generate::read_constraints(&constraints).map_err(|e| e.to_string())?;
+            let dcs = dpincon_generate::read_constraints(&constraints)?;
             let rnoised = out.join(format!("{name}-rnoise.csv"));
-            dpincon_generate::rnoise(&clean, &dcs, ALPHA, SEED, &rnoised)
-                .map_err(|e| e.to_string())?;
+            dpincon_generate::rnoise(&clean, &dcs, ALPHA, SEED, &rnoised)?;
             let conoised = out.join(format!("{name}-conoise.csv"));
-            dpincon_generate::conoise(&clean, &dcs, ITERATIONS, SEED, false, &conoised)
-                .map_err(|e| e.to_string())?;
+            dpincon_generate::conoise(&clean, &dcs, ITERATIONS, SEED, false, &conoised)?;
             for (kind, data) in [("rnoise", rnoised), ("conoise", conoised)] {
                 entries.push(Entry {
                     name: format!("{name}-{kind}"),

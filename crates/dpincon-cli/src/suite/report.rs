@@ -308,7 +308,7 @@ pub fn chart(
     configs: &[SuiteConfig],
     epsilons: &[f64],
     path: &Path,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let epsilon = epsilons
         .iter()
         .copied()

@@ -15,7 +15,7 @@ use std::time::Duration;
 use dpincon_client::Client;
 use dpincon_client::ClientTls;
 use dpincon_client::Token;
-use dpincon_engine::{DataFormat, JobConfig, NoProgress};
+use dpincon_engine::{DataFormat, JobConfig, NoProgress, Report};
 use dpincon_graph::edge_stream_fingerprint;
 
 /// Client tokens (`alice` and `bob` in the coordinator's token file).
@@ -569,21 +569,56 @@ pub async fn embedded(job: &JobConfig) -> (serde_json::Value, String) {
     (serde_json::from_str(&text).unwrap(), fingerprint)
 }
 
-/// The fields that must agree between runs (ids and timings never do).
-pub fn comparable(report: &serde_json::Value) -> serde_json::Value {
-    let mut out = serde_json::Map::new();
-    for key in ["seeded", "budget", "measures", "constraint_count", "non_private"] {
-        out.insert(key.into(), report.get(key).cloned().unwrap_or_default());
-    }
-    out.insert("plans".into(), report["detection"]["plans"].clone());
-    if let Some(b) = out.get_mut("budget").and_then(|b| b.as_object_mut()) {
-        b.remove("ledger");
+/// A report read as the typed [`Report`] (a missing required field fails
+/// here, on either side), keeping what must agree between runs: the job
+/// id, the ledger, timings, paths and the thread count never do. A field
+/// renamed on both sides (one struct writes both) reads back alike, so
+/// every key path must also be one `dpincon-engine` pins
+/// (`tests/report_keys.txt`, kept by its `tests/report.rs`).
+pub fn comparable(json: &serde_json::Value) -> Report {
+    let mut paths = std::collections::BTreeSet::new();
+    key_paths(json, "", &mut paths);
+    let pinned =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../dpincon-engine/tests/report_keys.txt");
+    let pinned = std::fs::read_to_string(pinned).unwrap();
+    let pinned: std::collections::BTreeSet<&str> = pinned.lines().collect();
+    let unknown: Vec<&String> = paths.iter().filter(|p| !pinned.contains(p.as_str())).collect();
+    assert!(unknown.is_empty(), "report keys not pinned by dpincon-engine: {unknown:?}");
+    let mut report: Report = serde_json::from_value(json.clone())
+        .unwrap_or_else(|e| panic!("not a report ({e}): {json}"));
+    report.job_id.clear();
+    report.data.clear();
+    report.constraints.clear();
+    report.detection.threads = 0;
+    report.timings = None;
+    if let Some(budget) = report.budget.as_mut() {
+        budget.ledger = None;
     }
     // The exact I_R needs the whole adjacency: skipped under --memory-limit.
-    if let Some(np) = out.get_mut("non_private").and_then(|n| n.as_object_mut()) {
-        np.remove("repair");
+    if let Some(exact) = report.non_private.as_mut() {
+        exact.repair = None;
     }
-    serde_json::Value::Object(out)
+    report
+}
+
+/// Every key path of `value`: `a.b` for a key in an object, `a[]` for the
+/// elements of an array (as `dpincon-engine`'s `tests/report.rs` writes them).
+fn key_paths(value: &serde_json::Value, path: &str, out: &mut std::collections::BTreeSet<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, v) in map {
+                let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                out.insert(path.clone());
+                key_paths(v, &path, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for v in items {
+                key_paths(v, &format!("{path}[]"), out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Waits (bounded) until `proc`'s log contains `needle`: the coordinator
