@@ -4,7 +4,7 @@
 //! heart-beating and fetching shuffle data) presents one.
 //!
 //! Ballista 55 has no TLS of its own; its hooks are enough
-//! (`../shared/notes/ballista-tls.md`, hop by hop): we serve the
+//! (`docs/notes/ballista-tls.md`, hop by hop): we serve the
 //! scheduler's gRPC ourselves, replace the executor's Flight server
 //! (`override_arrow_flight_service`), and rewrite every client endpoint to
 //! `https` with our identity (`EndpointOverrideFn`; tonic ignores TLS on an

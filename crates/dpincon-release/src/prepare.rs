@@ -33,7 +33,7 @@ const HUB_FLOOR_SHARE: f64 = 0.1;
 const FLOOR_LOOK_SHARE: f64 = 0.15;
 /// The floor raises θ* while the release's noise scale stays at most
 /// this fraction of the look's count: 8 (κ of
-/// `../shared/notes/theta-hubs.md`, flat from 6 to 10).
+/// `docs/notes/theta-hubs.md`, flat from 6 to 10).
 const FLOOR_LOOK_NOISE_RATIO: f64 = 8.0;
 /// Beside a DC without equality, share of ε on the look at f(G_θ) at the
 /// equality part's θ (the ninth round).
