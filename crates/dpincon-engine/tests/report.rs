@@ -8,6 +8,10 @@ use std::collections::BTreeSet;
 
 use dpincon_engine::{JobConfig, Measure, NoProgress, Report, run_job};
 
+#[path = "support/report_keys.rs"]
+mod report_keys;
+use report_keys::key_paths;
+
 /// A seeded job on a small table, releasing every measure with exact
 /// values and a ledger.
 async fn seeded_report(dir: &std::path::Path) -> Report {
@@ -52,26 +56,6 @@ async fn a_report_reads_back_as_a_report() {
     assert!(read.seeded && read.timings.is_some());
 }
 
-/// Every key path of `value`: `a.b` for a key in an object, `a[]` for the
-/// elements of an array.
-fn key_paths(value: &serde_json::Value, path: &str, out: &mut BTreeSet<String>) {
-    match value {
-        serde_json::Value::Object(map) => {
-            for (key, v) in map {
-                let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
-                out.insert(path.clone());
-                key_paths(v, &path, out);
-            }
-        }
-        serde_json::Value::Array(items) => {
-            for v in items {
-                key_paths(v, &format!("{path}[]"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// The report's JSON field names are an interface (the audit's history,
 /// dashboards, the cluster's clients): a renamed, dropped or added field
 /// must show here and be written into `tests/report_keys.txt` on purpose.
@@ -110,9 +94,8 @@ async fn the_report_s_field_names_are_pinned() {
     // An FD alone: I_P's bound comes from its classes instead.
     let fd_dir = tempfile::tempdir().unwrap();
     let fd = serde_json::to_value(seeded_report(fd_dir.path()).await).unwrap();
-    let mut got = BTreeSet::new();
-    key_paths(&mixed, "", &mut got);
-    key_paths(&fd, "", &mut got);
+    let mut got = key_paths(&mixed);
+    got.extend(key_paths(&fd));
     let pinned = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/report_keys.txt");
     let got_text: String = got.iter().map(|p| format!("{p}\n")).collect();
     if std::env::var_os("DPINCON_BLESS").is_some() {

@@ -509,19 +509,17 @@ pub fn prepare(
                 // A vacuous bound (hubs: group sizes far above any real
                 // degree): θ* from the floor up, by one noisy look.
                 let test = take_from_release(&mut release, FLOOR_LOOK_SHARE, spec.epsilon)?;
-                // θ_c and the density raise's cap from a sharper ñ.
-                // Beside a declared bound this is the only draw (the first
-                // has no weight): a generous bound would raise the floor.
-                let rows = {
-                    let second = take_from_release(&mut release, FLOOR_ROWS_SHARE, spec.epsilon)?;
-                    let sharper = sharper_rows(facts, (rows.rows, budget.max_rows), second, rng)?;
-                    budget.max_rows += second.value();
-                    match spec.max_rows {
-                        None => sharper,
-                        Some(declared) => {
-                            let noise = DiscreteLaplace::new(1, second.value())?;
-                            sharper.saturating_add(upper_quantile(&noise, BOUND_MISS)).min(declared)
-                        }
+                // θ_c and the density raise's cap from a sharper ñ. Beside
+                // a declared bound it is the only draw, read as I_P's is
+                // (`row_bound`): a generous bound would raise the floor.
+                let second = take_from_release(&mut release, FLOOR_ROWS_SHARE, spec.epsilon)?;
+                let rows = match spec.max_rows {
+                    Some(_) => row_bound(spec, facts, second, 1.0, true, &mut budget, rng)?.0.rows,
+                    None => {
+                        let sharper =
+                            sharper_rows(facts, (rows.rows, budget.max_rows), second, rng)?;
+                        budget.max_rows += second.value();
+                        sharper
                     }
                 };
                 // Where d̃ bounds no degree (a DC without equality beside),

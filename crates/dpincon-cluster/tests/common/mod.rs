@@ -18,6 +18,10 @@ use dpincon_client::Token;
 use dpincon_engine::{DataFormat, JobConfig, NoProgress, Report};
 use dpincon_graph::edge_stream_fingerprint;
 
+// The report's key paths, as `dpincon-engine` pins them.
+#[path = "../../../dpincon-engine/tests/support/report_keys.rs"]
+mod report_keys;
+
 /// Client tokens (`alice` and `bob` in the coordinator's token file).
 pub const ALICE: &str = "alice-token-7d0e9b2a";
 pub const BOB: &str = "bob-token-51c3aa08ff";
@@ -576,8 +580,7 @@ pub async fn embedded(job: &JobConfig) -> (serde_json::Value, String) {
 /// every key path must also be one `dpincon-engine` pins
 /// (`tests/report_keys.txt`, kept by its `tests/report.rs`).
 pub fn comparable(json: &serde_json::Value) -> Report {
-    let mut paths = std::collections::BTreeSet::new();
-    key_paths(json, "", &mut paths);
+    let paths = report_keys::key_paths(json);
     let pinned =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../dpincon-engine/tests/report_keys.txt");
     let pinned = std::fs::read_to_string(pinned).unwrap();
@@ -599,26 +602,6 @@ pub fn comparable(json: &serde_json::Value) -> Report {
         exact.repair = None;
     }
     report
-}
-
-/// Every key path of `value`: `a.b` for a key in an object, `a[]` for the
-/// elements of an array (as `dpincon-engine`'s `tests/report.rs` writes them).
-fn key_paths(value: &serde_json::Value, path: &str, out: &mut std::collections::BTreeSet<String>) {
-    match value {
-        serde_json::Value::Object(map) => {
-            for (key, v) in map {
-                let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
-                out.insert(path.clone());
-                key_paths(v, &path, out);
-            }
-        }
-        serde_json::Value::Array(items) => {
-            for v in items {
-                key_paths(v, &format!("{path}[]"), out);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Waits (bounded) until `proc`'s log contains `needle`: the coordinator
