@@ -18,19 +18,27 @@
 //! - [`keys`](mod@keys): the keys a type accepts, so a split between two key
 //!   sets is a type, never a hand-kept list.
 //! - [`ParseError`]: a refused value, with what is accepted.
+//! - [`Figure`]: a number as a person reads it (`0.8`, not
+//!   `0.7999999999999999`).
+//! - `toml_file` (feature `toml`): files of keys read into these types,
+//!   each refusal naming its line and key.
 
 #![warn(missing_docs)]
 
 pub mod choice;
 mod error;
+mod figure;
 pub mod keys;
 pub mod measure;
 mod named;
 pub mod options;
 pub mod size;
+#[cfg(feature = "toml")]
+pub mod toml_file;
 
 pub use choice::{RepairMethod, Selector, Strategy};
 pub use error::ParseError;
+pub use figure::Figure;
 pub use keys::keys;
 pub use measure::Measure;
 pub use options::{ReleaseOptions, TestOptions};

@@ -107,15 +107,15 @@ impl Dataset {
         let widths: Vec<(&str, u64)> = self
             .checks
             .iter()
-            .map(|c| (c.name.as_str(), c.threshold(self.max_rows).floor().max(1.0) as u64))
+            .map(|c| (c.name.as_str(), c.threshold(self.max_rows()).floor().max(1.0) as u64))
             .collect();
-        plan.check(self.budget_cap, &widths)
+        plan.check(self.budget_cap(), &widths)
     }
 
     /// The state file: declared, or beside the ledger.
     pub fn gate_state(&self) -> Option<PathBuf> {
         let g = self.gate.as_ref()?;
-        g.state.clone().or_else(|| self.ledger.as_ref().map(|l| l.with_extension("gate")))
+        g.state.clone().or_else(|| self.ledger().map(|l| l.with_extension("gate")))
     }
 }
 
@@ -128,7 +128,7 @@ pub fn options(d: &Dataset, suite: &Suite, epochs: &HistoryEpochs) -> Option<Gat
         .iter()
         .map(|c| {
             let measure = c.measure;
-            let t = c.threshold(d.max_rows);
+            let t = c.threshold(d.max_rows());
             match c.at_least() {
                 true => {
                     GateCheck { measure, direction: Direction::AtLeast, threshold: t.ceil() as i64 }

@@ -24,7 +24,6 @@ mod reason;
 pub mod report;
 pub mod reserve;
 mod run;
-pub mod schema;
 pub mod suite;
 pub mod time;
 pub mod verdict;

@@ -444,9 +444,7 @@ fn describe(e: reqwest::Error) -> NotifyError {
 
 /// A public figure, without float noise (`0.30000000000000004` is `0.3`).
 fn number(x: f64) -> String {
-    let s = format!("{x:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".into() } else { s.into() }
+    dpincon_api::Figure(x).to_string()
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ impl ReleaseSettings {
         Some(ReleaseSettings {
             epsilon: d.epsilon,
             measures,
-            max_rows: d.max_rows,
+            max_rows: d.max_rows(),
             constraints: std::fs::read_to_string(&d.constraints).ok()?,
             seeded,
         })

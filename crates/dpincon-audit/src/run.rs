@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use dpincon_engine::gate::{GateOptions, GateOutcome};
-use dpincon_engine::{DataFormat, DataSpec, JobConfig, Measure, Report, TestOptions, ledger};
+use dpincon_engine::{JobConfig, Measure, Report, TestOptions, ledger};
 use serde::Serialize;
 
 use crate::context::RunContext;
@@ -167,7 +167,7 @@ pub fn budgets(suite: &Suite) -> Vec<(DatasetBudget, Option<Failure>)> {
 }
 
 fn budget_of(d: &Dataset) -> (DatasetBudget, Option<Failure>) {
-    let path = d.ledger.clone().unwrap_or_default();
+    let path = d.ledger().cloned().unwrap_or_default();
     // A gated night charges only the epochs it opens, which the engine
     // checks against the cap when it charges: nothing to plan here.
     let per_run = if d.gate.is_some() { 0.0 } else { d.epsilon_per_run() };
@@ -175,9 +175,10 @@ fn budget_of(d: &Dataset) -> (DatasetBudget, Option<Failure>) {
         Ok((s, c)) => (s, c, None),
         Err(e) => (0.0, None, Some(Failure::new(Reason::LedgerRefused, e))),
     };
-    let cap = stored.map_or(d.budget_cap, |s| s.min(d.budget_cap));
+    let cap = stored.map_or(d.budget_cap(), |s| s.min(d.budget_cap()));
     let refusal = unreadable.or_else(|| {
-        let refused = ledger::check(&path, &d.source_name(), Some(d.budget_cap), per_run).err()?;
+        let refused =
+            ledger::check(&path, &d.source_name(), Some(d.budget_cap()), per_run).err()?;
         // Past the cap by the ledger's own figures (public: ε and caps) is
         // an exhausted budget; any other refusal is the ledger's.
         let over = spent + per_run > cap;
@@ -219,27 +220,16 @@ pub(crate) fn budget(
     }
 }
 
-/// The engine job for a dataset.
+/// The engine job for a dataset: its table, with every declared CSV
+/// column's type taken as declared (checked against the header when the
+/// suite loaded), so that no row decides a type, as in the coordinator's
+/// jobs.
 pub fn job_config(d: &Dataset, seed: Option<u64>) -> JobConfig {
-    let mut data = match &d.postgres {
-        Some(pg) => DataSpec::postgres(pg.clone()),
-        None => DataSpec::new(d.source_name()),
-    };
-    data.format = d.format;
-    if d.table_format() == Some(DataFormat::Csv) && d.schema.is_some() {
-        // Every column's type is declared (checked against the header when
-        // the suite loaded): inference only finds the names, as in the
-        // coordinator's jobs, and no row decides a type.
-        data.schema = d.schema.clone();
-        data.infer_rows = Some(1);
-    }
-    data.max_rows = Some(d.max_rows);
-    data.ledger = d.ledger.clone();
-    data.budget_cap = Some(d.budget_cap);
     JobConfig {
+        data: d.policy.clone(),
         release: d.release(),
         test: TestOptions { seed, ..TestOptions::default() },
-        ..JobConfig::with(data, &d.constraints)
+        ..JobConfig::with(d.table.clone().with_declared_types(), &d.constraints)
     }
 }
 
@@ -365,7 +355,7 @@ where
             d.remote_name()
         );
         let spent = charged.get(&d.name).copied().unwrap_or(0.0);
-        let unspent = || budget(d, ledger.clone(), d.budget_cap, spent, false, None);
+        let unspent = || budget(d, ledger.clone(), d.budget_cap(), spent, false, None);
         let plan = match reserve::plan(d, ctx) {
             Plan::Reserve(declared, last) => {
                 datasets.push(reserve::reserved(d, declared, last, unspent(), suite.zone()));
@@ -381,14 +371,14 @@ where
         let (budget, outcome) = match exec(d).await {
             // A gated night's charge is what its hold used (its report's).
             Ok(report) if d.gate.is_some() => {
-                let before = budget(d, ledger, d.budget_cap, spent, false, None);
+                let before = budget(d, ledger, d.budget_cap(), spent, false, None);
                 (crate::gated::night_budget(d, suite, ctx, before, Some(&report)), Ok(report))
             }
-            Ok(report) => (budget(d, ledger, d.budget_cap, spent, true, None), Ok(report)),
+            Ok(report) => (budget(d, ledger, d.budget_cap(), spent, true, None), Ok(report)),
             Err(f) if d.gate.is_some() && f.reason == Reason::FailedOnCoordinator => {
                 // Accepted, then failed: its whole hold stays charged, at
                 // least one epoch of every measure by the suite's figures.
-                let before = budget(d, ledger, d.budget_cap, spent, false, None);
+                let before = budget(d, ledger, d.budget_cap(), spent, false, None);
                 let mut b = crate::gated::night_budget(d, suite, ctx, before, None);
                 b.per_run = d.epoch_epsilon().unwrap_or(0.0);
                 (b, Err((DatasetStatus::Error, f)))
@@ -399,7 +389,7 @@ where
                 // Accepted, then failed: charged all the same.
                 let charged = f.reason == Reason::FailedOnCoordinator;
                 let b =
-                    budget(d, ledger, d.budget_cap, spent, charged, refused.then_some(f.reason));
+                    budget(d, ledger, d.budget_cap(), spent, charged, refused.then_some(f.reason));
                 (b, Err((status, f)))
             }
         };
@@ -473,7 +463,7 @@ pub(crate) fn check_results(
     d.checks
         .iter()
         .map(|c| {
-            let threshold = c.threshold(d.max_rows);
+            let threshold = c.threshold(d.max_rows());
             let release = release(c.measure);
             let release = release.as_ref();
             let value = release.map(|r| r.value);
@@ -564,6 +554,8 @@ fn released(report: &Report, measure: Measure) -> Option<Released> {
 mod tests {
     use std::path::Path;
 
+    use dpincon_engine::DataFormat;
+
     use super::*;
 
     fn dataset(keys: &str) -> Dataset {
@@ -577,16 +569,19 @@ mod tests {
 
     #[test]
     fn a_declared_csv_schema_leaves_no_type_to_infer() {
-        let c = job_config(&dataset("data = \"t.csv\"\nschema = \"Zip:int\"\n"), None).data;
-        assert_eq!((c.schema.as_deref(), c.infer_rows), (Some("Zip:int"), Some(1)));
+        let c = job_config(&dataset("data = \"t.csv\"\nschema = \"Zip:int\"\n"), None).table;
+        assert_eq!(
+            (c.schema.map(|s| s.to_string()), c.infer_rows),
+            (Some("Zip:int".into()), Some(1))
+        );
         // Without a declaration the engine infers (all rows), as before.
-        let c = job_config(&dataset("data = \"t.csv\"\n"), None).data;
+        let c = job_config(&dataset("data = \"t.csv\"\n"), None).table;
         assert_eq!((c.schema, c.infer_rows, c.format), (None, None, None));
         // A Parquet footer declares the types: the schema was checked against it.
-        let c = job_config(&dataset("data = \"t.pq\"\nschema = \"Zip:int\"\n"), None).data;
+        let c = job_config(&dataset("data = \"t.pq\"\nschema = \"Zip:int\"\n"), None).table;
         assert_eq!((c.schema, c.infer_rows), (None, None));
         let c = job_config(&dataset("data = \"t.dat\"\nformat = \"parquet\"\n"), Some(3));
-        assert_eq!(c.data.format, Some(DataFormat::Parquet));
+        assert_eq!(c.table.format, Some(DataFormat::Parquet));
         assert_eq!(c.data.ledger.as_deref(), Some(Path::new("t.ledger")));
         // The suite's release options and the run's seed.
         assert_eq!(c.release.epsilon, Some(1.0));

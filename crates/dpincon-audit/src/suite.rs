@@ -5,14 +5,13 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use dpincon_api::Duration;
-use dpincon_engine::{DataFormat, Measure, PostgresSource, ReleaseOptions};
-use dpincon_source::ObjectUrl;
+use dpincon_engine::{DataPolicy, Measure, ReleaseOptions};
+use dpincon_source::{SourceError, TableSpec, is_object_url};
 use serde::{Deserialize, Serialize};
 
 use crate::AuditError;
 use crate::gated::{GateSettings, horizon_days};
 use crate::notify::Notify;
-use crate::schema;
 
 /// Largest ε per measure a suite may ask for (the engine's public limit).
 pub const MAX_EPSILON: f64 = 1e4;
@@ -50,23 +49,23 @@ pub struct Suite {
 pub struct Dataset {
     /// A short name, unique in the suite.
     pub name: String,
-    /// The table (CSV or Parquet): a path, or `s3://bucket/key` (or a
-    /// prefix of Parquet objects, `s3://bucket/prefix/`); or give `postgres`.
-    #[serde(default)]
-    pub data: Option<PathBuf>,
-    /// `data`'s format (default: from its extension, `.parquet`/`.pq` or CSV).
-    #[serde(default)]
-    pub format: Option<DataFormat>,
-    /// Every column of `data`, `Name:type, ...` in the file's order (the
-    /// syntax of `run --schema`): a CSV table is then read with these types
-    /// and none inferred from a row; a Parquet footer must agree with it.
-    #[serde(default)]
-    pub schema: Option<String>,
-    /// A PostgreSQL table or query instead of `data`:
-    /// `postgres = { url = "postgres://user@host/db", table = "t" }` (or
-    /// `query = "..."`; optional `order-by`, `password-env`).
-    #[serde(default)]
-    pub postgres: Option<PostgresSource>,
+    /// The table and how it is read: `data` (a path, or `s3://bucket/key`
+    /// or a prefix of Parquet objects) or `postgres`, `format`, and
+    /// `schema`: every column, `Name:type, ...` in the file's order, so a
+    /// CSV table is read with these types and none inferred from a row,
+    /// and a Parquet footer must agree with it.
+    #[serde(flatten)]
+    pub table: TableSpec,
+    /// `max-rows` (required: the PUBLIC upper bound on the row count;
+    /// fractional thresholds are fractions of it, never of the private
+    /// count), `ledger` (required when the dataset names its table: no
+    /// default, so renaming a dataset cannot reset its budget; unused with
+    /// `--coordinator`, whose operator owns the ledger), `budget-cap`
+    /// (required: total ε the dataset may ever spend; with
+    /// `--coordinator`, this suite's own plan against its recorded
+    /// charges), and the engine's `threads`, `memory-limit`, `max-edges`.
+    #[serde(flatten)]
+    pub policy: DataPolicy,
     /// The dataset's name on the coordinator (`audit --coordinator`;
     /// default: `name`). There the operator's registration says where the
     /// table is, and its ledger and cap govern.
@@ -79,18 +78,6 @@ pub struct Dataset {
     pub measures: Vec<Measure>,
     /// ε of each released measure per run.
     pub epsilon: f64,
-    /// The PUBLIC upper bound on the row count (the engine's `--max-rows`;
-    /// fractional thresholds are fractions of it, never of the private count).
-    pub max_rows: u64,
-    /// The dataset's budget ledger: required when the dataset names its
-    /// table (no default, so renaming a dataset cannot reset its budget);
-    /// unused with `--coordinator`, whose operator owns the ledger.
-    #[serde(default)]
-    pub ledger: Option<PathBuf>,
-    /// Total ε the dataset may ever spend (with `--coordinator`, this
-    /// suite's own plan against its recorded charges; the coordinator's
-    /// cap still refuses what it cannot fund).
-    pub budget_cap: f64,
     /// Runs per day, for "nights left" (default 1).
     #[serde(default)]
     pub runs_per_day: Option<f64>,
@@ -166,16 +153,22 @@ impl Dataset {
     /// What reports and the ledger call the table: its path, or the
     /// PostgreSQL URL without its password and the table or query.
     pub fn source_name(&self) -> PathBuf {
-        match (&self.data, &self.postgres) {
-            (Some(path), _) => path.clone(),
-            (None, Some(pg)) => PathBuf::from(pg.display_name()),
-            (None, None) => PathBuf::new(),
-        }
+        self.table.name()
     }
 
-    /// The format `data` is read in (`None` without `data`).
-    pub fn table_format(&self) -> Option<DataFormat> {
-        self.data.as_deref().map(|path| self.format.unwrap_or_else(|| DataFormat::from_path(path)))
+    /// The PUBLIC upper bound on the row count (required: checked at parse).
+    pub fn max_rows(&self) -> u64 {
+        self.policy.max_rows.unwrap_or(0)
+    }
+
+    /// Total ε the dataset may ever spend (required: checked at parse).
+    pub fn budget_cap(&self) -> f64 {
+        self.policy.budget_cap.unwrap_or(0.0)
+    }
+
+    /// The dataset's budget ledger.
+    pub fn ledger(&self) -> Option<&PathBuf> {
+        self.policy.ledger.as_ref()
     }
 
     /// The name of the dataset on a coordinator.
@@ -211,7 +204,7 @@ impl Suite {
 
     /// For a run in this process: every dataset must say where its table is.
     pub fn require_tables(&self, path: &Path) -> Result<(), AuditError> {
-        match self.datasets.iter().find(|d| d.data.is_none() && d.postgres.is_none()) {
+        match self.datasets.iter().find(|d| d.table.data.is_none() && d.table.postgres.is_none()) {
             Some(d) => Err(AuditError::Suite {
                 path: path.to_path_buf(),
                 message: format!(
@@ -238,15 +231,14 @@ impl Suite {
 
     fn check_schemas(&self) -> Result<(), String> {
         for d in &self.datasets {
-            let (Some(data), Some(format), Some(text)) = (&d.data, d.table_format(), &d.schema)
-            else {
+            if d.table.schema.is_none() {
                 continue;
-            };
-            let at = |e: String| format!("dataset '{}': `schema` {e}", d.name);
-            // Valid (parse checked it); parsed again because the engine
-            // takes the text, as the coordinator's job does.
-            let entries = schema::parse(text).map_err(at)?;
-            schema::check_file(data, format, &entries).map_err(at)?;
+            }
+            // A table that cannot be read is that dataset's error when it
+            // runs (the other datasets still run); a mismatch is the suite's.
+            if let Err(SourceError::Schema(e)) = d.table.declared_schema() {
+                return Err(format!("dataset '{}': `schema` {e}", d.name));
+            }
         }
         Ok(())
     }
@@ -254,19 +246,8 @@ impl Suite {
     /// Parses and validates suite `text` read from `path`.
     pub fn parse(text: &str, path: &Path) -> Result<Suite, AuditError> {
         let err = |message: String| AuditError::Suite { path: path.to_path_buf(), message };
-        let mut suite: Suite = toml::from_str(text).map_err(|e| {
-            let message = e.message().trim().to_string();
-            err(match e.span() {
-                Some(s) => {
-                    let line = text[..s.start].matches('\n').count() + 1;
-                    match key_before(text, s.start) {
-                        Some(key) => format!("line {line}: `{key}`: {message}"),
-                        None => format!("line {line}: {message}"),
-                    }
-                }
-                None => message,
-            })
-        })?;
+        let mut suite: Suite =
+            dpincon_api::toml_file::from_str(text).map_err(|e| err(e.to_string()))?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         suite.validate().map_err(err)?;
         suite.resolve(&base);
@@ -291,7 +272,7 @@ impl Suite {
             if !datasets.insert(d.name.clone()) {
                 return Err(format!("duplicate dataset name '{}'", d.name));
             }
-            match (&d.data, &d.postgres) {
+            match (&d.table.data, &d.table.postgres) {
                 (Some(_), Some(_)) => {
                     return Err(format!("{at}: give `data` or `postgres`, not both"));
                 }
@@ -311,13 +292,16 @@ impl Suite {
                     d.epsilon
                 ));
             }
-            if !(d.budget_cap.is_finite() && d.budget_cap > 0.0) {
-                return Err(format!(
-                    "{at}: budget-cap = {} must be a positive number",
-                    d.budget_cap
-                ));
+            let Some(cap) = d.policy.budget_cap else {
+                return Err(format!("{at}: missing field `budget-cap`"));
+            };
+            if !(cap.is_finite() && cap > 0.0) {
+                return Err(format!("{at}: budget-cap = {cap} must be a positive number"));
             }
-            if d.max_rows == 0 {
+            let Some(max_rows) = d.policy.max_rows else {
+                return Err(format!("{at}: missing field `max-rows`"));
+            };
+            if max_rows == 0 {
                 return Err(format!("{at}: max-rows must be at least 1"));
             }
             if let Some(r) = d.runs_per_day
@@ -386,10 +370,13 @@ impl Suite {
             Some(at(self.history.as_deref().unwrap_or(Path::new("audit-history.sqlite"))));
         for d in &mut self.datasets {
             // An s3:// URL is not relative to the suite.
-            let is_url = |p: &Path| p.to_str().is_some_and(ObjectUrl::is_url);
-            d.data = d.data.as_deref().map(|p| if is_url(p) { p.to_path_buf() } else { at(p) });
+            let table = &mut d.table;
+            table.data = table
+                .data
+                .as_deref()
+                .map(|p| if is_object_url(p) { p.to_path_buf() } else { at(p) });
             d.constraints = at(&d.constraints);
-            d.ledger = d.ledger.as_deref().map(at);
+            d.policy.ledger = d.policy.ledger.as_deref().map(at);
             d.version_file = d.version_file.as_deref().map(at);
             if let Some(g) = d.gate.as_mut() {
                 g.state = g.state.as_deref().map(at);
@@ -398,49 +385,41 @@ impl Suite {
     }
 }
 
-/// The key whose value starts at byte `start` (`epsilon` for the value of
-/// `epsilon = "one"`, `url` in `postgres = { url = 5 }`): serde's type
-/// errors name the value's type, not its key. `None` when `start` is not
-/// a value (an unknown key's error spans the key, and its message names it).
-fn key_before(text: &str, start: usize) -> Option<&str> {
-    let line = &text[text[..start].rfind('\n').map_or(0, |i| i + 1)..start];
-    let key = line.trim_end().strip_suffix('=')?;
-    let key = key.rsplit(['{', ',']).next()?.trim();
-    (!key.is_empty()).then_some(key)
-}
-
 impl Dataset {
     /// The keys that describe the table: `format` and `schema` only for a
     /// `data` file, `ledger` for any table this process may release.
     fn validate_table(&self) -> Result<(), String> {
-        let declared = match (&self.format, &self.schema) {
+        let table = &self.table;
+        let declared = match (&table.format, &table.schema) {
             (Some(_), _) => Some("format"),
             (None, Some(_)) => Some("schema"),
             (None, None) => None,
         };
         if let Some(key) = declared {
-            if self.postgres.is_some() {
+            if table.postgres.is_some() {
                 return Err(format!(
                     "`{key}` describes a `data` file; a PostgreSQL source's column types come \
                      from the server"
                 ));
             }
-            if self.data.is_none() {
+            if table.data.is_none() {
                 return Err(format!(
                     "`{key}` describes `data`, which this dataset does not give (with \
                      --coordinator the operator declares the table)"
                 ));
             }
         }
-        if let Some(text) = &self.schema {
-            schema::parse(text).map_err(|e| format!("`schema`: {e}"))?;
+        if table.infer_rows.is_some() {
+            return Err("`infer-rows`: a suite declares its column types (`schema`) or lets \
+                        the engine read every row"
+                .into());
         }
-        if (self.data.is_some() || self.postgres.is_some()) && self.ledger.is_none() {
+        if (table.data.is_some() || table.postgres.is_some()) && self.ledger().is_none() {
             return Err("`ledger` is required: the file that keeps the ε this table has spent \
                         (no default, so renaming the dataset cannot reset its budget)"
                 .into());
         }
-        if self.ledger.as_ref().is_some_and(|l| l.as_os_str().is_empty()) {
+        if self.ledger().is_some_and(|l| l.as_os_str().is_empty()) {
             return Err("`ledger` is empty".into());
         }
         Ok(())

@@ -66,7 +66,7 @@ impl Dataset {
             Some(Source::File(path)) if path.as_os_str().is_empty() => {
                 Err("`version-file` is empty".into())
             }
-            Some(Source::File(path)) if self.data.as_deref() == Some(path) => Err(
+            Some(Source::File(path)) if self.table.data.as_deref() == Some(path) => Err(
                 "`version-file` names the table itself: the version is a short id the load job \
                  writes, never the table's contents"
                     .into(),

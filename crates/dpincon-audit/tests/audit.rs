@@ -269,6 +269,6 @@ fn the_cronjob_suite_in_the_configmap_parses() {
     assert_eq!(suite.datasets[0].checks.len(), 3);
     // No table here: the operator's registration has it (cluster mode only).
     assert!(suite.require_tables(&path).is_err());
-    let dcs = dpincon_engine::read_constraints(&suite.datasets[0].constraints).unwrap();
+    let dcs = dpincon_engine::Constraints::from(&suite.datasets[0].constraints).parse().unwrap();
     assert_eq!(dcs.len(), 2);
 }

@@ -48,8 +48,8 @@ fn assert_refused(cases: &[(String, &str)]) {
 fn the_reference_suite_parses() {
     let suite = Suite::parse(OK, Path::new("/x/suite.toml")).unwrap();
     let d = &suite.datasets[0];
-    assert_eq!(d.schema.as_deref(), Some("Zip:int, City:string"));
-    assert_eq!(d.ledger.as_deref(), Some(Path::new("/x/t.ledger")));
+    assert_eq!(d.table.schema.as_ref().map(|s| s.to_string()), Some("Zip:int, City:string".into()));
+    assert_eq!(d.ledger().map(|l| l.as_path()), Some(Path::new("/x/t.ledger")));
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn malformed_values_are_named() {
     assert_refused(&[
         (
             edit(schema, "schema = \"Zip\""),
-            "dataset 't': `schema`: 'Zip' is not of the form Column:type",
+            "line 6: `schema`: 'Zip' is not of the form Column:type",
         ),
         (
             edit(schema, "schema = \"Zip:integer64\""),
@@ -197,7 +197,7 @@ fn the_example_suite_parses() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/audit/nightly.toml");
     let suite = Suite::load(&path).unwrap();
     for d in &suite.datasets {
-        assert!(d.ledger.is_some() && d.schema.is_some(), "{}", d.name);
+        assert!(d.ledger().is_some() && d.table.schema.is_some(), "{}", d.name);
     }
 }
 

@@ -15,7 +15,7 @@ async fn main() {
         std::process::exit(2);
     };
     let mut job = JobConfig::new(data, dcs);
-    job.data.schema = rest.first().cloned();
+    job.table.schema = rest.first().map(|s| s.parse().expect("a schema, Name:type,..."));
     if data.ends_with(".parquet") {
         let file = std::fs::File::open(data).expect("the table");
         let reader =

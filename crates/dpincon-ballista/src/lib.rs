@@ -18,8 +18,6 @@
 //!   graph, walked as Λ.
 //! - [`job`]: Ballista's job API as the coordinator needs it: submit,
 //!   stream the result, clean or cancel by the job's id.
-//! - [`loader`]: `BallistaLoader`, the engine's `JobLoader` seam: the
-//!   coordinator never reads the table, never holds the edge set.
 //! - [`process`]: configurations of our scheduler and executor processes,
 //!   and an in-process cluster for tests.
 //! - [`server`]: what the process binaries share (cluster TLS flags, the
@@ -38,7 +36,6 @@ pub mod assemble;
 pub mod codec;
 pub mod detect;
 pub mod job;
-pub mod loader;
 pub mod plan;
 pub mod process;
 pub mod scan;
@@ -47,10 +44,6 @@ pub mod tls;
 
 pub use codec::DpinconCodec;
 pub use job::{BallistaJobId, JobProgress, Scheduler};
-pub use loader::{
-    BallistaLoader, DEFAULT_GRAPH_MEMORY, DEFAULT_PARTITIONS, DetectSeconds, DetectStats,
-    OnSubmitted,
-};
 
 /// The crate's one error type.
 #[derive(Debug, thiserror::Error)]

@@ -150,7 +150,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
     if bound.is_empty() {
         return Err(BallistaError::Plan("the job has no constraint".into()));
     }
-    let max_pairs = dpincon_engine::pair_cap(request.max_edges, bound.len());
+    let max_pairs = dpincon_detect::DetectOptions::pair_cap(request.max_edges, bound.len());
     let detection_plans =
         if request.brute_force { brute_force_plans(&compiled) } else { describe_plans(&compiled) };
     let column_of: BTreeMap<usize, (usize, Domain)> = required_columns(&bound)

@@ -16,9 +16,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use dpincon_api::{ByteSize, Strategy};
+use dpincon_api::Strategy;
 use dpincon_engine::{
-    DataFormat, JobConfig, NON_PRIVATE_LABEL, ReleaseOptions, TestOptions, run_job,
+    DataPolicy, JobConfig, NON_PRIVATE_LABEL, PostgresSource, ReleaseOptions, TableSpec,
+    TestOptions, run_job,
 };
 
 /// dpincon: how inconsistent is a private table, under differential privacy.
@@ -111,17 +112,32 @@ enum Format {
 }
 
 /// Job options, shared by every command that runs a job. A TOML job file
-/// (`--job`) gives defaults; flags override it.
+/// (`--job`) gives defaults; flags override it. The flags are the job
+/// file's keys (`DataSpec`, `ReleaseOptions`, `TestOptions`), declared once.
 #[derive(Debug, clap::Args)]
 struct JobArgs {
     /// A TOML job file with any of the options below (kebab-case keys).
     #[arg(long)]
     job: Option<PathBuf>,
-    /// The table: CSV with a header row, or Parquet; or a PostgreSQL URL
-    /// `postgres://user@host:port/db` with --table or --query (password from
-    /// $PGPASSWORD; never printed).
+    /// The constraint file (FD, NADEEF `not(...)` or HoloClean syntax).
     #[arg(long)]
-    data: Option<PathBuf>,
+    constraints: Option<PathBuf>,
+    #[command(flatten)]
+    table: TableSpec,
+    #[command(flatten)]
+    postgres: PostgresFlags,
+    #[command(flatten)]
+    data: DataPolicy,
+    #[command(flatten)]
+    test: TestOptions,
+    #[command(flatten)]
+    release: ReleaseOptions,
+}
+
+/// A PostgreSQL source on the command line: `--data postgres://...` with
+/// one of these (a job file says `postgres = { url, table, ... }`).
+#[derive(Debug, clap::Args)]
+struct PostgresFlags {
     /// With a postgres:// --data: the table to read.
     #[arg(long, conflicts_with = "query")]
     table: Option<String>,
@@ -133,37 +149,6 @@ struct JobArgs {
     /// (default: the table's primary key, else every column).
     #[arg(long)]
     order_by: Option<String>,
-    /// The constraint file (FD, NADEEF `not(...)` or HoloClean syntax).
-    #[arg(long)]
-    constraints: Option<PathBuf>,
-    /// Force the data format instead of going by the extension: csv or parquet.
-    #[arg(long)]
-    data_format: Option<DataFormat>,
-    /// Column types to force, e.g. `Zip:string,Salary:int`.
-    #[arg(long)]
-    schema: Option<String>,
-    /// Infer CSV column types from this many rows (default: all rows).
-    #[arg(long)]
-    infer_rows: Option<usize>,
-    /// Detection threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
-    /// Memory for detection (the encoded table and the conflict graph) before the graph spills to disk, e.g. 1GiB.
-    #[arg(long)]
-    memory_limit: Option<ByteSize>,
-    #[command(flatten)]
-    test: TestOptions,
-    #[command(flatten)]
-    release: ReleaseOptions,
-    /// Public upper bound n_max on the number of rows (never the true count).
-    #[arg(long)]
-    max_rows: Option<u64>,
-    /// The dataset's budget ledger (JSON lines); created if missing.
-    #[arg(long)]
-    ledger: Option<PathBuf>,
-    /// Total ε the dataset may ever spend; jobs past it are refused.
-    #[arg(long)]
-    budget_cap: Option<f64>,
 }
 
 impl JobArgs {
@@ -173,48 +158,38 @@ impl JobArgs {
                 let text = std::fs::read_to_string(path).map_err(|e| {
                     anyhow::anyhow!("cannot read job file '{}': {e}", path.display())
                 })?;
-                toml::from_str::<JobConfig>(&text)
+                dpincon_api::toml_file::from_str::<JobConfig>(&text)
                     .map_err(|e| anyhow::anyhow!("job file '{}': {e}", path.display()))?
             }
             None => {
-                let (Some(data), Some(constraints)) = (&self.data, &self.constraints) else {
+                let (Some(data), Some(constraints)) = (&self.table.data, &self.constraints) else {
                     return Err(anyhow::anyhow!("give --data and --constraints (or a --job file)"));
                 };
                 JobConfig::new(data, constraints)
             }
         };
         if let Some(c) = &self.constraints {
-            job.constraints = c.clone();
+            job.constraints = c.clone().into();
         }
-        let data = &mut job.data;
-        macro_rules! set {
-            ($($field:ident),*) => {$(
-                if let Some(v) = &self.$field {
-                    data.$field = v.clone().into();
-                }
-            )*};
-        }
-        if let Some(path) = &self.data {
-            data.path = path.clone();
-        }
-        set!(schema, infer_rows, threads, memory_limit);
-        let url = data.path.to_str().filter(|d| dpincon_engine::PostgresSource::is_url(d));
-        if let Some(url) = url.map(String::from) {
-            let source = dpincon_engine::PostgresSource {
+        let mut flags = self.table.clone();
+        let url = flags.data.as_deref().and_then(|d| d.to_str());
+        if let Some(url) = url.filter(|d| PostgresSource::is_url(d)).map(String::from) {
+            let PostgresFlags { table, query, order_by } = &self.postgres;
+            let source = PostgresSource {
                 url,
-                table: self.table.clone(),
-                query: self.query.clone(),
-                order_by: self.order_by.clone(),
+                table: table.clone(),
+                query: query.clone(),
+                order_by: order_by.clone(),
                 password_env: None,
             };
             source.validate()?;
-            data.path = source.display_name().into();
-            data.postgres = Some(source);
-        } else if self.table.is_some() || self.query.is_some() {
+            flags.data = None;
+            flags.postgres = Some(source);
+        } else if self.postgres.table.is_some() || self.postgres.query.is_some() {
             anyhow::bail!("--table and --query read from PostgreSQL: give --data postgres://...");
         }
-        set!(max_rows, ledger, budget_cap);
-        data.format = self.data_format.or(data.format);
+        job.table = job.table.overridden_by(flags);
+        job.data = job.data.overridden_by(self.data.clone());
         job.release = job.release.overridden_by(self.release.clone());
         job.test = job.test.overridden_by(self.test);
         Ok(job)

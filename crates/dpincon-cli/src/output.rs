@@ -11,10 +11,9 @@ pub fn json(report: &Report) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(report)? + "\n")
 }
 
-/// A number as the JSON report writes it (`1.0`, `0.25`, `1e-5`), so the
-/// table quotes the report's own figures.
+/// A number for people (`0.8`, not the report's `0.7999999999999999`).
 fn float(v: f64) -> String {
-    serde_json::Number::from_f64(v).map_or_else(|| "-".into(), |n| n.to_string())
+    dpincon_api::Figure(v).to_string()
 }
 
 /// The report for people (a local one, or one a coordinator sent).

@@ -16,8 +16,7 @@ use std::time::Duration;
 
 use dpincon_api::ByteSize;
 use dpincon_constraints::TableSchema;
-use dpincon_engine::DataSpec;
-use dpincon_source::{DataFormat, declared_schema, parquet_schema, parse_schema_override};
+use dpincon_engine::{DataPolicy, TableSpec};
 use serde::Deserialize;
 
 use crate::ClusterError;
@@ -100,25 +99,18 @@ struct RawConfig {
     datasets: BTreeMap<String, RawDataset>,
 }
 
+/// A dataset as the file gives it: the engine's table and policy (one
+/// declaration each, `dpincon_engine`), and what only a coordinator adds.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawDataset {
-    data: PathBuf,
-    #[serde(default)]
-    format: Option<DataFormat>,
-    #[serde(default)]
-    schema: Option<String>,
-    ledger: PathBuf,
-    budget_cap: f64,
+    #[serde(flatten)]
+    table: TableSpec,
+    #[serde(flatten)]
+    policy: DataPolicy,
     max_job_epsilon: f64,
     #[serde(default)]
     min_epsilon: Option<f64>,
-    #[serde(default)]
-    max_rows: Option<u64>,
-    #[serde(default)]
-    threads: Option<usize>,
-    #[serde(default)]
-    memory_limit: Option<ByteSize>,
     #[serde(default)]
     job_deadline: Option<dpincon_api::Duration>,
     #[serde(default)]
@@ -129,8 +121,6 @@ struct RawDataset {
     accept_deadline_channel: bool,
     #[serde(default)]
     allow_non_private: bool,
-    #[serde(default)]
-    max_edges: Option<u64>,
     #[serde(default)]
     quota_epsilon: Option<f64>,
     #[serde(default)]
@@ -146,17 +136,16 @@ struct RawDataset {
 pub struct Dataset {
     /// The name clients use.
     pub name: String,
-    /// The table (CSV with a header row, or Parquet); never shown to
-    /// clients.
-    pub data: PathBuf,
-    /// The table as the engine reads it, with its ledger, cap, bounds and
-    /// quotas: every job on the dataset runs on it (a client sets none of it).
-    pub spec: DataSpec,
+    /// The table (CSV with a header row, or Parquet; never shown to
+    /// clients), as its jobs read it: every column's type declared.
+    pub table: TableSpec,
+    /// Its jobs' resources, bounds, ledger and cap (a client sets none of it).
+    pub policy: DataPolicy,
     /// The declared column types, as the constraint binder sees them.
     pub schema: TableSchema,
-    /// The dataset's one ledger.
+    /// The dataset's one ledger (`policy`'s, required).
     pub ledger: PathBuf,
-    /// Total ε the dataset may ever spend.
+    /// Total ε the dataset may ever spend (`policy`'s, required).
     pub budget_cap: f64,
     /// Most ε one job may spend (all its measures).
     pub max_job_epsilon: f64,
@@ -193,7 +182,7 @@ impl Dataset {
     /// slot can then be sized to hold any job (the cluster README, "Work
     /// bounded by public settings").
     pub fn bounds_work(&self) -> bool {
-        self.release == ReleaseMode::FixedTime && self.spec.max_edges.is_some()
+        self.release == ReleaseMode::FixedTime && self.policy.max_edges.is_some()
     }
 }
 
@@ -231,7 +220,7 @@ impl CoordinatorConfig {
     /// the table readable and its header equal to the declared columns
     /// (names only: no row is read), the ledger's directory present.
     pub fn parse(text: &str, origin: &str) -> Result<Self, ClusterError> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| bad(origin, e))?;
+        let raw: RawConfig = dpincon_api::toml_file::from_str(text).map_err(|e| bad(origin, e))?;
         let l = &raw.limits;
         if [l.max_queued, l.max_constraints, l.max_queued_per_client, l.max_candidates, l.slots]
             .contains(&0)
@@ -253,7 +242,13 @@ impl CoordinatorConfig {
             {
                 return Err(bad(&at, "names use letters, digits, '-', '_' and '.' only"));
             }
-            let budget_cap = positive(&at, "budget-cap", d.budget_cap)?;
+            let Some(ledger) = d.policy.ledger.clone() else {
+                return Err(bad(&at, "missing field `ledger`"));
+            };
+            let Some(budget_cap) = d.policy.budget_cap else {
+                return Err(bad(&at, "missing field `budget-cap`"));
+            };
+            let budget_cap = positive(&at, "budget-cap", budget_cap)?;
             let max_job_epsilon = positive(&at, "max-job-epsilon", d.max_job_epsilon)?;
             if max_job_epsilon > budget_cap {
                 return Err(bad(&at, "max-job-epsilon exceeds budget-cap"));
@@ -262,53 +257,36 @@ impl CoordinatorConfig {
                 None => 0.0,
                 Some(m) => positive(&at, "min-epsilon", m)?,
             };
-            let format = d.format.unwrap_or_else(|| DataFormat::from_path(&d.data));
-            let parquet = format == DataFormat::Parquet;
-            let (schema, schema_text) = if parquet {
-                // The writer declared the schema in the footer; a declared
-                // one, if given, must agree with it.
-                let file = parquet_schema(&d.data).map_err(|e| bad(&at, e))?;
-                if let Some(text) = &d.schema {
-                    let entries = parse_schema_override(text).map_err(|e| bad(&at, e))?;
-                    let declared = declared_schema(&entries);
-                    if declared.columns != file.columns {
-                        return Err(bad(
-                            &at,
-                            format!(
-                                "the schema does not match the Parquet file's: [{}] vs [{}]",
-                                describe(&declared),
-                                describe(&file)
-                            ),
-                        ));
-                    }
-                }
-                (file, None)
-            } else {
-                let Some(text) = &d.schema else {
+            if d.table.postgres.is_some() || d.table.data.is_none() {
+                return Err(bad(
+                    &at,
+                    "`data`: a dataset's table is a CSV or Parquet file or object",
+                ));
+            }
+            if d.table.infer_rows.is_some() {
+                return Err(bad(
+                    &at,
+                    "`infer-rows`: a dataset declares its column types (`schema`)",
+                ));
+            }
+            // The declared schema is checked against the header or the
+            // footer (no row read); a CSV table needs one: its types are
+            // declared, never inferred from the private rows.
+            let schema = match d.table.declared_schema() {
+                Ok(Some(schema)) => schema,
+                Ok(None) => {
                     return Err(bad(
                         &at,
                         "a CSV dataset needs `schema`: every column's type, declared (never \
                          inferred from the private rows)",
                     ));
-                };
-                let entries = parse_schema_override(text).map_err(|e| bad(&at, e))?;
-                let declared: Vec<String> = entries.iter().map(|e| e.column.clone()).collect();
-                let header = csv_header(&d.data).map_err(|e| bad(&at, e))?;
-                if header != declared {
-                    return Err(bad(
-                        &at,
-                        format!(
-                            "the schema must declare every column of '{}' in order: the file \
-                             has [{}], the schema [{}]",
-                            d.data.display(),
-                            header.join(", "),
-                            declared.join(", ")
-                        ),
-                    ));
                 }
-                (declared_schema(&entries), Some(text.clone()))
+                Err(dpincon_source::SourceError::Schema(e)) => {
+                    return Err(bad(&at, format!("`schema` {e}")));
+                }
+                Err(e) => return Err(bad(&at, e)),
             };
-            let ledger_dir = ledger_dir(&d.ledger);
+            let ledger_dir = ledger_dir(&ledger);
             if !ledger_dir.is_dir() {
                 return Err(bad(
                     &at,
@@ -336,10 +314,10 @@ impl CoordinatorConfig {
                      rows: set accept-timing-channel = true to accept that channel",
                 ));
             }
-            if d.max_edges == Some(0) {
+            if d.policy.max_edges == Some(0) {
                 return Err(bad(&at, "max-edges must be > 0"));
             }
-            let quota_epsilon = quota(&at, d.max_edges, d.max_rows, d.quota_epsilon)?;
+            let quota_epsilon = quota(&at, d.policy.max_edges, d.policy.max_rows, d.quota_epsilon)?;
             let max_job_memory = d.max_job_memory.map(ByteSize::bytes);
             if let Some(size) = d.max_job_memory.filter(|s| s.bytes() < MIN_JOB_MEMORY.bytes()) {
                 return Err(bad(
@@ -351,25 +329,12 @@ impl CoordinatorConfig {
                 ));
             }
             let max_spill_bytes = d.max_spill_bytes.map(ByteSize::bytes);
-            let spec = DataSpec {
-                format: Some(format),
-                // Every CSV column's type is declared: inference only finds the names.
-                infer_rows: schema_text.is_some().then_some(1),
-                schema: schema_text,
-                threads: d.threads,
-                memory_limit: d.memory_limit,
-                max_edges: d.max_edges,
-                max_rows: d.max_rows,
-                ledger: Some(d.ledger.clone()),
-                budget_cap: Some(budget_cap),
-                ..DataSpec::new(&d.data)
-            };
             let mut dataset = Dataset {
                 name: name.clone(),
-                data: d.data,
-                spec,
+                table: d.table.with_declared_types(),
+                policy: d.policy,
                 schema,
-                ledger: d.ledger,
+                ledger,
                 budget_cap,
                 max_job_epsilon,
                 min_epsilon,
@@ -447,7 +412,7 @@ fn register_gate(
     dataset: &Dataset,
     limits: &Limits,
 ) -> Result<GateRegistration, String> {
-    if dataset.spec.max_rows.is_none() {
+    if dataset.policy.max_rows.is_none() {
         return Err("gate: a gated dataset needs max-rows (its bounds hold every night)".into());
     }
     let registered = gate.register(&dataset.ledger, dataset.budget_cap, dataset.quota_epsilon)?;
@@ -501,7 +466,7 @@ fn same_source_same_ledger(
     let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let mut seen: BTreeMap<PathBuf, &Dataset> = BTreeMap::new();
     for d in datasets.values() {
-        match seen.get(&canonical(&d.data)) {
+        match seen.get(&canonical(&d.table.name())) {
             Some(first) if canonical(&first.ledger) != canonical(&d.ledger) => {
                 return Err(bad(
                     origin,
@@ -514,7 +479,7 @@ fn same_source_same_ledger(
             }
             Some(_) => {}
             None => {
-                seen.insert(canonical(&d.data), d);
+                seen.insert(canonical(&d.table.name()), d);
             }
         }
     }
@@ -557,19 +522,10 @@ fn ledger_dir(ledger: &Path) -> PathBuf {
     }
 }
 
-/// `Name:kind, ...` for messages.
-fn describe(schema: &TableSchema) -> String {
-    let columns = schema.columns.iter().map(|(n, k)| format!("{n}:{k:?}"));
-    columns.collect::<Vec<_>>().join(", ")
-}
-
-/// The column names of a CSV file's header row (only that row is read).
-fn csv_header(path: &Path) -> Result<Vec<String>, String> {
-    dpincon_source::csv_header(path).map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
+    use dpincon_source::DataFormat;
+
     use super::*;
 
     fn config(dir: &Path, dataset: &str) -> String {
@@ -593,9 +549,9 @@ mod tests {
         let t = &c.datasets["t"];
         assert_eq!(c.limits.max_queued, 3);
         assert_eq!((t.budget_cap, t.max_job_epsilon, t.min_epsilon), (5.0, 1.5, 0.05));
-        assert_eq!(t.spec.schema.as_deref(), Some("Zip:int, City:string"));
-        assert_eq!((t.spec.infer_rows, t.spec.format), (Some(1), Some(DataFormat::Csv)));
-        assert_eq!((t.spec.ledger.as_ref(), t.spec.budget_cap), (Some(&t.ledger), Some(5.0)));
+        assert_eq!(t.table.schema.as_ref().unwrap().to_string(), "Zip:int, City:string");
+        assert_eq!((t.table.infer_rows, t.table.file_format()), (Some(1), Some(DataFormat::Csv)));
+        assert_eq!((t.policy.ledger.as_ref(), t.policy.budget_cap), (Some(&t.ledger), Some(5.0)));
         assert_eq!(t.schema.columns.len(), 2);
         assert_eq!(c.owned_dirs().len(), 2);
 
@@ -638,7 +594,7 @@ mod tests {
         assert_eq!(t.job_deadline, Duration::from_secs(600));
         assert_eq!(t.release, ReleaseMode::FixedTime);
         assert!(!t.allow_non_private);
-        assert_eq!((t.spec.max_edges, t.max_job_memory, t.max_spill_bytes), (None, None, None));
+        assert_eq!((t.policy.max_edges, t.max_job_memory, t.max_spill_bytes), (None, None, None));
         let set = parse(&format!(
             "{good}job-deadline = \"90s\"\nrelease = \"when-done\"\naccept-timing-channel = true\n\
              allow-non-private = true\nmax-edges = 100000000\nmax-rows = 1000\n\
@@ -651,7 +607,7 @@ mod tests {
         assert_eq!(set.release, ReleaseMode::WhenDone);
         assert!(set.allow_non_private);
         assert_eq!(
-            (set.spec.max_edges, set.max_job_memory, set.max_spill_bytes),
+            (set.policy.max_edges, set.max_job_memory, set.max_spill_bytes),
             (Some(100_000_000), Some(1 << 30), Some(2 << 30))
         );
         assert_eq!(set.quota_epsilon, Some(0.1));
@@ -752,14 +708,14 @@ mod tests {
         };
         let c = CoordinatorConfig::parse(&dataset(""), "c.toml").unwrap();
         let t = &c.datasets["t"];
-        assert_eq!(t.spec.format, Some(DataFormat::Parquet));
-        assert_eq!((&t.spec.schema, t.spec.infer_rows), (&None, None));
+        assert_eq!(t.table.file_format(), Some(DataFormat::Parquet));
+        assert_eq!((&t.table.schema, t.table.infer_rows), (&None, None));
         let names: Vec<&str> = t.schema.columns.iter().map(|c| c.0.as_str()).collect();
         assert_eq!(names, TAX_COLUMNS);
         let err = CoordinatorConfig::parse(&dataset("schema = \"FName:int\""), "c.toml")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("does not match the Parquet file"), "{err}");
+        assert!(err.contains("`schema` does not match the Parquet footer"), "{err}");
         // A CSV dataset must declare its schema.
         std::fs::write(dir.path().join("t.csv"), "a\n1\n").unwrap();
         let csv = dataset("").replace("t.parquet", "t.csv");

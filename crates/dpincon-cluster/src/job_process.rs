@@ -19,13 +19,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use dpincon_ballista::{BallistaJobId, BallistaLoader, OnSubmitted};
+use dpincon_ballista::BallistaJobId;
 use dpincon_engine::gate::{GateOptions, run_prepaid_gated_night};
-use dpincon_engine::{EngineError, JobConfig, Phase, Prepaid, Progress, run_prepaid_job};
+use dpincon_engine::{EngineError, JobConfig, Phase, Prepaid, Progress, Report, run_prepaid_job};
 use dpincon_proto::v1::FailureReason;
 use serde::{Deserialize, Serialize};
 
 use crate::coordinator::BallistaOptions;
+use crate::detection::{BallistaLoader, OnSubmitted};
 
 /// What the child runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -80,14 +81,14 @@ pub enum ChildMessage {
     /// Detection was submitted to Ballista as this job: the coordinator
     /// cancels it if it kills the process (its files go with it).
     Submitted(BallistaJobId),
-    /// A phase started (`read`, `detect`, `measure`).
-    Start(String),
+    /// A phase started.
+    Start(Phase),
     /// A phase ended after so many seconds.
-    Finish(String, f64),
-    /// The job succeeded: the report as its client sees it (JSON).
+    Finish(Phase, f64),
+    /// The job succeeded.
     Succeeded {
-        /// The client's report.
-        report: String,
+        /// The report as its client sees it.
+        report: Box<Report>,
         /// Detection figures.
         stats: Option<LoadStats>,
         /// A gated night's ε of its hold used (epochs opened, the quota
@@ -97,8 +98,9 @@ pub enum ChildMessage {
     },
     /// The job failed.
     Failed {
-        /// The public reason (`FailureReason::as_str_name`).
-        reason: String,
+        /// The public reason.
+        #[serde(with = "reason_name")]
+        reason: FailureReason,
         /// The engine's message (may quote data: operator only).
         detail: String,
         /// Detection figures, if detection ended.
@@ -106,11 +108,20 @@ pub enum ChildMessage {
     },
 }
 
-fn phase_key(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Read => "read",
-        Phase::Detect => "detect",
-        Phase::Measure => "measure",
+/// A failure reason by its proto name (`FAILURE_REASON_OVER_QUOTA`); an
+/// unknown name is refused, never read as another reason.
+mod reason_name {
+    use dpincon_proto::v1::FailureReason;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(reason: &FailureReason, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(reason.as_str_name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<FailureReason, D::Error> {
+        let name = String::deserialize(d)?;
+        FailureReason::from_str_name(&name)
+            .ok_or_else(|| D::Error::custom(format!("unknown failure reason '{name}'")))
     }
 }
 
@@ -134,11 +145,11 @@ impl Progress for ChildProgress {
         if phase == Phase::Read {
             self.read_started.store(true, Ordering::SeqCst);
         }
-        send(&ChildMessage::Start(phase_key(phase).into()));
+        send(&ChildMessage::Start(phase));
     }
 
     fn finish(&self, phase: Phase, seconds: f64) {
-        send(&ChildMessage::Finish(phase_key(phase).into(), seconds));
+        send(&ChildMessage::Finish(phase, seconds));
     }
 }
 
@@ -153,18 +164,14 @@ pub(crate) fn classify(error: &EngineError, read_started: bool) -> FailureReason
     }
 }
 
-/// The report as a client sees it ([`dpincon_engine::Report::for_client`]),
-/// as JSON; without timings in a fixed-time slot.
-fn client_report(
-    report: dpincon_engine::Report,
-    dataset: &str,
-    fixed_time: bool,
-) -> Result<String, String> {
+/// The report as a client sees it ([`dpincon_engine::Report::for_client`]);
+/// without timings in a fixed-time slot.
+fn client_report(report: Report, dataset: &str, fixed_time: bool) -> Report {
     let mut report = report.for_client(dataset);
     if fixed_time {
         report.timings = None;
     }
-    serde_json::to_string_pretty(&report).map(|s| s + "\n").map_err(|e| e.to_string())
+    report
 }
 
 /// Caps the process's data segment (heap and private mappings): past it an
@@ -238,11 +245,7 @@ async fn run(spec: &JobSpec) -> ChildMessage {
         Ok(tls) => loader.tls = tls,
         Err(e) => {
             let detail = format!("cluster TLS: {e}");
-            return ChildMessage::Failed {
-                reason: FailureReason::Internal.as_str_name().into(),
-                detail,
-                stats: None,
-            };
+            return ChildMessage::Failed { reason: FailureReason::Internal, detail, stats: None };
         }
     }
     let prepaid = spec.prepaid.clone();
@@ -259,26 +262,15 @@ async fn run(spec: &JobSpec) -> ChildMessage {
         seconds: [s.seconds.job, s.seconds.fetch, s.seconds.assemble],
         received: s.received,
     });
-    let failed = |reason: FailureReason, detail: String, stats| ChildMessage::Failed {
-        reason: reason.as_str_name().into(),
-        detail,
-        stats,
-    };
     match outcome {
         Ok(report) => {
             let spent = spec.gate.as_ref().map(|_| report.budget.as_ref().map_or(0.0, |b| b.total));
-            match client_report(report, &spec.dataset, spec.fixed_time) {
-                Ok(report) => ChildMessage::Succeeded { report, stats, spent },
-                Err(e) => failed(
-                    FailureReason::Internal,
-                    format!("cannot serialise the report: {e}"),
-                    stats,
-                ),
-            }
+            let report = Box::new(client_report(report, &spec.dataset, spec.fixed_time));
+            ChildMessage::Succeeded { report, stats, spent }
         }
         Err(e) => {
             let reason = classify(&e, progress.read_started.load(Ordering::SeqCst));
-            failed(reason, e.to_string(), stats)
+            ChildMessage::Failed { reason, detail: e.to_string(), stats }
         }
     }
 }
@@ -301,16 +293,16 @@ mod tests {
     #[test]
     fn messages_round_trip_as_one_json_line_each() {
         for m in [
-            ChildMessage::Start("read".into()),
+            ChildMessage::Start(Phase::Read),
             ChildMessage::Submitted(BallistaJobId("aBc12".into())),
-            ChildMessage::Finish("detect".into(), 1.5),
+            ChildMessage::Finish(Phase::Detect, 1.5),
             ChildMessage::Succeeded {
-                report: "{\n}\n".into(),
+                report: Box::new(report()),
                 stats: Some(LoadStats::default()),
                 spent: Some(0.5),
             },
             ChildMessage::Failed {
-                reason: "FAILURE_REASON_INTERNAL".into(),
+                reason: FailureReason::OverQuota,
                 detail: "x\ny".into(),
                 stats: None,
             },
@@ -319,5 +311,22 @@ mod tests {
             assert!(!line.contains('\n'), "{line}");
             assert_eq!(serde_json::from_str::<ChildMessage>(&line).unwrap(), m);
         }
+        let unknown = r#"{"failed":{"reason":"FAILURE_REASON_NEW","detail":"","stats":null}}"#;
+        let refused = serde_json::from_str::<ChildMessage>(unknown).unwrap_err().to_string();
+        assert!(refused.contains("unknown failure reason 'FAILURE_REASON_NEW'"), "{refused}");
+    }
+
+    /// A report with every part (the engine's seeded job on a tiny table).
+    fn report() -> Report {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("t.csv");
+        std::fs::write(&data, "A,B\n1,x\n1,y\n2,z\n").unwrap();
+        let inline = dpincon_engine::Constraints::Inline { inline: "FD: A -> B".into() };
+        let mut job = JobConfig::new(&data, inline);
+        job.release.epsilon = Some(1.0);
+        job.test.seed = Some(1);
+        job.test.non_private = true;
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(dpincon_engine::run_job(&job, &dpincon_engine::NoProgress)).unwrap()
     }
 }

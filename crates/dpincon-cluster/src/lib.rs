@@ -9,9 +9,9 @@
 //!   ([`schedule`]), kept in a durable store ([`store`]) and run in that
 //!   slot (`runner`), each in a process of
 //!   its own ([`job_process`]: `dpincon_engine::run_prepaid_job` with a
-//!   `BallistaLoader`, which submits the detection plan to the scheduler,
-//!   assembles the returned partitions into the graph and runs the measures
-//!   and releases). The coordinator never reads the table. Private jobs'
+//!   [`detection::BallistaLoader`], which submits the detection plan to the
+//!   scheduler and assembles the returned partitions into the graph; the
+//!   engine then runs the measures and releases). The coordinator never reads the table. Private jobs'
 //!   clients see `queued`, then the end at its release time, and public
 //!   failure reasons only.
 //! - The binary `dpincon-coordinator`; the Ballista processes it runs jobs
@@ -28,6 +28,7 @@
 pub mod auth;
 pub mod coordinator;
 pub mod datasets;
+pub mod detection;
 pub mod gated;
 pub mod job_process;
 mod runner;

@@ -187,16 +187,10 @@ async fn run_one(job: &Active, shared: &Shared) {
     eprintln!("job {id}: started");
     let reveal = job.accepted.non_private || shared.options.log_private_values;
     let mut stats = None;
-    // The job's constraint text, for its process to read; gone once it ends.
-    let constraints = shared.constraint_path(id);
-    let outcome = match std::fs::write(&constraints, job.accepted.constraints())
-        .map_err(|e| format!("cannot write '{}': {e}", constraints.display()))
-        .and_then(|()| child_spec(job, shared, &constraints))
-    {
+    let outcome = match child_spec(job, shared) {
         Ok(spec) => run_child(job, shared, &spec, reveal, &mut cancel, &mut stats).await,
         Err(e) => Outcome::Failed(FailureReason::Internal, e),
     };
-    let _ = std::fs::remove_file(&constraints);
     if let Some(s) = &stats {
         // Where detection's time went: it grows with the data, so only
         // where the operator may see such figures.
@@ -306,11 +300,7 @@ fn return_unused(job: &Active, used: f64) {
 
 /// The child's spec; a gated night's options read the epochs its
 /// dataset's earlier nights published (the job store).
-fn child_spec(
-    job: &Active,
-    shared: &Shared,
-    constraints: &std::path::Path,
-) -> Result<JobSpec, String> {
+fn child_spec(job: &Active, shared: &Shared) -> Result<JobSpec, String> {
     let gate = match job.accepted.gate() {
         Some(gate) => {
             let dataset = &job.accepted.dataset.name;
@@ -325,7 +315,7 @@ fn child_spec(
         None => None,
     };
     Ok(JobSpec {
-        config: job.accepted.job_config(constraints),
+        config: job.accepted.job_config(),
         prepaid: job.prepaid.clone(),
         ballista: shared.options.ballista.clone(),
         work_dir: shared.work_dir(),
@@ -387,9 +377,11 @@ async fn run_child(
         while let Some(line) = stdout.next_line().await.map_err(|e| e.to_string())? {
             match serde_json::from_str::<ChildMessage>(&line) {
                 Ok(ChildMessage::Submitted(ballista)) => submitted = Some(ballista),
-                Ok(ChildMessage::Start(phase)) => job.status.send_modify(|s| s.phase = phase),
+                Ok(ChildMessage::Start(phase)) => {
+                    job.status.send_modify(|s| s.phase = phase.key().into())
+                }
                 Ok(ChildMessage::Finish(phase, seconds)) => job.status.send_modify(|s| {
-                    s.phases.push(PhaseTime { phase, seconds });
+                    s.phases.push(PhaseTime { phase: phase.key().into(), seconds });
                     s.phase.clear();
                 }),
                 Ok(end) => last = Some(end),
@@ -426,11 +418,17 @@ async fn run_child(
     match result {
         Ok(Some(ChildMessage::Succeeded { report, stats: s, spent })) => {
             *stats = s;
-            Outcome::Succeeded(report, spent)
+            // Stored as its client will read it.
+            match serde_json::to_string_pretty(&report) {
+                Ok(json) => Outcome::Succeeded(json + "\n", spent),
+                Err(e) => Outcome::Failed(
+                    FailureReason::Internal,
+                    format!("cannot serialise the report: {e}"),
+                ),
+            }
         }
         Ok(Some(ChildMessage::Failed { reason, detail, stats: s })) => {
             *stats = s;
-            let reason = FailureReason::from_str_name(&reason).unwrap_or(FailureReason::Internal);
             Outcome::Failed(reason, detail)
         }
         _ if oom => Outcome::Failed(

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use dpincon_client::ClientJob;
 use dpincon_engine::validate::short;
-use dpincon_engine::{DataSpec, JobConfig, Measure, TestOptions};
+use dpincon_engine::{Constraints, DataPolicy, JobConfig, Measure, TestOptions};
 use dpincon_proto::v1::{ConfigFormat, FailureReason};
 use tonic::Status;
 
@@ -67,10 +67,9 @@ pub struct Accepted {
 }
 
 impl Accepted {
-    /// The engine's job: the dataset's registration and the client's
-    /// options (a gated night's: the operator's), with the constraints
-    /// written at `constraints`.
-    pub fn job_config(&self, constraints: &Path) -> JobConfig {
+    /// The engine's job: the dataset's registration, the constraint text
+    /// and the client's options (a gated night's: the operator's).
+    pub fn job_config(&self) -> JobConfig {
         let release = match self.gate() {
             Some(gate) => gate.release.clone(),
             None => self.job.release.clone(),
@@ -78,8 +77,14 @@ impl Accepted {
         JobConfig {
             release,
             test: self.job.test,
-            ..JobConfig::with(self.dataset.spec.clone(), constraints)
+            data: self.dataset.policy.clone(),
+            ..JobConfig::with(self.dataset.table.clone(), self.inline_constraints())
         }
+    }
+
+    /// The constraints, carried as text to the job's process.
+    fn inline_constraints(&self) -> Constraints {
+        Constraints::Inline { inline: self.constraints().to_string() }
     }
 
     /// The constraint text: the client's inline text, or a gated night's
@@ -161,7 +166,7 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
         return refuse(InvalidJob, "a job is a table of keys");
     };
     for key in map.keys() {
-        if DataSpec::keys().contains(&key.as_str()) {
+        if DataPolicy::keys().contains(&key.as_str()) {
             return refuse(
                 NotAllowed,
                 format!(
@@ -224,7 +229,7 @@ pub fn check(text: &str, format: ConfigFormat, rules: Rules<'_>) -> Result<Accep
     // split, candidates), and whether I_R's LP fits the dataset's memory
     // limit, on public options and the constraints' shapes only: refused
     // before queueing.
-    let config = accepted.job_config(Path::new("inline"));
+    let config = accepted.job_config();
     dpincon_engine::validate(&config)
         .and_then(|()| dpincon_engine::check_repair_memory(&config, exact_repair))
         .map_err(|e| Refusal::new(InvalidJob, e.to_string()))?;
@@ -286,7 +291,8 @@ pub(crate) fn check_registered(
     check_budget(&job, dataset).map_err(|r| r.detail)?;
     let config = JobConfig {
         release: gate.release.clone(),
-        ..JobConfig::with(dataset.spec.clone(), Path::new("gate"))
+        data: dataset.policy.clone(),
+        ..JobConfig::with(dataset.table.clone(), Path::new("gate"))
     };
     dpincon_engine::validate(&config)
         .and_then(|()| dpincon_engine::check_repair_memory(&config, exact_repair))
@@ -464,12 +470,14 @@ mod tests {
         let ok =
             submit(&c, false, &format!("{FD}epsilon = 0.5\nmeasures = [\"mi\", \"p\"]")).unwrap();
         assert_eq!(ok.total_epsilon, 1.0);
-        let job = ok.job_config(Path::new("/state/j.dcs"));
+        let job = ok.job_config();
+        // The constraints travel as text: no file to write or to read back.
+        assert_eq!(job.constraints, Constraints::Inline { inline: ok.constraints().into() });
         assert_eq!(job.data.ledger.as_deref(), Some(dir.path().join("t.ledger").as_path()));
         assert_eq!(job.data.budget_cap, Some(10.0));
         assert_eq!(job.test, TestOptions::default());
-        assert_eq!(job.data.path, dir.path().join("t.csv"));
-        assert_eq!(job.data.schema.as_deref(), Some("Zip:int,City:string"));
+        assert_eq!(job.table.data, Some(dir.path().join("t.csv")));
+        assert_eq!(job.table.schema.unwrap().to_string(), "Zip:int, City:string");
         assert_eq!(job.release.measures, Some(vec![Measure::Mi, Measure::P]));
         assert_eq!(job.release.epsilon, Some(0.5));
     }

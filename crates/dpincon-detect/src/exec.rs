@@ -39,6 +39,14 @@ impl DetectOptions {
     pub fn with_threads(threads: usize) -> Self {
         DetectOptions { threads, ..DetectOptions::default() }
     }
+
+    /// The [`DetectOptions::max_pairs`] of `constraints` constraints under
+    /// an edge cap of `max_edges`: 2·k·H, past which the graph is surely
+    /// over H, so detection's work stops with the cap's verdict known
+    /// (README, "The pair cap").
+    pub fn pair_cap(max_edges: Option<u64>, constraints: usize) -> Option<u64> {
+        max_edges.map(|h| h.saturating_mul(2).saturating_mul(constraints.max(1) as u64))
+    }
 }
 
 impl Default for DetectOptions {

@@ -148,6 +148,7 @@ fn is_cross(p: &crate::compile::KeyPredicate) -> bool {
 /// over every class, pure groups' too, because a pure group's one class
 /// joining the impure ones would move an impure-only sum by its size.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ConflictClasses {
     /// X's constraints include a key: every row is its own class.
     pub key: bool,

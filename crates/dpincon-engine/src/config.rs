@@ -1,11 +1,13 @@
-//! A job's configuration: the operator's [`DataSpec`] and the options
+//! A job's configuration: the operator's [`TableSpec`] and [`DataPolicy`], and the options
 //! anyone may set ([`ReleaseOptions`], [`TestOptions`]), one type each.
 
 use std::path::PathBuf;
 
 use dpincon_api::{ByteSize, ReleaseOptions, TestOptions};
-use dpincon_source::{DataFormat, PostgresSource};
+use dpincon_source::{PostgresSource, TableSpec};
 use serde::{Deserialize, Serialize};
+
+use crate::EngineError;
 
 /// Everything a job needs: the one configuration type (CLI flags, job files
 /// and the coordinator's jobs all become a `JobConfig`). A job file is one
@@ -13,11 +15,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct JobConfig {
-    /// The constraint file.
-    pub constraints: PathBuf,
-    /// The table, how it is read, its public bounds and its ledger.
+    /// The denial constraints: a file, or the text inline.
+    pub constraints: Constraints,
+    /// The table and how it is read.
     #[serde(flatten)]
-    pub data: DataSpec,
+    pub table: TableSpec,
+    /// The dataset's resources, public bounds and ledger.
+    #[serde(flatten)]
+    pub data: DataPolicy,
     /// How the measures are released.
     #[serde(flatten)]
     pub release: ReleaseOptions,
@@ -26,95 +31,134 @@ pub struct JobConfig {
     pub test: TestOptions,
 }
 
-/// What only an operator sets on a coordinator (a client names a dataset
-/// instead): where the table is and how it is read, the public bounds and
-/// quotas of its jobs, and its budget ledger.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub struct DataSpec {
-    /// The table (CSV or Parquet); with `postgres`, the name ledgers and
-    /// reports use for it ([`PostgresSource::display_name`]).
-    #[serde(rename = "data")]
-    pub path: PathBuf,
-    /// Read the table from PostgreSQL instead of `data`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub postgres: Option<PostgresSource>,
-    /// Force `csv` or `parquet` instead of going by the extension.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<DataFormat>,
-    /// Column types to force, `Name:type,...`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schema: Option<String>,
-    /// Rows to infer CSV column types from (default: all).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub infer_rows: Option<usize>,
-    /// Detection threads (default: all cores).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads: Option<usize>,
-    /// Memory for the graph's adjacency before it spills to the temporary
-    /// directory, e.g. `1GiB` (default: no limit). Never changes a result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_limit: Option<ByteSize>,
-    /// Refuse to measure a conflict graph of more edges (a public quota
-    /// on the measure phase's work; checked before the charge).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_edges: Option<u64>,
-    /// The public upper bound n_max on the row count.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_rows: Option<u64>,
-    /// The dataset's budget ledger file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ledger: Option<PathBuf>,
-    /// Total ε the dataset may ever spend (recorded in the ledger).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget_cap: Option<f64>,
+/// A job's denial constraints: a file (`constraints = "t.dcs"`), or the
+/// text itself (`constraints = { inline = "FD: Zip -> City" }`: a
+/// coordinator's job process gets its client's text so, and a caller
+/// with no file, such as the Python package, passes it so).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Constraints {
+    /// A constraint file.
+    File(PathBuf),
+    /// The constraint text.
+    Inline {
+        /// The text, one constraint a line.
+        inline: String,
+    },
 }
 
-impl DataSpec {
-    /// The table at `path`, every other setting at its default.
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        DataSpec {
-            path: path.into(),
-            postgres: None,
-            format: None,
-            schema: None,
-            infer_rows: None,
-            threads: None,
-            memory_limit: None,
-            max_edges: None,
-            max_rows: None,
-            ledger: None,
-            budget_cap: None,
+impl Constraints {
+    /// The text, read from the file if need be.
+    pub fn text(&self) -> Result<String, EngineError> {
+        match self {
+            Constraints::File(path) => std::fs::read_to_string(path).map_err(|e| {
+                EngineError::ConstraintFile { path: path.clone(), message: e.to_string() }
+            }),
+            Constraints::Inline { inline } => Ok(inline.clone()),
         }
     }
 
-    /// The PostgreSQL table or query `source`.
-    pub fn postgres(source: PostgresSource) -> Self {
-        DataSpec { postgres: Some(source.clone()), ..DataSpec::new(source.display_name()) }
+    /// What errors and reports call them: the file's path, or `inline`.
+    pub fn origin(&self) -> PathBuf {
+        match self {
+            Constraints::File(path) => path.clone(),
+            Constraints::Inline { .. } => PathBuf::from("inline"),
+        }
     }
 
-    /// The keys only an operator sets.
-    pub fn keys() -> &'static [&'static str] {
-        dpincon_api::keys::<DataSpec>()
+    /// The parsed constraints; errors name [`Constraints::origin`].
+    pub fn parse(&self) -> Result<Vec<dpincon_constraints::DenialConstraint>, EngineError> {
+        dpincon_constraints::parse_constraints(&self.text()?)
+            .map_err(|source| EngineError::Constraint { path: self.origin(), source })
+    }
+}
+
+impl<P: Into<PathBuf>> From<P> for Constraints {
+    fn from(path: P) -> Self {
+        Constraints::File(path.into())
+    }
+}
+
+/// What an operator sets for a dataset's jobs beside its table
+/// ([`TableSpec`]): the resources they get (threads, memory), the public
+/// bounds they are measured under (`max-rows`, `max-edges`) and the
+/// budget they draw on (`ledger`, `budget-cap`). On a coordinator a client
+/// sets none of it. Declared once: `run`'s flags (with the `clap`
+/// feature), job files, coordinator datasets and audit suites all read
+/// into it, beside a [`TableSpec`] (siblings, not nested: serde's
+/// `deny_unknown_fields` cannot see through a flattened type that itself
+/// flattens another).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(rename_all = "kebab-case")]
+pub struct DataPolicy {
+    /// Detection threads (default: all cores).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub threads: Option<usize>,
+    /// Memory for detection (the encoded table and the conflict graph)
+    /// before the graph spills to disk, e.g. `1GiB` (default: no limit).
+    /// Never changes a result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub memory_limit: Option<ByteSize>,
+    /// Refuse to measure a conflict graph of more edges (a public quota on
+    /// the measure phase's work; checked before the charge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub max_edges: Option<u64>,
+    /// Public upper bound n_max on the number of rows (never the true count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub max_rows: Option<u64>,
+    /// The dataset's budget ledger (JSON lines); created if missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub ledger: Option<PathBuf>,
+    /// Total ε the dataset may ever spend; jobs past it are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub budget_cap: Option<f64>,
+}
+
+impl DataPolicy {
+    /// The keys only an operator sets: the table's and the policy's.
+    pub fn keys() -> Vec<&'static str> {
+        let table = dpincon_api::keys::<TableSpec>().iter();
+        table.chain(dpincon_api::keys::<DataPolicy>()).copied().collect()
+    }
+
+    /// `self`, with every setting `over` gives taken from `over` (flags
+    /// over a job file).
+    pub fn overridden_by(self, over: DataPolicy) -> DataPolicy {
+        DataPolicy {
+            threads: over.threads.or(self.threads),
+            memory_limit: over.memory_limit.or(self.memory_limit),
+            max_edges: over.max_edges.or(self.max_edges),
+            max_rows: over.max_rows.or(self.max_rows),
+            ledger: over.ledger.or(self.ledger),
+            budget_cap: over.budget_cap.or(self.budget_cap),
+        }
     }
 }
 
 impl JobConfig {
     /// A job on the PostgreSQL table or query `source` under `constraints`.
-    pub fn postgres(source: PostgresSource, constraints: impl Into<PathBuf>) -> Self {
-        JobConfig::with(DataSpec::postgres(source), constraints)
+    pub fn postgres(source: PostgresSource, constraints: impl Into<Constraints>) -> Self {
+        JobConfig::with(TableSpec::postgres(source), constraints)
     }
 
     /// A job on `data` under `constraints` with every other option at its default.
-    pub fn new(data: impl Into<PathBuf>, constraints: impl Into<PathBuf>) -> Self {
-        JobConfig::with(DataSpec::new(data), constraints)
+    pub fn new(data: impl Into<PathBuf>, constraints: impl Into<Constraints>) -> Self {
+        JobConfig::with(TableSpec::file(data), constraints)
     }
 
-    /// A job on the table `data` describes, with the default options.
-    pub fn with(data: DataSpec, constraints: impl Into<PathBuf>) -> Self {
+    /// A job on `table` with the default options.
+    pub fn with(table: TableSpec, constraints: impl Into<Constraints>) -> Self {
         JobConfig {
             constraints: constraints.into(),
-            data,
+            table,
+            data: DataPolicy::default(),
             release: ReleaseOptions::default(),
             test: TestOptions::default(),
         }
@@ -133,8 +177,8 @@ mod tests {
     #[test]
     fn a_job_file_is_one_flat_table_of_its_parts_keys() {
         let job: JobConfig = toml::from_str(FILE).unwrap();
-        assert_eq!(job.data.path, PathBuf::from("t.csv"));
-        assert_eq!(job.data.format, Some(DataFormat::Csv));
+        assert_eq!(job.table.data, Some(PathBuf::from("t.csv")));
+        assert_eq!(job.table.format, Some(dpincon_source::DataFormat::Csv));
         assert_eq!(job.data.ledger, Some(PathBuf::from("t.ledger")));
         assert_eq!(job.release.measures, Some(vec![Measure::Mi]));
         assert_eq!(job.release.strategy, Some(Strategy::Gem));
@@ -142,6 +186,21 @@ mod tests {
         // The coordinator's job process reads what the coordinator wrote.
         let json = serde_json::to_string(&job).unwrap();
         assert_eq!(serde_json::from_str::<JobConfig>(&json).unwrap(), job);
+    }
+
+    #[test]
+    fn constraints_are_a_file_or_inline_text() {
+        let file: JobConfig = toml::from_str(FILE).unwrap();
+        assert_eq!(file.constraints, Constraints::File("t.dcs".into()));
+        let text = FILE.replace("\"t.dcs\"", "{ inline = \"FD: A -> B\" }");
+        let inline: JobConfig = toml::from_str(&text).unwrap();
+        assert_eq!(inline.constraints, Constraints::Inline { inline: "FD: A -> B".into() });
+        assert_eq!(inline.constraints.text().unwrap(), "FD: A -> B");
+        assert_eq!(inline.constraints.origin(), PathBuf::from("inline"));
+        let json = serde_json::to_string(&inline).unwrap();
+        assert_eq!(serde_json::from_str::<JobConfig>(&json).unwrap(), inline);
+        let bad = Constraints::Inline { inline: "FD: A ->".into() }.parse().unwrap_err();
+        assert!(bad.to_string().contains("inline"), "errors name the origin: {bad}");
     }
 
     #[test]
@@ -160,8 +219,8 @@ mod tests {
     }
 
     #[test]
-    fn the_operators_keys_are_the_data_specs() {
-        let keys = DataSpec::keys();
+    fn the_operators_keys_are_the_table_and_the_policy() {
+        let keys = DataPolicy::keys();
         for key in
             ["data", "postgres", "schema", "memory-limit", "max-rows", "ledger", "budget-cap"]
         {

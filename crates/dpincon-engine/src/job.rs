@@ -1,6 +1,5 @@
 //! A job from options to report: load and detect, charge the ledger, measure and release.
 
-use std::path::Path;
 use std::time::Instant;
 
 use dpincon_detect::{
@@ -9,7 +8,7 @@ use dpincon_detect::{
 };
 use dpincon_graph::{ConflictGraph, EdgeFingerprint, edge_stream_fingerprint};
 use dpincon_release::{ClassFacts, CoverFacts, NoiseRng, TableFacts, UpperCover};
-use dpincon_source::{Prepared, ReadOptions, parse_schema_override, prepare_detection, read_table};
+use dpincon_source::{Prepared, ReadOptions, prepare_detection};
 
 use crate::privacy::{PassResult, budget_split, check_repair_memory, measure_and_release};
 use crate::report::{
@@ -17,8 +16,10 @@ use crate::report::{
 };
 use crate::{EngineError, JobConfig, failpoint, ledger};
 
-/// The phases of a job, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The phases of a job, in order. Serialised (and shown to a
+/// coordinator's clients) as [`Phase::key`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// Parsing the constraints and reading the table.
     Read,
@@ -29,6 +30,15 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// The phase's key: `read`, `detect`, `measure`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Phase::Read => "read",
+            Phase::Detect => "detect",
+            Phase::Measure => "measure",
+        }
+    }
+
     /// A short human name.
     pub fn name(self) -> &'static str {
         match self {
@@ -135,16 +145,12 @@ pub fn plan_reports(
 /// Reads the table, detects the conflicts in this process and gathers the
 /// facts the releases need. Draws no noise and touches no ledger.
 pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJob, EngineError> {
-    let parsed = read_constraints(&config.constraints)?;
-    let read_options = read_options(config)?;
+    let parsed = config.constraints.parse()?;
     progress.start(Phase::Read);
     let read_start = Instant::now();
-    let table = match &config.data.postgres {
-        Some(source) => source.read().await?,
-        None => read_table(&config.data.path, &read_options).await?,
-    };
+    let table = config.table.read(job_threads(config)).await?;
     refuse_degenerate(&table, &parsed)?;
-    let path = &config.constraints;
+    let path = config.constraints.origin();
     let threads = job_threads(config);
     let Prepared { bound, relation, compiled } = prepare_detection(
         &parsed,
@@ -161,7 +167,7 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
         threads,
         brute_force: config.test.brute_force,
         memory_limit: config.data.memory_limit.map(dpincon_api::ByteSize::bytes),
-        max_pairs: pair_cap(config.data.max_edges, compiled.len()),
+        max_pairs: DetectOptions::pair_cap(config.data.max_edges, compiled.len()),
     };
     // Before detection: the constraints' shapes alone say whether the LP
     // is needed, and whether --memory-limit allows it.
@@ -259,19 +265,8 @@ pub fn job_threads(config: &JobConfig) -> usize {
 
 /// How the job's table is read (format, forced column types, inference,
 /// threads).
-pub fn read_options(config: &JobConfig) -> Result<ReadOptions, EngineError> {
-    Ok(ReadOptions {
-        format: config.data.format,
-        schema: config
-            .data
-            .schema
-            .as_deref()
-            .map(parse_schema_override)
-            .transpose()?
-            .unwrap_or_default(),
-        infer_rows: config.data.infer_rows,
-        threads: job_threads(config),
-    })
+pub fn read_options(config: &JobConfig) -> ReadOptions {
+    config.table.read_options(job_threads(config))
 }
 
 /// Runs a job to its report.
@@ -332,7 +327,7 @@ async fn run(
     let privacy = budget_split(config)?;
     let data = &config.data;
     if let (None, Some(path), Some(p)) = (&prepaid, &data.ledger, &privacy) {
-        ledger::check(path, &data.path, data.budget_cap, p.total())?;
+        ledger::check(path, &config.table.name(), data.budget_cap, p.total())?;
     }
     failpoint::hit("after-check");
     let id = match &prepaid {
@@ -350,7 +345,7 @@ async fn run(
         (None, Some(path), Some(p)) => {
             let charges: Vec<(&str, f64)> =
                 p.measures().into_iter().map(|m| (m.name(), p.epsilon.value())).collect();
-            Some(ledger::charge(path, &data.path, data.budget_cap, &id, &charges)?)
+            Some(ledger::charge(path, &config.table.name(), data.budget_cap, &id, &charges)?)
         }
         _ => None,
     };
@@ -398,8 +393,8 @@ async fn run(
         seeded: rng.as_ref().is_some_and(NoiseRng::is_seeded),
         budget,
         measures: releases,
-        data: data.path.display().to_string(),
-        constraints: config.constraints.display().to_string(),
+        data: config.table.name().display().to_string(),
+        constraints: config.constraints.origin().display().to_string(),
         constraint_count: loaded.constraint_count,
         detection: DetectionReport { threads: loaded.threads, plans: loaded.plans },
         timings: config.test.non_private.then(|| Timings {
@@ -464,14 +459,6 @@ fn quota_verdict(
     Ok(rows > n_max || test.over(edges, &mut rng))
 }
 
-/// The pairs detection of `constraints` constraints may emit under an edge
-/// cap of `max_edges` (`dpincon_detect::DetectOptions::max_pairs`): 2·k·H,
-/// past which the graph is surely over H, so detection's work stops with
-/// the cap's verdict known (detect README, "The pair cap").
-pub fn pair_cap(max_edges: Option<u64>, constraints: usize) -> Option<u64> {
-    max_edges.map(|h| h.saturating_mul(2).saturating_mul(constraints.max(1) as u64))
-}
-
 /// A detection stopped by its pair cap is over the edge quota, as the full
 /// graph would have been; any other error stays what it is.
 pub fn over_cap(e: dpincon_detect::DetectError, max_edges: Option<u64>) -> EngineError {
@@ -520,18 +507,6 @@ fn refuse_degenerate(
         }
     }
     Ok(())
-}
-
-/// Reads and parses the job's constraint file.
-pub fn read_constraints(
-    path: &Path,
-) -> Result<Vec<dpincon_constraints::DenialConstraint>, EngineError> {
-    let text = std::fs::read_to_string(path).map_err(|e| EngineError::ConstraintFile {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    dpincon_constraints::parse_constraints(&text)
-        .map_err(|source| EngineError::Constraint { path: path.to_path_buf(), source })
 }
 
 #[cfg(test)]

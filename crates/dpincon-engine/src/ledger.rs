@@ -17,6 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use dpincon_api::Figure;
 use dpincon_mechanisms::short;
 
 use crate::{EngineError, failpoint};
@@ -228,9 +229,9 @@ fn refuse_over_cap(path: &Path, cap: Option<f64>, spent: f64, job: f64) -> Resul
             format!(
                 "budget cap exceeded: the dataset has spent ε = {} of its cap {}; \
                  this job needs {} more. Nothing was released.",
-                short(spent),
-                short(cap),
-                short(job)
+                Figure(spent),
+                Figure(cap),
+                Figure(job)
             ),
         )),
         _ => Ok(()),
@@ -420,9 +421,9 @@ pub fn return_unused(path: &Path, job: &str, epsilon: f64) -> Result<LedgerState
             path,
             format!(
                 "job {job} was charged ε = {} and had {} back: it cannot return {} more",
-                short(charged),
-                short(back),
-                short(epsilon)
+                Figure(charged),
+                Figure(back),
+                Figure(epsilon)
             ),
         ));
     }

@@ -53,7 +53,7 @@ async fn the_chain_cover_is_the_minimum_cover_of_the_detected_graph() {
         let constraints = dir.path().join(format!("{i}.dcs"));
         std::fs::write(&constraints, dc).unwrap();
         let mut job = JobConfig::new(&data, &constraints);
-        job.data.schema = Some("name:string,score:int,ratio:float,grp:string".into());
+        job.table.schema = Some("name:string,score:int,ratio:float,grp:string".parse().unwrap());
         job.test.non_private = true;
         let loaded = load(&job, &NoProgress).await.unwrap();
         let sum = loaded.facts.covers.sum.expect("one order pair is a cover set");

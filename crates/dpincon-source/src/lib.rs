@@ -21,6 +21,7 @@ pub mod object;
 pub mod postgres;
 mod prepare;
 mod read;
+mod spec;
 
 pub use csv_file::ranges::{
     CsvRange, CsvSplit, CsvSplitter, MIN_RANGE_BYTES, read_csv_range, read_range_from, split_csv,
@@ -33,6 +34,7 @@ pub use read::{
     DataFormat, ReadOptions, SchemaOverride, TableData, csv_header, declared_arrow_schema,
     declared_schema, parquet_schema, parse_schema_override, read_table,
 };
+pub use spec::{ColumnTypes, TableSpec, check_header, is_object_url};
 
 use std::path::PathBuf;
 

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use plotters::prelude::*;
 
 use super::escape;
-use dpincon_api::Measure;
+use dpincon_api::{Figure, Measure};
 
 use crate::history::Trend;
 use crate::run::{CheckResult, DatasetStatus};
@@ -164,17 +164,22 @@ fn budgets(out: &mut String, run: &AuditRun) {
         };
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td>{status}</td><td>{spent:.3} / {:.3}</td>\
+            "<tr><td>{}</td><td>{status}</td><td>{} / {}</td>\
              <td><span class=\"gauge\" title=\"{pct:.0}% spent\"><div style=\"width:{pct:.1}%\"></div></span> {pct:.0}%</td>\
-             <td>{:.3}</td><td>{}</td><td>{}</td></tr>",
+             <td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&d.name),
-            b.cap,
-            b.per_run,
+            Figure(spent),
+            Figure(b.cap),
+            Figure(b.per_run),
             b.nights_left,
             b.plan.as_ref().map_or(String::new(), |p| format!(
-                "gated: {} fresh releases left of {} planned over {} nights (ε {:.3} each, \
-                 {:.3} planned)",
-                p.refreshes_left, p.refreshes_planned, p.horizon_nights, p.epoch_epsilon, p.planned
+                "gated: {} fresh releases left of {} planned over {} nights (ε {} each, \
+                 {} planned)",
+                p.refreshes_left,
+                p.refreshes_planned,
+                p.horizon_nights,
+                Figure(p.epoch_epsilon),
+                Figure(p.planned)
             ))
         );
     }

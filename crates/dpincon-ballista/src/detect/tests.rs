@@ -62,7 +62,7 @@ fn request(data: &Path, partitions: usize) -> PlanRequest<'_> {
     PlanRequest {
         path: data,
         unit_rows: ranges.iter().map(|r| r.rows).collect(),
-        format: ScanFormat::Csv { schema: SCHEMA.into(), ranges },
+        format: ScanFormat::Csv { schema: SCHEMA.parse().unwrap(), ranges },
         table: schema(),
         constraints: DCS,
         brute_force: false,
@@ -139,7 +139,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     assert!(pairs >= edges && pairs <= 2 * k * edges, "{pairs} pairs, {edges} edges");
 
     let mut job = dpincon_engine::JobConfig::new(&data, &dcs);
-    job.data.schema = Some(SCHEMA.into());
+    job.table.schema = Some(SCHEMA.parse().unwrap());
     let want = dpincon_engine::load(&job, &dpincon_engine::NoProgress).await.unwrap();
     assert_eq!(graph.edges().collect::<Vec<_>>(), want.graph.edges().collect::<Vec<_>>());
     assert_eq!(edge_stream_fingerprint(graph.edges()), edge_stream_fingerprint(want.graph.edges()));
@@ -223,9 +223,9 @@ async fn a_cap_at_the_graphs_edges_never_stops_and_a_cap_of_nothing_always_does(
         }
         plan.surely_over(tally)
     }
-    let mut job = dpincon_engine::JobConfig::new(&data, dir.path().join("t.dcs"));
-    std::fs::write(&job.constraints, DCS).unwrap();
-    job.data.schema = Some(SCHEMA.into());
+    let inline = dpincon_engine::Constraints::Inline { inline: DCS.into() };
+    let mut job = dpincon_engine::JobConfig::new(&data, inline);
+    job.table.schema = Some(SCHEMA.parse().unwrap());
     let edges =
         dpincon_engine::load(&job, &dpincon_engine::NoProgress).await.unwrap().graph.edge_count();
     assert!(edges > 0);

@@ -11,8 +11,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::{DataFusionError, Result};
 use dpincon_source::object::object_head_bytes;
 use dpincon_source::{
-    CsvRange, ObjectUrl, S3Settings, declared_arrow_schema, parse_schema_override, read_csv_range,
-    read_range_from,
+    CsvRange, ObjectUrl, S3Settings, declared_arrow_schema, read_csv_range, read_range_from,
 };
 use tokio::sync::mpsc::Sender;
 
@@ -30,8 +29,7 @@ pub(super) async fn read_csv(
         unreachable!("read_csv on a Parquet scan")
     };
     let path = &spec.path;
-    let entries = parse_schema_override(declared).map_err(|e| read_error(path, e))?;
-    let table = Arc::new(declared_arrow_schema(&entries));
+    let table = Arc::new(declared_arrow_schema(declared.entries()));
     let projection = spec
         .columns
         .iter()

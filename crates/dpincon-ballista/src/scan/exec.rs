@@ -22,6 +22,7 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning,
     PlanProperties,
 };
+use dpincon_source::ColumnTypes;
 use dpincon_source::CsvRange;
 use dpincon_source::object::TableObject;
 use futures::TryStreamExt;
@@ -47,9 +48,9 @@ pub enum ScanFormat {
     /// ranges of whole records (`dpincon_source::CsvSplitter`): partition
     /// `p` reads ranges `p, p + P, ...` (as Parquet's row groups).
     Csv {
-        /// Every column's type, in file order (`Name:type,...`, the
-        /// embedded reader's `--schema`).
-        schema: String,
+        /// Every column's type, in file order (the embedded reader's
+        /// `schema`).
+        schema: ColumnTypes,
         /// The table's ranges, in row order.
         ranges: Vec<CsvRange>,
     },

@@ -10,13 +10,13 @@ use dpincon_ballista::server::{
     ClusterSecurity, Responder, bind_announced, exit_code, shutdown_signal, spawn_plain_http,
 };
 use dpincon_ballista::tls::Role;
-use dpincon_ballista::{DEFAULT_GRAPH_MEMORY, DEFAULT_PARTITIONS};
 use dpincon_cluster::ClusterError;
 use dpincon_cluster::auth::ClientTokens;
 use dpincon_cluster::coordinator::{
     BallistaOptions, CoordinatorOptions, CoordinatorService, serve,
 };
 use dpincon_cluster::datasets::CoordinatorConfig;
+use dpincon_cluster::detection::{DEFAULT_GRAPH_MEMORY, DEFAULT_PARTITIONS};
 use dpincon_cluster::server::ServerSecurity;
 
 /// Accepts dpincon jobs on registered datasets and runs their detection on

@@ -91,9 +91,9 @@ impl BallistaOptions {
     pub fn new(scheduler: impl Into<String>) -> Self {
         BallistaOptions {
             scheduler: scheduler.into(),
-            partitions: dpincon_ballista::DEFAULT_PARTITIONS,
+            partitions: crate::detection::DEFAULT_PARTITIONS,
             csv_range_bytes: dpincon_source::MIN_RANGE_BYTES,
-            graph_memory: dpincon_ballista::DEFAULT_GRAPH_MEMORY,
+            graph_memory: crate::detection::DEFAULT_GRAPH_MEMORY,
             tls: None,
         }
     }
@@ -114,7 +114,7 @@ impl CoordinatorService {
     /// ones it left queued, and starts the job runner.
     pub async fn start(options: CoordinatorOptions) -> Result<Self, ClusterError> {
         let config = &options.config;
-        for dir in ["constraints", "work"] {
+        for dir in ["work"] {
             std::fs::create_dir_all(config.state_dir.join(dir))
                 .map_err(|source| ClusterError::Io { path: config.state_dir.clone(), source })?;
         }

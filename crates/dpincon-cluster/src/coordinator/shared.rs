@@ -45,11 +45,6 @@ impl Shared {
         self.options.config.state_dir.join("work")
     }
 
-    /// Where a job's inline constraints are written for its process.
-    pub fn constraint_path(&self, id: &str) -> PathBuf {
-        self.options.config.state_dir.join("constraints").join(format!("{id}.dcs"))
-    }
-
     /// What submissions are checked against.
     pub(super) fn rules(&self) -> Rules<'_> {
         Rules { datasets: &self.options.config.datasets, limits: &self.options.config.limits }
@@ -245,7 +240,7 @@ impl Shared {
             return Ok(prepaid(None));
         }
         let cap = Some(dataset.budget_cap);
-        match ledger::charge(&dataset.ledger, &dataset.data, cap, id, &charges) {
+        match ledger::charge(&dataset.ledger, &dataset.table.name(), cap, id, &charges) {
             Ok(state) => Ok(prepaid(Some(state))),
             Err(e) => {
                 eprintln!(

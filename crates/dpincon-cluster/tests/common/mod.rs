@@ -468,9 +468,9 @@ pub fn job(constraints: &Path, extra: serde_json::Value) -> serde_json::Value {
 /// schema, and the client's release options.
 pub fn embedded_job(data: &Path, constraints: &Path, client: &serde_json::Value) -> JobConfig {
     let mut job = JobConfig::new(data, constraints);
-    job.data.format = Some(DataFormat::Csv);
-    job.data.schema = Some(SCHEMA.into());
-    job.data.infer_rows = Some(1);
+    job.table.format = Some(DataFormat::Csv);
+    job.table.schema = Some(SCHEMA.parse().unwrap());
+    job.table.infer_rows = Some(1);
     // The client's keys, read as the coordinator reads them.
     job.release = serde_json::from_value(client.clone()).expect("release options");
     job.test = serde_json::from_value(client.clone()).expect("test options");

@@ -144,7 +144,12 @@ async fn night(
     let opening =
         fresh.keys().filter(|m| !prepaid.as_ref().is_some_and(|p| p.measures.contains(m)));
     if hold.is_none() {
-        ledger::check(ledger, &data.path, data.budget_cap, opening.count() as f64 * per_epoch)?;
+        ledger::check(
+            ledger,
+            &config.table.name(),
+            data.budget_cap,
+            opening.count() as f64 * per_epoch,
+        )?;
     }
     failpoint::hit("after-check");
     let id = match (&hold, &prepaid) {
@@ -214,7 +219,7 @@ async fn night(
         if hold.is_none() && !unpaid.is_empty() {
             let charges = epoch_charges(&unpaid, release_epsilon, options.epsilon);
             ledger_state =
-                Some(ledger::charge(ledger, &data.path, data.budget_cap, &id, &charges)?);
+                Some(ledger::charge(ledger, &config.table.name(), data.budget_cap, &id, &charges)?);
         }
         failpoint::hit("after-charge");
         progress.start(crate::Phase::Measure);
@@ -248,8 +253,8 @@ async fn night(
         seeded: rng.is_seeded(),
         budget: Some(budget),
         measures,
-        data: data.path.display().to_string(),
-        constraints: config.constraints.display().to_string(),
+        data: config.table.name().display().to_string(),
+        constraints: config.constraints.origin().display().to_string(),
         constraint_count: loaded.constraint_count,
         detection: DetectionReport { threads: loaded.threads, plans: loaded.plans },
         timings: None,

@@ -1,29 +1,33 @@
-//! The coordinator's side of a job: the engine's `JobLoader` seam run on
+//! The job process's detection: the engine's `JobLoader` seam run on
 //! Ballista. Plan from the constraints and the schema (no row read),
 //! submit, assemble the executors' adjacency pieces into the graph, and
-//! the facts from their summaries.
+//! the facts from their summaries. It lives beside its only user, so that
+//! `dpincon-ballista` (and its scheduler and executor binaries) links no
+//! engine.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use arrow::datatypes::SchemaRef;
 use dpincon_engine::{
     EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, check_repair_memory,
-    job_threads, plan_reports, read_options, to_class_facts, to_cover_facts,
+    job_threads, plan_reports, to_class_facts, to_cover_facts,
 };
 use dpincon_graph::{EdgeFingerprint, SpillConfig, edge_stream_fingerprint};
 use dpincon_release::TableFacts;
 use dpincon_source::object::{ObjectTable, block_on, split_object_csv};
-use dpincon_source::{DataFormat, ObjectUrl, S3Settings, declared_arrow_schema, split_csv};
+use dpincon_source::{
+    DataFormat, ObjectUrl, S3Settings, check_header, declared_arrow_schema, split_csv,
+};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use crate::BallistaError;
-use crate::assemble::{Assembled, assemble, prefetch};
-use crate::job::{BallistaJobId, Scheduler};
-use crate::plan::{JobPlan, PairTally, PlanRequest, build_plan};
-use crate::scan::ScanFormat;
-use crate::tls::ClusterTls;
+use dpincon_ballista::BallistaError;
+use dpincon_ballista::assemble::{Assembled, assemble, prefetch};
+use dpincon_ballista::job::{BallistaJobId, Scheduler};
+use dpincon_ballista::plan::{JobPlan, PairTally, PlanRequest, build_plan};
+use dpincon_ballista::scan::ScanFormat;
+use dpincon_ballista::tls::ClusterTls;
 
 /// What one job's detection did, for the operator's status and log.
 #[derive(Debug, Clone, PartialEq)]
@@ -162,9 +166,13 @@ pub fn table_layout(
     parts: usize,
     range_bytes: u64,
 ) -> Result<TableLayout, EngineError> {
-    let options = read_options(config)?;
-    let data = &config.data.path;
-    match options.format.unwrap_or_else(|| DataFormat::from_path(data)) {
+    let table = &config.table;
+    let (Some(data), Some(format)) = (&table.data, table.file_format()) else {
+        return Err(EngineError::Config(
+            "distributed mode reads a CSV or Parquet file or object".into(),
+        ));
+    };
+    match format {
         DataFormat::Parquet if ObjectUrl::of_path(data).is_some() => {
             // The job lists the objects once; the spec carries the list.
             let url = ObjectUrl::of_path(data).expect("an object URL")?;
@@ -199,8 +207,7 @@ pub fn table_layout(
             })
         }
         DataFormat::Csv => {
-            let Some(declared) = config.data.schema.clone().filter(|_| !options.schema.is_empty())
-            else {
+            let Some(declared) = &table.schema else {
                 return Err(EngineError::Config(
                     "a CSV table in distributed mode needs its declared column types \
                      (schema), or convert it to Parquet"
@@ -215,19 +222,10 @@ pub fn table_layout(
                 }
                 None => split_csv(data, parts, range_bytes)?,
             };
-            let names: Vec<&str> = options.schema.iter().map(|o| o.column.as_str()).collect();
-            if split.header != names {
-                return Err(EngineError::Config(format!(
-                    "the schema must declare every column of '{}' in order: the file has [{}], \
-                     the schema [{}]",
-                    data.display(),
-                    split.header.join(", "),
-                    names.join(", ")
-                )));
-            }
-            let schema = Arc::new(declared_arrow_schema(&options.schema));
+            check_header(data, &split.header, declared)?;
+            let schema = Arc::new(declared_arrow_schema(declared.entries()));
             let unit_rows = split.ranges.iter().map(|r| r.rows).collect();
-            let format = ScanFormat::Csv { schema: declared, ranges: split.ranges };
+            let format = ScanFormat::Csv { schema: declared.clone(), ranges: split.ranges };
             Ok(TableLayout { schema, format, unit_rows })
         }
     }
@@ -255,14 +253,12 @@ impl JobLoader for BallistaLoader {
         config: &JobConfig,
         progress: &dyn Progress,
     ) -> Result<LoadedJob, EngineError> {
-        let text = std::fs::read_to_string(&config.constraints).map_err(|e| {
-            EngineError::ConstraintFile { path: config.constraints.clone(), message: e.to_string() }
-        })?;
+        let text = config.constraints.text()?;
         progress.start(Phase::Read);
         let read_start = Instant::now();
         let layout = table_layout(config, self.partitions, self.csv_range_bytes)?;
         let request = PlanRequest {
-            path: &config.data.path,
+            path: data_path(config)?,
             format: layout.format,
             table: layout.schema,
             unit_rows: layout.unit_rows,
@@ -271,7 +267,8 @@ impl JobLoader for BallistaLoader {
             partitions: self.partitions,
             max_edges: config.data.max_edges,
         };
-        let plan = build_plan(&request).map_err(|e| engine_error(e, &config.constraints))?;
+        let plan =
+            build_plan(&request).map_err(|e| engine_error(e, &config.constraints.origin()))?;
         check_repair_memory(config, plan.cover_sets.exact)?;
         let read_s = read_start.elapsed().as_secs_f64();
         progress.finish(Phase::Read, read_s);
@@ -302,6 +299,11 @@ impl JobLoader for BallistaLoader {
             fingerprint,
         })
     }
+}
+
+/// The file or object the executors read.
+fn data_path(config: &JobConfig) -> Result<&Path, EngineError> {
+    config.table.data.as_deref().ok_or_else(|| EngineError::Config("no table file".into()))
 }
 
 impl BallistaLoader {
