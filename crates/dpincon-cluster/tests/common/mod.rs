@@ -675,13 +675,46 @@ pub async fn http_get(addr: &str, path: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     within(async {
         let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n");
+        // Read to the end: the server closes the connection after its answer.
+        let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
         stream.write_all(request.as_bytes()).await.unwrap();
         let mut out = String::new();
         stream.read_to_string(&mut out).await.unwrap();
         out
     })
     .await
+}
+
+/// `GET /metrics` at `addr`, read as Prometheus's text format: a 200 in
+/// its content type, every sample `NAME{LABELS} VALUE` of a family with
+/// a `# TYPE` line, none twice. Each sample's value by `NAME{LABELS}`.
+pub async fn scrape_metrics(addr: &str) -> std::collections::HashMap<String, f64> {
+    let response = http_get(addr, "/metrics").await;
+    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    let head = head.to_ascii_lowercase();
+    assert!(head.contains("content-type: text/plain; version=0.0.4"), "{head}");
+    let mut typed = std::collections::HashSet::new();
+    let mut values = std::collections::HashMap::new();
+    for line in body.lines() {
+        if let Some(declared) = line.strip_prefix("# TYPE ") {
+            typed.insert(declared.split(' ').next().unwrap().to_string());
+            continue;
+        }
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("{line}"));
+        let name = series.split('{').next().unwrap();
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|suffix| name.strip_suffix(suffix).filter(|f| typed.contains(*f)))
+            .unwrap_or(name);
+        assert!(typed.contains(family), "{line}: no # TYPE for {family}");
+        let value: f64 = value.parse().unwrap_or_else(|_| panic!("{line}: not a number"));
+        assert!(values.insert(series.to_string(), value).is_none(), "{line}: twice");
+    }
+    values
 }
 
 /// What a client observes of a job: each status with its arrival time.
