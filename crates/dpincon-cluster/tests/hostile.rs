@@ -100,7 +100,7 @@ async fn a_job_past_its_deadline_is_stopped_charged_and_fails_at_its_release_tim
         dir.path(),
         &config,
         1,
-        &["--task-delay-ms", "1500"],
+        &[&common::task_delay(1500)],
         &["--metrics-listen", &metrics],
     );
     let c = cluster.client();
@@ -284,7 +284,7 @@ async fn after_a_restart_a_queued_fixed_time_job_gets_a_new_slot_and_one_charge(
     let fixed = fixed_dataset(dir.path(), "fixed", &data, "20s");
     let config =
         config_with(dir.path(), "main", "budget-cap = 10.0\nmax-job-epsilon = 3.0", &fixed);
-    let mut cluster = Cluster::start_with(dir.path(), &config, 1, &["--task-delay-ms", "300"], &[]);
+    let mut cluster = Cluster::start_with(dir.path(), &config, 1, &[&common::task_delay(300)], &[]);
     let c = cluster.client();
     let mut request = job(&constraints, json!({"epsilon": 0.1}));
     request["dataset"] = json!("fixed");
