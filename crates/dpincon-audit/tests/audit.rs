@@ -109,6 +109,24 @@ async fn verdicts_follow_the_interval_and_the_worst_sets_the_exit_code() {
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert_eq!(junit.matches("<testcase").count(), 4);
     assert_eq!(junit.matches("<failure").count(), 1);
+    // Read back as JUnit: the suite, one case per check, the failure's
+    // type and message.
+    let parsed = quick_junit::Report::deserialize_from_str(&junit).unwrap();
+    assert_eq!((parsed.name.as_deref(), parsed.tests, parsed.failures), (Some("s"), 4, 1));
+    let suite = &parsed.test_suites[0];
+    assert_eq!(suite.name.as_str(), second.datasets[0].name);
+    let cases: Vec<_> = suite.test_cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(cases, ["pairs", "rows", "repair", "some-conflict"]);
+    let classname = format!("s.{}", second.datasets[0].name);
+    assert_eq!(suite.test_cases[0].classname.as_deref(), Some(classname.as_str()));
+    match &suite.test_cases[0].status {
+        quick_junit::TestCaseStatus::NonSuccess { kind, message, ty, .. } => {
+            assert_eq!(*kind, quick_junit::NonSuccessKind::Failure);
+            assert_eq!(ty.as_deref(), Some("threshold"));
+            assert_eq!(message.as_deref(), Some(second.datasets[0].checks[0].message.as_str()));
+        }
+        other => panic!("pairs is not a failure: {other:?}"),
+    }
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert_eq!(html.matches("<svg").count(), 4);
     assert!(html.contains("id=\"summary\"") && html.contains("id=\"budget\""));

@@ -97,48 +97,62 @@ pub async fn bind_announced(listen: &str) -> Result<(TcpListener, SocketAddr), B
 /// `None` (404).
 pub type Responder = std::sync::Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
-/// Binds `addr` (given as `flag`) and serves `respond` there in the
-/// background (`serve_plain_http`).
+/// The content type of [`health_responder`]'s answers.
+pub const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
+
+/// Binds `addr` (given as `flag`) and serves `respond` there in plain
+/// HTTP/1.1 in the background, its bodies sent as `content_type`: the
+/// operator's endpoints (probes, metrics), which carry public values only.
+/// Returns the bound address (port 0 picks a free port).
 pub async fn spawn_plain_http(
     addr: &str,
     flag: &str,
+    content_type: &'static str,
     respond: Responder,
-) -> Result<(), BallistaError> {
+) -> Result<SocketAddr, BallistaError> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| BallistaError::Process(format!("{flag} {addr}: {e}")))?;
-    tokio::spawn(serve_plain_http(listener, respond));
-    Ok(())
+    let bound = listener.local_addr().map_err(|e| BallistaError::Process(e.to_string()))?;
+    tokio::spawn(serve_plain_http(listener, content_type, respond));
+    Ok(bound)
 }
 
-/// Serves `respond` over plain HTTP/1.1 on `listener`, one GET per
-/// connection: the operator's endpoints (probes, metrics), which carry
-/// public values only.
-async fn serve_plain_http(listener: TcpListener, respond: Responder) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// Serves `respond` on `listener` with hyper's HTTP/1 server: GET of a
+/// path `respond` knows is 200, anything else 404.
+async fn serve_plain_http(listener: TcpListener, content_type: &'static str, respond: Responder) {
+    use http_body_util::Full;
+    use hyper::body::{Bytes, Incoming};
+    use hyper::header::CONTENT_TYPE;
+    use hyper::{Method, Request, Response, StatusCode};
+    use hyper_util::rt::{TokioIo, TokioTimer};
+
     loop {
-        let Ok((mut stream, _)) = listener.accept().await else { continue };
+        let Ok((stream, _)) = listener.accept().await else { continue };
         let respond = respond.clone();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 1024];
-            let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf)).await;
-            let Ok(Ok(n)) = read else { return };
-            let request = String::from_utf8_lossy(&buf[..n]);
-            let mut words = request.split_whitespace();
-            let body = match (words.next(), words.next()) {
-                (Some("GET"), Some(path)) => respond(path),
+        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+            let body = match *request.method() {
+                Method::GET => respond(request.uri().path()),
                 _ => None,
             };
-            let (status, body) = match body {
-                Some(body) => ("200 OK", body),
-                None => ("404 Not Found", "not found\n".to_string()),
+            let response = match body {
+                Some(body) => Response::builder()
+                    .header(CONTENT_TYPE, content_type)
+                    .body(Full::new(Bytes::from(body))),
+                None => Response::builder()
+                    .status(StatusCode::NOT_FOUND)
+                    .header(CONTENT_TYPE, TEXT_PLAIN)
+                    .body(Full::new(Bytes::from_static(b"not found\n"))),
             };
-            let reply = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: text/plain; version=0.0.4\r\n\
-                 content-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(reply.as_bytes()).await;
+            std::future::ready(response)
+        });
+        tokio::spawn(async move {
+            // A client that never finishes its request is dropped.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(5))
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
         });
     }
 }
@@ -200,5 +214,53 @@ pub async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// The whole response to `request` sent raw over TCP to `addr`.
+    async fn exchange(addr: SocketAddr, request: &str) -> String {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut out = String::new();
+        let read = stream.read_to_string(&mut out);
+        tokio::time::timeout(Duration::from_secs(10), read).await.unwrap().unwrap();
+        out
+    }
+
+    #[tokio::test]
+    async fn probes_answer_get_only_and_other_paths_are_not_found() {
+        let addr =
+            spawn_plain_http("127.0.0.1:0", "--health-listen", TEXT_PLAIN, health_responder())
+                .await
+                .unwrap();
+        for path in ["/healthz", "/readyz"] {
+            let got = exchange(
+                addr,
+                &format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"),
+            )
+            .await;
+            assert!(got.starts_with("HTTP/1.1 200 OK\r\n"), "{got}");
+            assert!(
+                got.to_ascii_lowercase().contains("content-type: text/plain; charset=utf-8"),
+                "{got}"
+            );
+            assert!(got.ends_with("\r\n\r\nok\n"), "{got}");
+        }
+        for request in [
+            "GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+            "POST /healthz HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        ] {
+            let got = exchange(addr, request).await;
+            assert!(got.starts_with("HTTP/1.1 404 Not Found\r\n"), "{request}: {got}");
+            assert!(got.ends_with("not found\n"), "{got}");
+        }
+        // Not HTTP: hyper answers 400 and closes.
+        assert_eq!(exchange(addr, "hello\r\n\r\n").await.split(' ').nth(1), Some("400"));
     }
 }

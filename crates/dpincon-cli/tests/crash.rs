@@ -3,8 +3,9 @@
 //! release leaves a ledger that stays readable and never under-counts;
 //! processes charging one ledger at once never lose a record.
 //!
-//! The failpoints (`dpincon_engine::failpoint`) exist in debug builds only,
-//! which is what `cargo test` builds.
+//! The failpoints (`dpincon_engine::failpoint`) exist only with
+//! `dpincon-failpoint`'s `failpoints` feature, which this crate's
+//! dev-dependency turns on in the binary `cargo test` builds.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

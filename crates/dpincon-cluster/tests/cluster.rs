@@ -82,7 +82,7 @@ async fn an_executor_killed_mid_job_changes_nothing_and_the_ledger_is_charged_on
     // Slow detection tasks: every executor holds work (running tasks,
     // shuffle files) when one is killed. Over mutual TLS, as in production.
     let config = test_config(dir.path(), "main");
-    let mut cluster = Cluster::start_tls(dir.path(), &config, 3, &["--task-delay-ms", "1500"]);
+    let mut cluster = Cluster::start_tls(dir.path(), &config, 3, &[&common::task_delay(1500)]);
     let client = cluster.client();
     let remote = job(&constraints, json!({"non-private": true, "epsilon": 0.5, "seed": 7}));
     let (want, want_fp) = embedded(&embedded_job(&data, &constraints, &remote)).await;
@@ -211,7 +211,7 @@ async fn without_a_scheduler_a_job_fails_cleanly_with_a_public_reason() {
 async fn jobs_queue_and_cancel() {
     let dir = tempfile::tempdir().unwrap();
     let (_, constraints) = write_table(dir.path(), 1000);
-    let cluster = Cluster::start(dir.path(), 1, &["--task-delay-ms", "300"], &[]);
+    let cluster = Cluster::start(dir.path(), 1, &[&common::task_delay(300)], &[]);
     let c = cluster.client();
     let remote = job(&constraints, json!({"epsilon": 1.0}));
     let first = c.submit(&remote).await.unwrap();
@@ -243,7 +243,7 @@ async fn jobs_queue_and_cancel() {
 async fn a_hung_executor_is_noticed_by_the_scheduler_and_its_work_rerun() {
     let dir = tempfile::tempdir().unwrap();
     let (data, constraints) = write_table(dir.path(), 1500);
-    let mut cluster = Cluster::start_test(dir.path(), 2, &["--task-delay-ms", "500"], &[]);
+    let mut cluster = Cluster::start_test(dir.path(), 2, &[&common::task_delay(500)], &[]);
     let client = cluster.client();
     let remote = job(&constraints, json!({"non-private": true}));
     let (want, want_fp) = embedded(&embedded_job(&data, &constraints, &remote)).await;

@@ -25,7 +25,7 @@ fn peak_rss_kib(pid: u32) -> Option<u64> {
 async fn a_coordinator_killed_mid_job_resumes_fails_explicitly_and_never_charges_twice() {
     let dir = tempfile::tempdir().unwrap();
     let (_, constraints) = write_table(dir.path(), 1000);
-    let mut cluster = Cluster::start(dir.path(), 1, &["--task-delay-ms", "150"], &[]);
+    let mut cluster = Cluster::start(dir.path(), 1, &[&common::task_delay(150)], &[]);
     let c = cluster.client();
     let remote = job(&constraints, json!({"epsilon": 0.5}));
     let finished = c.submit(&remote).await.unwrap();
@@ -89,7 +89,7 @@ async fn a_hundred_concurrent_submits_from_ten_clients_are_accepted_or_refused_a
         dir.path(),
         &config,
         2,
-        &["--task-delay-ms", "50"],
+        &[&common::task_delay(50)],
         &["--partitions", "2"],
     );
     let remote = job(&constraints, json!({"epsilon": 0.5}));

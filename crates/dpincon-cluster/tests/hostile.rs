@@ -8,7 +8,8 @@ mod common;
 
 use common::{
     BOB, Cluster, TEST_DATASET, client, config_with, fixed_dataset, free_port, http_get, job,
-    ledger_charges, ledger_path, now_ms, observe, wait_for_log, within, write_table,
+    ledger_charges, ledger_path, now_ms, observe, scrape_metrics, wait_for_log, within,
+    write_table,
 };
 use dpincon_ballista::{BallistaJobId, JobProgress, Scheduler};
 use dpincon_proto::v1::{FailureReason, JobState};
@@ -99,7 +100,7 @@ async fn a_job_past_its_deadline_is_stopped_charged_and_fails_at_its_release_tim
         dir.path(),
         &config,
         1,
-        &["--task-delay-ms", "1500"],
+        &[&common::task_delay(1500)],
         &["--metrics-listen", &metrics],
     );
     let c = cluster.client();
@@ -120,19 +121,22 @@ async fn a_job_past_its_deadline_is_stopped_charged_and_fails_at_its_release_tim
     // be raised; the metrics hold public values only.
     let log = cluster.coordinator.logs();
     assert!(log.contains("dataset slow: 1 job(s) stopped at their deadline"), "{log}");
-    let scraped = http_get(&metrics, "/metrics").await;
-    for line in [
-        "dpincon_deadline_overruns_total{dataset=\"slow\"} 1",
-        "dpincon_deadline_overruns_total{dataset=\"table\"} 0",
-        "dpincon_slot_use_bucket{dataset=\"slow\",le=\"1\"} 0",
-        "dpincon_slot_use_count{dataset=\"slow\"} 1",
-        "dpincon_epsilon_spent{dataset=\"slow\"} 1.5",
-        "dpincon_epsilon_cap{dataset=\"slow\"} 100",
-        "dpincon_epsilon_left{dataset=\"slow\"} 98.5",
-        "dpincon_jobs{state=\"failed\",reason=\"deadline-exceeded\"} 1",
-        "dpincon_queue_length 0",
+    let scraped = scrape_metrics(&metrics).await;
+    for (series, value) in [
+        ("dpincon_deadline_overruns_total{dataset=\"slow\"}", 1.0),
+        ("dpincon_deadline_overruns_total{dataset=\"table\"}", 0.0),
+        ("dpincon_slot_use_bucket{dataset=\"slow\",le=\"1\"}", 0.0),
+        ("dpincon_slot_use_bucket{dataset=\"slow\",le=\"+Inf\"}", 1.0),
+        ("dpincon_slot_use_count{dataset=\"slow\"}", 1.0),
+        // An overrun counts as its whole slot, no finer.
+        ("dpincon_slot_use_sum{dataset=\"slow\"}", 1.0),
+        ("dpincon_epsilon_spent{dataset=\"slow\"}", 1.5),
+        ("dpincon_epsilon_cap{dataset=\"slow\"}", 100.0),
+        ("dpincon_epsilon_left{dataset=\"slow\"}", 98.5),
+        ("dpincon_jobs{state=\"failed\",reason=\"deadline-exceeded\"}", 1.0),
+        ("dpincon_queue_length", 0.0),
     ] {
-        assert!(scraped.lines().any(|l| l == line), "{line}:\n{scraped}");
+        assert_eq!(scraped.get(series), Some(&value), "{series}:\n{scraped:#?}");
     }
     assert!(http_get(&metrics, "/other").await.starts_with("HTTP/1.1 404"));
     // The killed process's Ballista job is cancelled, not left running
@@ -280,7 +284,7 @@ async fn after_a_restart_a_queued_fixed_time_job_gets_a_new_slot_and_one_charge(
     let fixed = fixed_dataset(dir.path(), "fixed", &data, "20s");
     let config =
         config_with(dir.path(), "main", "budget-cap = 10.0\nmax-job-epsilon = 3.0", &fixed);
-    let mut cluster = Cluster::start_with(dir.path(), &config, 1, &["--task-delay-ms", "300"], &[]);
+    let mut cluster = Cluster::start_with(dir.path(), &config, 1, &[&common::task_delay(300)], &[]);
     let c = cluster.client();
     let mut request = job(&constraints, json!({"epsilon": 0.1}));
     request["dataset"] = json!("fixed");

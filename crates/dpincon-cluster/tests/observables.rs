@@ -329,18 +329,19 @@ async fn k_slots_run_k_jobs_at_once_each_from_its_booked_start() {
         assert_eq!(gap, deadline_s as i64 * 1000, "slot {i} starts {gap} ms after slot {}", i - k);
     }
     // The operator's aggregate of slot use counts every job, none over.
-    let scraped = common::http_get(&metrics, "/metrics").await;
-    for line in [
-        format!("dpincon_slot_use_count{{dataset=\"table\"}} {jobs}"),
-        format!("dpincon_slot_use_bucket{{dataset=\"table\",le=\"1\"}} {jobs}"),
-        "dpincon_deadline_overruns_total{dataset=\"table\"} 0".to_string(),
+    let scraped = common::scrape_metrics(&metrics).await;
+    let ended = jobs as f64;
+    for (series, value) in [
+        ("dpincon_slot_use_count{dataset=\"table\"}", ended),
+        ("dpincon_slot_use_bucket{dataset=\"table\",le=\"1\"}", ended),
+        ("dpincon_slot_use_bucket{dataset=\"table\",le=\"+Inf\"}", ended),
+        ("dpincon_deadline_overruns_total{dataset=\"table\"}", 0.0),
     ] {
-        assert!(scraped.lines().any(|l| l == line), "{line}:\n{scraped}");
+        assert_eq!(scraped.get(series), Some(&value), "{series}:\n{scraped:#?}");
     }
-    let use_line = |le: &str| {
-        scraped.lines().find(|l| l.contains(&format!("le=\"{le}\""))).map(str::to_string)
-    };
-    eprintln!("slot use: {:?}", ["0.1", "0.25", "0.5", "0.75", "0.9", "1"].map(use_line));
+    let use_of =
+        |le: &str| scraped[&format!("dpincon_slot_use_bucket{{dataset=\"table\",le=\"{le}\"}}")];
+    eprintln!("slot use: {:?}", ["0.1", "0.25", "0.5", "0.75", "0.9", "1"].map(use_of));
     lags.sort_unstable();
     shown_after.sort_unstable();
     assert!(*lags.last().unwrap() < 1000, "a job started {} ms late", lags.last().unwrap());

@@ -134,7 +134,7 @@ fn only_state(s: &JobStatus) -> bool {
 async fn the_private_status_stream_carries_states_only() {
     let dir = tempfile::tempdir().unwrap();
     let (_, constraints) = write_table(dir.path(), 1500);
-    let cluster = Cluster::start(dir.path(), 2, &["--task-delay-ms", "20"], &[]);
+    let cluster = Cluster::start(dir.path(), 2, &[&common::task_delay(20)], &[]);
     let c = cluster.client();
     let remote = job(&constraints, json!({"epsilon": 1.0}));
     // A job ahead keeps the second queued for a while.

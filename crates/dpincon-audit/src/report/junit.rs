@@ -1,77 +1,51 @@
 //! `junit.xml`: one testsuite per dataset, one testcase per check, for CI
 //! systems. Inconclusive checks are `<skipped>` (with the interval), failed
 //! checks `<failure>`, datasets with no release `<error>`. A test clock,
-//! a declared version and a re-served release are `<properties>`.
+//! a declared version and a re-served release are `<properties>`. The XML
+//! is quick-junit's (nextest's JUnit model): escaping and the suites'
+//! counts are its, not ours.
 
-use std::fmt::Write;
+use quick_junit::{
+    NonSuccessKind, Property, Report, SerializeError, TestCase, TestCaseStatus, TestSuite,
+};
 
-use super::escape;
 use crate::{AuditRun, Verdict};
 
 /// The JUnit XML report.
-pub fn render(run: &AuditRun) -> String {
-    let count = |v: Verdict| run.checks().filter(|c| c.verdict == v).count();
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">",
-        escape(&run.suite),
-        run.checks().count(),
-        count(Verdict::Fail),
-        count(Verdict::Error),
-        count(Verdict::Inconclusive)
-    );
+pub fn render(run: &AuditRun) -> Result<String, SerializeError> {
+    let mut report = Report::new(run.suite.as_str());
     for d in &run.datasets {
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"{}\" tests=\"{}\">",
-            escape(&d.name),
-            d.checks.len()
-        );
+        let mut suite = TestSuite::new(d.name.as_str());
         // Test mode and re-serving, where CI tools show a suite's settings.
         let properties = [
             ("dpincon.test_clock", run.test_clock.as_deref()),
             ("dpincon.version", d.version.as_deref()),
             ("dpincon.reserved_from", d.reserved_from.as_ref().map(|f| f.job_id.as_str())),
         ];
-        if properties.iter().any(|(_, v)| v.is_some()) {
-            out.push_str("    <properties>\n");
-            for (name, value) in properties {
-                if let Some(value) = value {
-                    let _ = writeln!(
-                        out,
-                        "      <property name=\"{name}\" value=\"{}\"/>",
-                        escape(value)
-                    );
-                }
+        for (name, value) in properties {
+            if let Some(value) = value {
+                suite.add_property(Property::new(name, value));
             }
-            out.push_str("    </properties>\n");
         }
         for c in &d.checks {
-            let _ = write!(
-                out,
-                "    <testcase classname=\"{}.{}\" name=\"{}\">",
-                escape(&run.suite),
-                escape(&d.name),
-                escape(&c.name)
-            );
-            let message = escape(&c.message);
-            match c.verdict {
-                Verdict::Pass => {}
-                Verdict::Inconclusive => {
-                    let _ = write!(out, "<skipped message=\"{message}\"/>");
-                }
+            let mut status = match c.verdict {
+                Verdict::Pass => TestCaseStatus::success(),
+                Verdict::Inconclusive => TestCaseStatus::skipped(),
                 Verdict::Fail => {
-                    let _ = write!(out, "<failure type=\"threshold\" message=\"{message}\"/>");
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    s.set_type("threshold");
+                    s
                 }
-                Verdict::Error => {
-                    let _ = write!(out, "<error message=\"{message}\"/>");
-                }
+                Verdict::Error => TestCaseStatus::non_success(NonSuccessKind::Error),
+            };
+            if c.verdict != Verdict::Pass {
+                status.set_message(c.message.as_str());
             }
-            out.push_str("</testcase>\n");
+            let mut case = TestCase::new(c.name.as_str(), status);
+            case.set_classname(format!("{}.{}", run.suite, d.name));
+            suite.add_test_case(case);
         }
-        out.push_str("  </testsuite>\n");
+        report.add_test_suite(suite);
     }
-    out.push_str("</testsuites>\n");
-    out
+    report.to_string()
 }

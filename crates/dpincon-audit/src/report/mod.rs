@@ -16,7 +16,9 @@ pub fn write_all(dir: &Path, run: &AuditRun, trends: &[Trend]) -> Result<(), Aud
     std::fs::create_dir_all(dir)
         .map_err(|e| AuditError::Report { path: dir.to_path_buf(), message: e.to_string() })?;
     write(&dir.join("report.json"), &json::render(run))?;
-    write(&dir.join("junit.xml"), &junit::render(run))?;
+    let junit = junit::render(run)
+        .map_err(|e| AuditError::Report { path: dir.join("junit.xml"), message: e.to_string() })?;
+    write(&dir.join("junit.xml"), &junit)?;
     write(&dir.join("report.html"), &html::render(run, trends))
 }
 
@@ -28,7 +30,7 @@ fn write(path: &Path, text: &str) -> Result<(), AuditError> {
     std::fs::rename(&tmp, path).map_err(err)
 }
 
-/// Escapes text for XML and HTML.
+/// Escapes text for HTML.
 pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }

@@ -58,9 +58,6 @@ struct Args {
     /// in any order) before giving up.
     #[arg(long, default_value_t = 60)]
     scheduler_connect_timeout_secs: u64,
-    /// TEST CLUSTERS ONLY: wait this long in every detection task.
-    #[arg(long, default_value_t = 0, hide = true)]
-    task_delay_ms: u64,
     /// Ballista's log level on standard error (error, warn, info, debug).
     #[arg(long, default_value = "warn",
           value_parser = ["off", "error", "warn", "info", "debug", "trace"])]
@@ -109,7 +106,7 @@ fn resolve_listen(listen: &str) -> Result<SocketAddr, BallistaError> {
 async fn run(args: Args) -> Result<(), BallistaError> {
     let level = args.log_level.parse().unwrap_or(log::LevelFilter::Warn);
     dpincon_ballista::process::log_to_stderr(level);
-    dpincon_ballista::detect::set_task_delay(Duration::from_millis(args.task_delay_ms));
+    dpincon_failpoint::announce();
     let tls = args.security.load(Role::Executor)?;
     let tables = TableRoots::from_flags(args.allow_tables.clone(), args.allow_any_table)
         .map_err(config_error)?;

@@ -11,7 +11,8 @@ use clap::Parser;
 use dpincon_ballista::BallistaError;
 use dpincon_ballista::process::{Liveness, scheduler_config, serve_scheduler};
 use dpincon_ballista::server::{
-    ClusterSecurity, bind_announced, health_responder, run_ballista_process, spawn_plain_http,
+    ClusterSecurity, TEXT_PLAIN, bind_announced, health_responder, run_ballista_process,
+    spawn_plain_http,
 };
 use dpincon_ballista::tls::Role;
 
@@ -55,7 +56,7 @@ async fn run(args: Args) -> Result<(), BallistaError> {
     let tls = args.security.load(Role::Scheduler)?;
     let (listener, addr) = bind_announced(&args.listen).await?;
     if let Some(health) = &args.health_listen {
-        spawn_plain_http(health, "--health-listen", health_responder()).await?;
+        spawn_plain_http(health, "--health-listen", TEXT_PLAIN, health_responder()).await?;
     }
     let host = args.external_host.unwrap_or_else(|| addr.ip().to_string());
     let liveness = Liveness {

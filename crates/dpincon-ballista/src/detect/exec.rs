@@ -2,8 +2,6 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -23,16 +21,6 @@ use serde::{Deserialize, Serialize};
 use super::Blocks;
 use super::stream::detect_rows;
 use super::wire::output_schema;
-
-/// Milliseconds each detection task waits before detecting (0: none).
-static TASK_DELAY_MS: AtomicU64 = AtomicU64::new(0);
-
-/// TEST CLUSTERS ONLY: makes every detection task in this process wait
-/// `delay` first, so tests can act while a job runs (`dpincon-executor
-/// --task-delay-ms`). Never changes a result.
-pub fn set_task_delay(delay: Duration) {
-    TASK_DELAY_MS.store(delay.as_millis() as u64, Ordering::Relaxed);
-}
 
 /// How a key column of X is compared (the predicate's domain).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -216,9 +204,10 @@ impl ExecutionPlan for DetectExec {
         let tx = builder.tx();
         builder.spawn(async move {
             let batches: Vec<_> = input.try_collect().await?;
-            let delay = TASK_DELAY_MS.load(Ordering::Relaxed);
-            if delay > 0 {
-                tokio::time::sleep(Duration::from_millis(delay)).await;
+            // Test clusters: a wait so that tests can act while a job
+            // runs (`detect-task=sleep(MS)`); never changes a result.
+            if let Some(delay) = dpincon_failpoint::delay("detect-task") {
+                tokio::time::sleep(delay).await;
             }
             // Detection is CPU-bound: off the async workers.
             tokio::task::spawn_blocking(move || {

@@ -27,5 +27,5 @@ mod tests;
 pub mod wire;
 
 pub use blocks::Blocks;
-pub use exec::{DetectExec, DetectSpec, KeyDomain, set_task_delay};
+pub use exec::{DetectExec, DetectSpec, KeyDomain};
 pub use stream::detect_rows;

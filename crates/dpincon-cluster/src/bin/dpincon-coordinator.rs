@@ -13,7 +13,7 @@ use dpincon_ballista::tls::Role;
 use dpincon_cluster::ClusterError;
 use dpincon_cluster::auth::ClientTokens;
 use dpincon_cluster::coordinator::{
-    BallistaOptions, CoordinatorOptions, CoordinatorService, serve,
+    BallistaOptions, CoordinatorOptions, CoordinatorService, METRICS_CONTENT_TYPE, serve,
 };
 use dpincon_cluster::datasets::CoordinatorConfig;
 use dpincon_cluster::detection::{DEFAULT_GRAPH_MEMORY, DEFAULT_PARTITIONS};
@@ -141,7 +141,7 @@ async fn run(args: Args) -> Result<(), ClusterError> {
         let service = service.clone();
         let respond: Responder =
             std::sync::Arc::new(move |path: &str| (path == "/metrics").then(|| service.metrics()));
-        spawn_plain_http(addr, "--metrics-listen", respond).await?;
+        spawn_plain_http(addr, "--metrics-listen", METRICS_CONTENT_TYPE, respond).await?;
     }
     serve(listener, service, tls.as_ref(), shutdown_signal()).await
 }

@@ -39,14 +39,17 @@ use tonic::transport::server::TcpIncoming;
 use crate::ClusterError;
 use crate::auth::{ClientTokens, RequireClient};
 use crate::datasets::{CoordinatorConfig, ReleaseMode};
-use crate::runner::{SlotUse, run_queue};
+use crate::runner::run_queue;
 use crate::schedule::Lanes;
-use crate::store::{Ending, JobStore, StoredJob, now_ms};
+use crate::store::{Ending, JobStore, StoredJob};
 use crate::submission::{self, Rules};
 use crate::tls::ServerTls;
 
+mod metrics;
 mod rpc;
 mod shared;
+
+pub use metrics::CONTENT_TYPE as METRICS_CONTENT_TYPE;
 
 pub(crate) use shared::Shared;
 
@@ -183,61 +186,10 @@ impl CoordinatorService {
     /// per dataset, deadline overruns and how much of their slots jobs
     /// used (a histogram) per dataset. States and reasons as clients see
     /// them; the slot use is the operator's aggregate for sizing
-    /// `job-deadline`, never per job. For a port clients do not reach.
+    /// `job-deadline`, never per job. For a port clients do not reach,
+    /// served as [`METRICS_CONTENT_TYPE`].
     pub fn metrics(&self) -> String {
-        use std::fmt::Write as _;
-        let shared = &self.shared;
-        let mut out = String::new();
-        out += "# HELP dpincon_jobs Jobs by state and public failure reason, as their \
-                clients see them (a private job is queued until its release).\n";
-        out += "# TYPE dpincon_jobs gauge\n";
-        for (state, reason, count) in shared.store.counts(now_ms()).unwrap_or_default() {
-            let state = dpincon_proto::state_name(state as i32);
-            let reason = dpincon_proto::reason_name(reason as i32).unwrap_or("");
-            let _ = writeln!(out, "dpincon_jobs{{state=\"{state}\",reason=\"{reason}\"}} {count}");
-        }
-        let waiting = shared.waiting(now_ms()).len();
-        out += "# HELP dpincon_queue_length Jobs accepted and waiting for their slot.\n";
-        out += "# TYPE dpincon_queue_length gauge\n";
-        let _ = writeln!(out, "dpincon_queue_length {waiting}");
-        out += "# HELP dpincon_epsilon_spent Budget charged in each dataset's ledger.\n";
-        out += "# TYPE dpincon_epsilon_spent gauge\n";
-        out += "# HELP dpincon_epsilon_cap Each dataset's budget cap.\n";
-        out += "# TYPE dpincon_epsilon_cap gauge\n";
-        out += "# HELP dpincon_epsilon_left Budget each dataset may still spend (cap - spent).\n";
-        out += "# TYPE dpincon_epsilon_left gauge\n";
-        for d in shared.options.config.datasets.values() {
-            let spent = ledger::spent(&d.ledger).map_or(0.0, |(spent, _)| spent);
-            let left = (d.budget_cap - spent).max(0.0);
-            let _ = writeln!(out, "dpincon_epsilon_spent{{dataset=\"{}\"}} {spent}", d.name);
-            let _ = writeln!(out, "dpincon_epsilon_cap{{dataset=\"{}\"}} {}", d.name, d.budget_cap);
-            let _ = writeln!(out, "dpincon_epsilon_left{{dataset=\"{}\"}} {left}", d.name);
-        }
-        out += "# HELP dpincon_deadline_overruns_total Jobs stopped at their slot's end since start.\n";
-        out += "# TYPE dpincon_deadline_overruns_total counter\n";
-        let slot_use = shared.slot_use.lock().expect("slot use poisoned");
-        for d in shared.options.config.datasets.keys() {
-            let n = slot_use.get(d).map_or(0, |u| u.overruns);
-            let _ = writeln!(out, "dpincon_deadline_overruns_total{{dataset=\"{d}\"}} {n}");
-        }
-        out += "# HELP dpincon_slot_use Fraction of its slot each ended job used, per dataset \
-                (overruns in +Inf): size job-deadline from it.\n";
-        out += "# TYPE dpincon_slot_use histogram\n";
-        for d in shared.options.config.datasets.keys() {
-            let u = slot_use.get(d).cloned().unwrap_or_default();
-            let mut below = 0;
-            for (bound, n) in SlotUse::BOUNDS.iter().zip(u.within) {
-                below += n;
-                let _ = writeln!(
-                    out,
-                    "dpincon_slot_use_bucket{{dataset=\"{d}\",le=\"{bound}\"}} {below}"
-                );
-            }
-            let all = below + u.overruns;
-            let _ = writeln!(out, "dpincon_slot_use_bucket{{dataset=\"{d}\",le=\"+Inf\"}} {all}");
-            let _ = writeln!(out, "dpincon_slot_use_count{{dataset=\"{d}\"}} {all}");
-        }
-        out
+        metrics::render(&self.shared)
     }
 }
 

@@ -126,8 +126,8 @@ fn ballista_binary(name: &str) -> String {
     let path = PathBuf::from(COORDINATOR).with_file_name(name);
     assert!(
         path.exists(),
-        "{name} is not built: run `cargo build -p dpincon-ballista --bins` first \
-         (`cargo test --workspace` builds it)"
+        "{name} is not built: run `cargo build -p dpincon-ballista --bins --features \
+         failpoints` first (`cargo test --workspace` builds it)"
     );
     path.to_string_lossy().into_owned()
 }
@@ -153,6 +153,14 @@ pub fn cli(bin: &Path, args: &[&str], token: &str) -> Output {
     Command::new(bin).args(args).env("DPINCON_TOKEN", token).output().unwrap()
 }
 
+/// An executor argument that is not one: arms the `detect-task` failpoint
+/// in the executors' environment, so that each detection task waits `ms`
+/// first and a test can act while a job runs. Needs executors built with
+/// failpoints (checked at start).
+pub fn task_delay(ms: u64) -> String {
+    format!("{}=detect-task=sleep({ms})", dpincon_failpoint::ENV)
+}
+
 /// A scheduler and its executors (a Ballista cluster of our binaries).
 pub struct Ballista {
     pub scheduler: Proc,
@@ -164,7 +172,8 @@ pub struct Ballista {
 impl Ballista {
     /// A scheduler noticing a silent executor within 5 s, and `executors`
     /// executors of two slots each (heartbeat every second), started with
-    /// `executor_args`; logs in `dir`, named after `tag`.
+    /// `executor_args` (a [`task_delay`] among them goes to their
+    /// environment); logs in `dir`, named after `tag`.
     pub fn start(dir: &Path, tag: &str, executors: usize, executor_args: &[&str]) -> Ballista {
         Ballista::start_secured(dir, tag, executors, executor_args, &["--insecure-plaintext"])
     }
@@ -196,6 +205,10 @@ impl Ballista {
             Proc::start(&scheduler_binary(), &args, dir.join(format!("{tag}-scheduler.log")));
         let executor_security = pki::for_role(security, "executor");
         let scheme = if security.contains(&"--cluster-ca") { "https" } else { "http" };
+        let failpoint = format!("{}=", dpincon_failpoint::ENV);
+        let (env, executor_args): (Vec<&str>, Vec<&str>) =
+            executor_args.iter().partition(|a| a.starts_with(&failpoint));
+        let env: Vec<(&str, &str)> = env.iter().filter_map(|e| e.split_once('=')).collect();
         let url = format!("{scheme}://{}", scheduler.addr);
         let executors = (0..executors)
             .map(|i| {
@@ -214,9 +227,18 @@ impl Ballista {
                 let work = work_dir(dir, tag, i);
                 std::fs::create_dir_all(&work).unwrap();
                 args.extend_from_slice(&["--work-dir", leak(work)]);
-                args.extend_from_slice(executor_args);
+                args.extend_from_slice(&executor_args);
                 args.extend(pki::strs(&executor_security));
-                Proc::start(&executor_binary(), &args, dir.join(format!("{tag}-executor{i}.log")))
+                let log = dir.join(format!("{tag}-executor{i}.log"));
+                let executor = Proc::try_start_env(&executor_binary(), &args, &env, log)
+                    .unwrap_or_else(|why| panic!("{why}"));
+                // A binary with failpoints says which are armed before it listens.
+                assert!(
+                    env.is_empty() || executor.logs().contains("dpincon failpoints armed"),
+                    "the executor has no failpoints: run `cargo build -p dpincon-ballista \
+                     --bins --features failpoints`"
+                );
+                executor
             })
             .collect();
         Ballista { scheduler, executors, url }
@@ -675,13 +697,46 @@ pub async fn http_get(addr: &str, path: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     within(async {
         let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n");
+        // Read to the end: the server closes the connection after its answer.
+        let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
         stream.write_all(request.as_bytes()).await.unwrap();
         let mut out = String::new();
         stream.read_to_string(&mut out).await.unwrap();
         out
     })
     .await
+}
+
+/// `GET /metrics` at `addr`, read as Prometheus's text format: a 200 in
+/// its content type, every sample `NAME{LABELS} VALUE` of a family with
+/// a `# TYPE` line, none twice. Each sample's value by `NAME{LABELS}`.
+pub async fn scrape_metrics(addr: &str) -> std::collections::HashMap<String, f64> {
+    let response = http_get(addr, "/metrics").await;
+    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    let head = head.to_ascii_lowercase();
+    assert!(head.contains("content-type: text/plain; version=0.0.4"), "{head}");
+    let mut typed = std::collections::HashSet::new();
+    let mut values = std::collections::HashMap::new();
+    for line in body.lines() {
+        if let Some(declared) = line.strip_prefix("# TYPE ") {
+            typed.insert(declared.split(' ').next().unwrap().to_string());
+            continue;
+        }
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("{line}"));
+        let name = series.split('{').next().unwrap();
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|suffix| name.strip_suffix(suffix).filter(|f| typed.contains(*f)))
+            .unwrap_or(name);
+        assert!(typed.contains(family), "{line}: no # TYPE for {family}");
+        let value: f64 = value.parse().unwrap_or_else(|_| panic!("{line}: not a number"));
+        assert!(values.insert(series.to_string(), value).is_none(), "{line}: twice");
+    }
+    values
 }
 
 /// What a client observes of a job: each status with its arrival time.
