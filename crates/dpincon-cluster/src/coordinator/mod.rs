@@ -117,10 +117,8 @@ impl CoordinatorService {
     /// ones it left queued, and starts the job runner.
     pub async fn start(options: CoordinatorOptions) -> Result<Self, ClusterError> {
         let config = &options.config;
-        for dir in ["work"] {
-            std::fs::create_dir_all(config.state_dir.join(dir))
-                .map_err(|source| ClusterError::Io { path: config.state_dir.clone(), source })?;
-        }
+        std::fs::create_dir_all(config.state_dir.join("work"))
+            .map_err(|source| ClusterError::Io { path: config.state_dir.clone(), source })?;
         let locks = config
             .owned_dirs()
             .iter()
