@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
+use dpincon_engine::OutputFile;
 use dpincon_engine::Report;
-use dpincon_generate::OutputFile;
 
 pub fn json(report: &Report) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(report)? + "\n")

@@ -24,7 +24,7 @@ pub mod validate;
 pub use config::{Constraints, DataPolicy, JobConfig};
 pub use dpincon_api::{Measure, ReleaseOptions, TestOptions};
 pub use dpincon_source::{ColumnTypes, TableSpec};
-pub use dpincon_source::{DataFormat, PostgresSource};
+pub use dpincon_source::{DataFormat, OutputFile, PostgresSource};
 pub use job::{
     JobLoader, LoadedJob, LocalLoader, NoProgress, Phase, Prepaid, Progress, job_threads, load,
     new_job_id, over_cap, plan_reports, read_options, run_job, run_job_with, run_prepaid_job,

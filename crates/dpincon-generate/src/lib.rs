@@ -39,7 +39,6 @@
 mod conoise;
 mod error;
 mod nightly;
-mod output;
 mod rnoise;
 mod shapes;
 pub mod suite;
@@ -51,12 +50,12 @@ use std::path::Path;
 
 pub use conoise::{ConoisePair, ConoiseStats, conoise};
 pub use dpincon_constraints::DenialConstraint;
+pub use dpincon_source::OutputFile;
 pub use error::GenerateError;
 pub use nightly::{
     NIGHTLY_CONSTRAINT_FILE, NIGHTLY_CONSTRAINTS, NIGHTLY_SCHEMA, NightTruth, NightlyOptions,
     NightlyStats, generate_nightly, night_file,
 };
-pub use output::OutputFile;
 pub use rnoise::{NoiseStats, rnoise};
 pub use shapes::{Shape, ShapeOptions, ShapeStats, generate_shape};
 pub use table::TableFormat;

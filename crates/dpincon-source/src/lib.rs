@@ -18,6 +18,7 @@
 mod csv_file;
 mod encode;
 pub mod object;
+mod output;
 pub mod postgres;
 mod prepare;
 mod read;
@@ -28,6 +29,7 @@ pub use csv_file::ranges::{
 };
 pub use encode::encode;
 pub use object::{ObjectUrl, S3Settings};
+pub use output::OutputFile;
 pub use postgres::PostgresSource;
 pub use prepare::{Prepared, prepare_detection};
 pub use read::{

@@ -5,13 +5,16 @@ pub mod html;
 pub mod json;
 pub mod junit;
 
+use std::io::Write;
 use std::path::Path;
+
+use dpincon_source::OutputFile;
 
 use crate::history::Trend;
 use crate::{AuditError, AuditRun};
 
-/// Writes the three reports into `dir` (created if needed). Each file is
-/// written to a temporary name and renamed, so none is left half-written.
+/// Writes the three reports into `dir` (created if needed), each whole or
+/// not at all (`dpincon_source::OutputFile`, as every dpincon report).
 pub fn write_all(dir: &Path, run: &AuditRun, trends: &[Trend]) -> Result<(), AuditError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| AuditError::Report { path: dir.to_path_buf(), message: e.to_string() })?;
@@ -25,9 +28,10 @@ pub fn write_all(dir: &Path, run: &AuditRun, trends: &[Trend]) -> Result<(), Aud
 fn write(path: &Path, text: &str) -> Result<(), AuditError> {
     let err =
         |e: std::io::Error| AuditError::Report { path: path.to_path_buf(), message: e.to_string() };
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)
+    // Reports hold DP releases only (never an exact value): an ordinary file.
+    let mut out = OutputFile::create(path).map_err(err)?;
+    out.write_all(text.as_bytes()).map_err(err)?;
+    out.commit().map_err(err)
 }
 
 /// Escapes text for HTML.
