@@ -271,8 +271,12 @@ impl Measurement {
     }
 }
 
+/// `value` as `json.loads` would read its JSON (lists, not tuples, for
+/// fixed arrays such as `ci95`).
 fn to_python<'py>(py: Python<'py>, value: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
-    pythonize::pythonize(py, value).map_err(|e| DpinconError::new_err(e.to_string()))
+    let failed = |e: &dyn std::fmt::Display| DpinconError::new_err(e.to_string());
+    let json = serde_json::to_value(value).map_err(|e| failed(&e))?;
+    pythonize::pythonize(py, &json).map_err(|e| failed(&e))
 }
 
 /// The keys the positional arguments and `ledger=` set: refused among

@@ -47,6 +47,7 @@ def test_every_input_kind_gives_the_files_report(tax_csv: Path) -> None:
     exact = want.non_private
     assert exact is not None and exact["edges"] > 0 and exact["problematic"] > 0
     assert want.seeded and want.data == str(tax_csv)
+    assert want.to_dict() == json.loads(want.to_json())
 
     table = read_arrow(tax_csv)
     polars = pl.read_csv(tax_csv)
