@@ -221,7 +221,7 @@ pub(crate) fn column_kind(t: &DataType) -> ColumnKind {
 /// from Python: pyarrow, Polars, pandas, DuckDB), called `path` in errors
 /// and reports. Read batch by batch and kept as the batches come: their
 /// buffers are the producer's, not copies (the encoder reads any string,
-/// dictionary or numeric width, [`column_kind`]). Row ids are the stream's
+/// dictionary or numeric width). Row ids are the stream's
 /// order. A batch whose column types differ from the stream's schema, or
 /// a stream error, is a [`SourceError::Read`].
 pub fn read_batches(
