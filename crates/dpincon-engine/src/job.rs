@@ -8,7 +8,7 @@ use dpincon_detect::{
 };
 use dpincon_graph::{ConflictGraph, EdgeFingerprint, edge_stream_fingerprint};
 use dpincon_release::{ClassFacts, CoverFacts, NoiseRng, TableFacts, UpperCover};
-use dpincon_source::{Prepared, ReadOptions, prepare_detection};
+use dpincon_source::{Prepared, ReadOptions, TableData, prepare_detection};
 
 use crate::privacy::{PassResult, budget_split, check_repair_memory, measure_and_release};
 use crate::report::{
@@ -149,11 +149,98 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
     progress.start(Phase::Read);
     let read_start = Instant::now();
     let table = config.table.read(job_threads(config)).await?;
-    refuse_degenerate(&table, &parsed)?;
+    detect_table(config, &parsed, table, read_start, progress)
+}
+
+/// [`load`] on a table already in memory (`config.table` names none):
+/// the same binding, encoding and detection as a table read from a file.
+pub fn load_table(
+    config: &JobConfig,
+    table: TableData,
+    progress: &dyn Progress,
+) -> Result<LoadedJob, EngineError> {
+    let parsed = config.constraints.parse()?;
+    progress.start(Phase::Read);
+    detect_table(config, &parsed, table, Instant::now(), progress)
+}
+
+/// What reads an in-memory table (a [`TableLoader`]'s): called once, on
+/// the job's thread, after the options and the ledger were checked.
+pub type ReadTable = Box<dyn FnOnce() -> Result<TableData, EngineError> + Send>;
+
+/// A table the caller holds or streams in memory (the Python package's
+/// DataFrames and Arrow streams), loaded by [`load_table`]. The job's
+/// `table` names no file or PostgreSQL source; its `dataset`, if any, is
+/// what the ledger and the report call it. A reader given with
+/// [`TableLoader::reading`] runs only once the options and the ledger
+/// passed, so a refused job leaves a one-shot stream unread.
+pub struct TableLoader {
+    read: std::sync::Mutex<Option<ReadTable>>,
+}
+
+impl std::fmt::Debug for TableLoader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableLoader").finish_non_exhaustive()
+    }
+}
+
+impl TableLoader {
+    /// The loader of `table`.
+    pub fn new(table: TableData) -> Self {
+        TableLoader::reading(move || Ok(table))
+    }
+
+    /// The loader of the table `read` returns.
+    pub fn reading(read: impl FnOnce() -> Result<TableData, EngineError> + Send + 'static) -> Self {
+        TableLoader { read: std::sync::Mutex::new(Some(Box::new(read))) }
+    }
+}
+
+impl JobLoader for TableLoader {
+    async fn load(
+        &self,
+        config: &JobConfig,
+        progress: &dyn Progress,
+    ) -> Result<LoadedJob, EngineError> {
+        if config.table.names_a_source() {
+            return Err(EngineError::Config(
+                "a job on an in-memory table names no `data` or `postgres` source".into(),
+            ));
+        }
+        let parsed = config.constraints.parse()?;
+        let read = self.read.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let read = read.ok_or_else(|| {
+            EngineError::Config("an in-memory table loads into one job only".into())
+        })?;
+        progress.start(Phase::Read);
+        let read_start = Instant::now();
+        detect_table(config, &parsed, read()?, read_start, progress)
+    }
+}
+
+/// [`run_job`] on `table`, held in memory ([`TableLoader`]).
+pub async fn run_job_on_table(
+    config: &JobConfig,
+    table: TableData,
+    progress: &dyn Progress,
+) -> Result<Report, EngineError> {
+    run_job_with(config, progress, &TableLoader::new(table)).await
+}
+
+/// The read table bound, encoded and detected (the read phase ends after
+/// the encoding, which started at `read_start`).
+fn detect_table(
+    config: &JobConfig,
+    parsed: &[dpincon_constraints::DenialConstraint],
+    table: TableData,
+    read_start: Instant,
+    progress: &dyn Progress,
+) -> Result<LoadedJob, EngineError> {
+    refuse_degenerate(&table, parsed)?;
     let path = config.constraints.origin();
     let threads = job_threads(config);
     let Prepared { bound, relation, compiled } = prepare_detection(
-        &parsed,
+        parsed,
         &table,
         |_| true,
         threads,
@@ -326,6 +413,13 @@ async fn run(
     let total = Instant::now();
     let privacy = budget_split(config)?;
     let data = &config.data;
+    // A ledger is bound to its table's name: an in-memory table without
+    // one would share the budget of every other unnamed table.
+    if data.ledger.is_some() && config.table.name().as_os_str().is_empty() {
+        return Err(EngineError::Config(
+            "a ledger needs the table's name: give an in-memory table a dataset name".into(),
+        ));
+    }
     if let (None, Some(path), Some(p)) = (&prepaid, &data.ledger, &privacy) {
         ledger::check(path, &config.table.name(), data.budget_cap, p.total())?;
     }

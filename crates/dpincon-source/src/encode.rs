@@ -164,3 +164,108 @@ fn numeric_column(
     debug_assert_eq!(keys.len(), table.rows as usize);
     Ok(keys)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatchIterator, StringArray};
+    use arrow::compute::cast;
+    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow::record_batch::RecordBatch;
+    use dpincon_constraints::parse_constraints;
+    use dpincon_detect::Relation;
+
+    use crate::{TableData, prepare_detection, read_batches};
+
+    type AnyError = Box<dyn std::error::Error>;
+
+    const CONSTRAINTS: &str = "FD: Zip -> City\n\
+        not(t1.City=t2.City & t1.Salary>t2.Salary & t1.Rate<t2.Rate)\n\
+        not(t1.City=\"c3\" & t1.Zip=t2.Zip & t1.Rate>t2.Rate)\n";
+
+    /// Zip (int), City (string), Rate (float), Salary (int), with NULLs,
+    /// as the CSV reader gives them: Int64, Utf8, Float64, Int64.
+    fn columns() -> Vec<ArrayRef> {
+        let rows = 0..300i64;
+        vec![
+            Arc::new(Int64Array::from_iter(rows.clone().map(|i| (i % 7 != 0).then_some(i % 13)))),
+            Arc::new(StringArray::from_iter(
+                rows.clone().map(|i| (i % 5 != 0).then(|| format!("c{}", i % 11))),
+            )),
+            // Halves: exact in every float width.
+            Arc::new(Float64Array::from_iter(rows.clone().map(|i| Some((i % 17) as f64 / 2.0)))),
+            Arc::new(Int64Array::from_iter(rows.map(|i| Some(i * 3 % 101)))),
+        ]
+    }
+
+    /// The table with its columns cast to `types`, in three batches, read
+    /// as a stream is.
+    fn table(types: [DataType; 4]) -> TableData {
+        let columns: Vec<ArrayRef> =
+            columns().iter().zip(&types).map(|(c, t)| cast(c, t).unwrap()).collect();
+        let names = ["Zip", "City", "Rate", "Salary"];
+        let fields: Vec<Field> =
+            names.iter().zip(&types).map(|(n, t)| Field::new(*n, t.clone(), true)).collect();
+        let schema = Arc::new(Schema::new(fields));
+        let whole = RecordBatch::try_new(schema.clone(), columns).unwrap();
+        let batches = [(0, 100), (100, 0), (100, 200)].map(|(at, len)| Ok(whole.slice(at, len)));
+        read_batches("memory", RecordBatchIterator::new(batches, schema)).unwrap()
+    }
+
+    fn encoded(table: &TableData) -> Relation {
+        let parsed = parse_constraints(CONSTRAINTS).unwrap();
+        prepare_detection::<AnyError>(&parsed, table, |_| true, 2, |e| e.into()).unwrap().relation
+    }
+
+    fn dictionary(key: DataType, value: DataType) -> DataType {
+        DataType::Dictionary(Box::new(key), Box::new(value))
+    }
+
+    /// Every string encoding (Polars sends Utf8View, pandas large_string,
+    /// categoricals are dictionaries) and every integer and float width
+    /// encode to the same keys as the CSV reader's Utf8, Int64 and Float64.
+    #[test]
+    fn every_string_encoding_and_number_width_encodes_alike() {
+        use DataType::*;
+        let want = table([Int64, Utf8, Float64, Int64]);
+        assert_eq!(want.rows, 300);
+        let want_relation = encoded(&want);
+        let strings = [
+            LargeUtf8,
+            Utf8View,
+            dictionary(Int32, Utf8),
+            dictionary(UInt32, Utf8View),
+            dictionary(Int8, LargeUtf8),
+            dictionary(UInt16, Utf8),
+            dictionary(Int64, LargeUtf8),
+        ];
+        for city in strings {
+            let got = table([Int64, city.clone(), Float64, Int64]);
+            assert_eq!(got.schema().columns, want.schema().columns, "{city}");
+            assert!(encoded(&got) == want_relation, "City as {city}");
+        }
+        let ints = [Int8, Int16, Int32, UInt8, UInt16, UInt32, UInt64];
+        let floats = [Float16, Float32, Float64];
+        for (int, float) in ints.iter().zip(floats.iter().cycle()) {
+            let got = table([int.clone(), Utf8View, float.clone(), int.clone()]);
+            assert_eq!(got.schema().columns, want.schema().columns, "{int} {float}");
+            assert!(encoded(&got) == want_relation, "{int} and {float}");
+        }
+    }
+
+    /// A stream batch of other column types than the stream's schema is
+    /// refused, and an empty stream is a table of no row.
+    #[test]
+    fn a_stream_keeps_its_schema() {
+        let schema = Arc::new(Schema::new(vec![Field::new("A", DataType::Int64, true)]));
+        let other = Arc::new(Schema::new(vec![Field::new("A", DataType::Utf8, true)]));
+        let column: ArrayRef = Arc::new(StringArray::from(vec!["x"]));
+        let batch = RecordBatch::try_new(other, vec![column]).unwrap();
+        let stream = RecordBatchIterator::new([Ok(batch)], schema.clone());
+        let err = read_batches("memory", stream).unwrap_err().to_string();
+        assert!(err.contains("'memory'") && err.contains("batch 0"), "{err}");
+        let empty = read_batches("memory", RecordBatchIterator::new([], schema)).unwrap();
+        assert_eq!((empty.rows, empty.batches.len()), (0, 0));
+    }
+}

@@ -217,6 +217,46 @@ pub(crate) fn column_kind(t: &DataType) -> ColumnKind {
     }
 }
 
+/// A table handed over as a stream of record batches (an Arrow C stream
+/// from Python: pyarrow, Polars, pandas, DuckDB), called `path` in errors
+/// and reports. Read batch by batch and kept as the batches come: their
+/// buffers are the producer's, not copies (the encoder reads any string,
+/// dictionary or numeric width). Row ids are the stream's
+/// order. A batch whose column types differ from the stream's schema, or
+/// a stream error, is a [`SourceError::Read`].
+pub fn read_batches(
+    path: impl Into<PathBuf>,
+    reader: impl arrow::record_batch::RecordBatchReader,
+) -> Result<TableData, SourceError> {
+    let path = path.into();
+    let schema = reader.schema();
+    let read_error = |message: String| SourceError::Read { path: path.clone(), message };
+    let types = |s: &Schema| s.fields().iter().map(|f| f.data_type().clone()).collect::<Vec<_>>();
+    let want = types(&schema);
+    let mut batches = Vec::new();
+    let mut total: u64 = 0;
+    for batch in reader {
+        let batch = batch.map_err(|e| read_error(clean_message(&e.to_string())))?;
+        // Names, nullability and metadata may vary by batch (the binder
+        // reads the stream's); the encoder needs the types.
+        if types(batch.schema_ref()) != want {
+            return Err(read_error(format!(
+                "batch {} does not have the stream's column types",
+                batches.len()
+            )));
+        }
+        if batch.num_rows() == 0 {
+            continue;
+        }
+        total += batch.num_rows() as u64;
+        if total > u64::from(u32::MAX) {
+            return Err(SourceError::TooManyRows { path, rows: total });
+        }
+        batches.push(batch);
+    }
+    Ok(TableData { path, arrow_schema: schema, batches, rows: total as u32 })
+}
+
 /// Rows per record batch (DataFusion's default batch size).
 pub(crate) const BATCH_ROWS: usize = 8192;
 

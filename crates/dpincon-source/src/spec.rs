@@ -118,6 +118,13 @@ pub struct TableSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "clap", arg(long))]
     pub infer_rows: Option<usize>,
+    /// The name of a table handed over in memory (the Python package's
+    /// `dataset=`), which has no path to be called by: what its ledger and
+    /// report call it. Set by the caller that holds the table, never read
+    /// from a job file or a flag (a file names its table by `data`).
+    #[serde(skip)]
+    #[cfg_attr(feature = "clap", arg(skip))]
+    pub dataset: Option<String>,
 }
 
 impl TableSpec {
@@ -129,6 +136,11 @@ impl TableSpec {
     /// The PostgreSQL table or query `source`.
     pub fn postgres(source: PostgresSource) -> Self {
         TableSpec { postgres: Some(source), ..TableSpec::default() }
+    }
+
+    /// A table the caller holds in memory, called `dataset` (if named).
+    pub fn in_memory(dataset: Option<String>) -> Self {
+        TableSpec { dataset, ..TableSpec::default() }
     }
 
     /// `self`, with every setting `over` gives taken from `over` (flags
@@ -145,17 +157,26 @@ impl TableSpec {
             format: over.format.or(self.format),
             schema: over.schema.or(self.schema),
             infer_rows: over.infer_rows.or(self.infer_rows),
+            dataset: over.dataset.or(self.dataset),
         }
     }
 
-    /// What ledgers, reports and errors call the table: its path, or the
-    /// PostgreSQL source's name without its password.
+    /// What ledgers, reports and errors call the table: its path, the
+    /// PostgreSQL source's name without its password, or an in-memory
+    /// table's `dataset` name (empty when it has none).
     pub fn name(&self) -> PathBuf {
-        match (&self.postgres, &self.data) {
-            (Some(pg), _) => PathBuf::from(pg.display_name()),
-            (None, Some(path)) => path.clone(),
-            (None, None) => PathBuf::new(),
+        match (&self.postgres, &self.data, &self.dataset) {
+            (Some(pg), _, _) => PathBuf::from(pg.display_name()),
+            (None, Some(path), _) => path.clone(),
+            (None, None, Some(dataset)) => PathBuf::from(dataset),
+            (None, None, None) => PathBuf::new(),
         }
+    }
+
+    /// Whether the spec names a table to read (a path or a PostgreSQL
+    /// source), as opposed to one the caller hands over in memory.
+    pub fn names_a_source(&self) -> bool {
+        self.data.is_some() || self.postgres.is_some()
     }
 
     /// The file's format: declared, else from its extension (`None` for

@@ -1,0 +1,12 @@
+//! The Python package `dpincon` (its extension module `dpincon._dpincon`):
+//! `measure` runs the engine's job on a file, an S3 object, a PostgreSQL
+//! source or any object with `__arrow_c_stream__` (pyarrow, Polars,
+//! pandas, DuckDB), read batch by batch without a copy, with the GIL
+//! released while the job runs. The design is in the crate's README.
+//!
+//! Everything Python is behind the `python` feature, which maturin turns
+//! on: the workspace's own builds compile this crate empty and need no
+//! Python.
+
+#[cfg(feature = "python")]
+mod module;
