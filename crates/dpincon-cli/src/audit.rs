@@ -22,6 +22,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use dpincon_api::Figure;
 use dpincon_audit::history::History;
 use dpincon_audit::suite::Dataset;
 use dpincon_audit::{
@@ -135,36 +136,36 @@ async fn run(args: AuditArgs) -> anyhow::Result<ExitStatus> {
         match (&d.error, &d.reserved_from, &d.version) {
             (Some(e), _, _) => println!("dataset {}: {:?}: {e}", d.name, d.status),
             (None, Some(from), Some(version)) => println!(
-                "dataset {}: {} (job {}): nothing charged, ε spent {:.3} of {:.3}, {} nights \
+                "dataset {}: {} (job {}): nothing charged, ε spent {} of {}, {} nights \
                  left at this rate",
                 d.name,
                 reserve::note(version, from.started_unix, suite.zone()),
                 from.job_id,
-                b.spent,
-                b.cap,
+                Figure(b.spent),
+                Figure(b.cap),
                 b.nights_left
             ),
             (None, _, _) if b.plan.is_some() => {
                 let p = b.plan.as_ref().expect("matched");
                 println!(
-                    "dataset {}: gated, ε {:.3} charged tonight; lifetime ε spent {:.3} of {:.3} \
-                     ({:.3} planned over {} nights), {} fresh releases left of {} planned",
+                    "dataset {}: gated, ε {} charged tonight; lifetime ε spent {} of {} \
+                     ({} planned over {} nights), {} fresh releases left of {} planned",
                     d.name,
-                    b.per_run,
-                    p.spent,
-                    b.cap,
-                    p.planned,
+                    Figure(b.per_run),
+                    Figure(p.spent),
+                    Figure(b.cap),
+                    Figure(p.planned),
                     p.horizon_nights,
                     p.refreshes_left,
                     p.refreshes_planned
                 )
             }
             _ => println!(
-                "dataset {}: ε spent {:.3} of {:.3}, {:.3} left, {} nights left at this rate",
+                "dataset {}: ε spent {} of {}, {} left, {} nights left at this rate",
                 d.name,
-                b.spent + b.per_run,
-                b.cap,
-                b.remaining,
+                Figure(b.spent + b.per_run),
+                Figure(b.cap),
+                Figure(b.remaining),
                 b.nights_left
             ),
         }
