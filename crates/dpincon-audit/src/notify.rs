@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-use dpincon_api::Measure;
+use dpincon_api::{Figure, Measure};
 use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
@@ -310,15 +310,15 @@ impl Event {
                 c.ci95[0],
                 c.ci95[1],
                 if c.at_least { "below" } else { "above" },
-                number(c.threshold)
+                Figure(c.threshold)
             ),
             Event::BudgetLow(b) => format!(
                 "[{suite}] BUDGET-LOW dataset {}: ε {} left of {}, {} nights left (alert below {})",
                 b.dataset,
-                number(b.remaining),
-                number(b.cap),
-                number(b.nights_left),
-                number(b.below)
+                Figure(b.remaining),
+                Figure(b.cap),
+                Figure(b.nights_left),
+                Figure(b.below)
             ),
         }
     }
@@ -440,11 +440,6 @@ fn describe(e: reqwest::Error) -> NotifyError {
         source = s.source();
     }
     NotifyError::Http { message, source: e }
-}
-
-/// A public figure, without float noise (`0.30000000000000004` is `0.3`).
-fn number(x: f64) -> String {
-    dpincon_api::Figure(x).to_string()
 }
 
 #[cfg(test)]

@@ -158,8 +158,10 @@ fn the_message_is_one_line_per_event() {
     let json = serde_json::to_value(&m).unwrap();
     assert_eq!(json.as_object().unwrap().keys().collect::<Vec<_>>(), ["text"]);
     assert_eq!(message("nightly", &[]), None);
+    // Figures as the messages show them.
+    let shown = |x: f64| Figure(x).to_string();
     assert_eq!(
-        (number(0.1 + 0.2), number(0.3 - (0.1 + 0.2)), number(1e6), number(1e-5)),
+        (shown(0.1 + 0.2), shown(0.3 - (0.1 + 0.2)), shown(1e6), shown(1e-5)),
         ("0.3".into(), "0".into(), "1000000".into(), "0.00001".into())
     );
 }

@@ -4,16 +4,12 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
+use dpincon_api::Figure;
 use dpincon_engine::OutputFile;
 use dpincon_engine::Report;
 
 pub fn json(report: &Report) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(report)? + "\n")
-}
-
-/// A number for people (`0.8`, not the report's `0.7999999999999999`).
-fn float(v: f64) -> String {
-    dpincon_api::Figure(v).to_string()
 }
 
 /// The report for people (a local one, or one a coordinator sent).
@@ -36,8 +32,8 @@ pub fn table(report: &Report) -> String {
         let _ = writeln!(
             out,
             "\nDIFFERENTIALLY PRIVATE (ε = {} per measure, {} in total){}",
-            float(b.per_measure),
-            float(b.total),
+            Figure(b.per_measure),
+            Figure(b.total),
             if report.seeded { "  [SEEDED TEST MODE: do not publish]" } else { "" }
         );
         let _ = writeln!(out, "  {:<18} {:>12} {:>23}  how", "measure", "value", "95% interval");
@@ -54,7 +50,7 @@ pub fn table(report: &Report) -> String {
                     r.strategy,
                     if r.private { "" } else { " (NON-PRIVATE strategy)" },
                     &name[..name.find(' ').unwrap_or(name.len())],
-                    float(r.coverage)
+                    Figure(r.coverage)
                 );
             }
         }
@@ -62,7 +58,7 @@ pub fn table(report: &Report) -> String {
             let parts: Vec<String> = r
                 .parts
                 .iter()
-                .map(|p| format!("{} at ε = {}", p.statistic, float(p.epsilon)))
+                .map(|p| format!("{} at ε = {}", p.statistic, Figure(p.epsilon)))
                 .collect();
             let _ = writeln!(
                 out,
@@ -72,12 +68,12 @@ pub fn table(report: &Report) -> String {
                 interval(r.ci95),
                 r.method,
                 parts.join(", "),
-                float(r.coverage)
+                Figure(r.coverage)
             );
         }
         if let Some(l) = &b.ledger {
-            let cap = l.cap.map_or_else(|| "no cap".into(), |c| format!("cap {}", float(c)));
-            let _ = writeln!(out, "  ledger {}: spent {} of {cap}", l.path, float(l.spent_after));
+            let cap = l.cap.map_or_else(|| "no cap".into(), |c| format!("cap {}", Figure(c)));
+            let _ = writeln!(out, "  ledger {}: spent {} of {cap}", l.path, Figure(l.spent_after));
         }
     }
     if let Some(np) = &report.non_private {
@@ -94,7 +90,7 @@ pub fn table(report: &Report) -> String {
                 "LP relaxation of I_R",
                 repair.map_or_else(
                     || "not computed (--memory-limit)".into(),
-                    |r| float(r.lp_relaxation),
+                    |r| Figure(r.lp_relaxation).to_string(),
                 ),
             ),
             (

@@ -143,10 +143,6 @@ pub struct Dataset {
     pub policy: DataPolicy,
     /// The declared column types, as the constraint binder sees them.
     pub schema: TableSchema,
-    /// The dataset's one ledger (`policy`'s, required).
-    pub ledger: PathBuf,
-    /// Total ε the dataset may ever spend (`policy`'s, required).
-    pub budget_cap: f64,
     /// Most ε one job may spend (all its measures).
     pub max_job_epsilon: f64,
     /// Least ε per measure (a release too noisy to use wastes budget).
@@ -175,6 +171,17 @@ pub struct Dataset {
 }
 
 impl Dataset {
+    /// The dataset's one ledger (`policy`'s, required: checked at parse).
+    pub fn ledger(&self) -> &Path {
+        self.policy.ledger.as_deref().unwrap_or(Path::new(""))
+    }
+
+    /// Total ε the dataset may ever spend (`policy`'s, required and > 0:
+    /// checked at parse; 0, which refuses every job, otherwise).
+    pub fn budget_cap(&self) -> f64 {
+        self.policy.budget_cap.unwrap_or(0.0)
+    }
+
     /// Whether every job's work is bounded by public settings: a
     /// fixed-time dataset with `max-edges` (and so `max-rows`), whose
     /// detection stops at its pair cap (`dpincon_detect::DetectOptions::
@@ -242,7 +249,7 @@ impl CoordinatorConfig {
             {
                 return Err(bad(&at, "names use letters, digits, '-', '_' and '.' only"));
             }
-            let Some(ledger) = d.policy.ledger.clone() else {
+            let Some(ledger) = d.policy.ledger.as_deref() else {
                 return Err(bad(&at, "missing field `ledger`"));
             };
             let Some(budget_cap) = d.policy.budget_cap else {
@@ -286,7 +293,7 @@ impl CoordinatorConfig {
                 }
                 Err(e) => return Err(bad(&at, e)),
             };
-            let ledger_dir = ledger_dir(&ledger);
+            let ledger_dir = ledger_dir(ledger);
             if !ledger_dir.is_dir() {
                 return Err(bad(
                     &at,
@@ -334,8 +341,6 @@ impl CoordinatorConfig {
                 table: d.table.with_declared_types(),
                 policy: d.policy,
                 schema,
-                ledger,
-                budget_cap,
                 max_job_epsilon,
                 min_epsilon,
                 job_deadline,
@@ -394,7 +399,7 @@ impl CoordinatorConfig {
     pub fn owned_dirs(&self) -> Vec<PathBuf> {
         let mut dirs = vec![self.state_dir.clone()];
         for d in self.datasets.values() {
-            let dir = ledger_dir(&d.ledger);
+            let dir = ledger_dir(d.ledger());
             let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
             if !dirs.contains(&dir) {
                 dirs.push(dir);
@@ -415,7 +420,8 @@ fn register_gate(
     if dataset.policy.max_rows.is_none() {
         return Err("gate: a gated dataset needs max-rows (its bounds hold every night)".into());
     }
-    let registered = gate.register(&dataset.ledger, dataset.budget_cap, dataset.quota_epsilon)?;
+    let registered =
+        gate.register(dataset.ledger(), dataset.budget_cap(), dataset.quota_epsilon)?;
     let hold: f64 = registered.hold(dataset.quota_epsilon).iter().map(|c| c.1).sum();
     if hold > dataset.max_job_epsilon * (1.0 + 1e-9) {
         return Err(format!(
@@ -467,7 +473,7 @@ fn same_source_same_ledger(
     let mut seen: BTreeMap<PathBuf, &Dataset> = BTreeMap::new();
     for d in datasets.values() {
         match seen.get(&canonical(&d.table.name())) {
-            Some(first) if canonical(&first.ledger) != canonical(&d.ledger) => {
+            Some(first) if canonical(first.ledger()) != canonical(d.ledger()) => {
                 return Err(bad(
                     origin,
                     format!(
@@ -548,10 +554,14 @@ mod tests {
         let c = CoordinatorConfig::parse(&config(dir.path(), &good), "c.toml").unwrap();
         let t = &c.datasets["t"];
         assert_eq!(c.limits.max_queued, 3);
-        assert_eq!((t.budget_cap, t.max_job_epsilon, t.min_epsilon), (5.0, 1.5, 0.05));
+        assert_eq!((t.budget_cap(), t.max_job_epsilon, t.min_epsilon), (5.0, 1.5, 0.05));
         assert_eq!(t.table.schema.as_ref().unwrap().to_string(), "Zip:int, City:string");
         assert_eq!((t.table.infer_rows, t.table.file_format()), (Some(1), Some(DataFormat::Csv)));
-        assert_eq!((t.policy.ledger.as_ref(), t.policy.budget_cap), (Some(&t.ledger), Some(5.0)));
+        // The jobs' policy carries the dataset's ledger and cap.
+        assert_eq!(
+            (t.policy.ledger.as_deref(), t.policy.budget_cap),
+            (Some(Path::new(&ledger)), Some(5.0))
+        );
         assert_eq!(t.schema.columns.len(), 2);
         assert_eq!(c.owned_dirs().len(), 2);
 

@@ -288,7 +288,7 @@ fn return_unused(job: &Active, used: f64) {
         return;
     }
     let dataset = &job.accepted.dataset;
-    match dpincon_engine::ledger::return_unused(&dataset.ledger, &job.id, unused) {
+    match dpincon_engine::ledger::return_unused(dataset.ledger(), &job.id, unused) {
         Ok(state) => eprintln!(
             "dataset {}: gated night {} used ε {used:.3} of its hold {held:.3}; ε {unused:.3} \
              returned (spent {:.3})",

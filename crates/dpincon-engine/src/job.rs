@@ -8,7 +8,7 @@ use dpincon_detect::{
 };
 use dpincon_graph::{ConflictGraph, EdgeFingerprint, edge_stream_fingerprint};
 use dpincon_release::{ClassFacts, CoverFacts, NoiseRng, TableFacts, UpperCover};
-use dpincon_source::{Prepared, ReadOptions, TableData, prepare_detection};
+use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::privacy::{PassResult, budget_split, check_repair_memory, measure_and_release};
 use crate::report::{
@@ -152,24 +152,13 @@ pub async fn load(config: &JobConfig, progress: &dyn Progress) -> Result<LoadedJ
     detect_table(config, &parsed, table, read_start, progress)
 }
 
-/// [`load`] on a table already in memory (`config.table` names none):
-/// the same binding, encoding and detection as a table read from a file.
-pub fn load_table(
-    config: &JobConfig,
-    table: TableData,
-    progress: &dyn Progress,
-) -> Result<LoadedJob, EngineError> {
-    let parsed = config.constraints.parse()?;
-    progress.start(Phase::Read);
-    detect_table(config, &parsed, table, Instant::now(), progress)
-}
-
 /// What reads an in-memory table (a [`TableLoader`]'s): called once, on
 /// the job's thread, after the options and the ledger were checked.
 pub type ReadTable = Box<dyn FnOnce() -> Result<TableData, EngineError> + Send>;
 
 /// A table the caller holds or streams in memory (the Python package's
-/// DataFrames and Arrow streams), loaded by [`load_table`]. The job's
+/// DataFrames and Arrow streams), bound, encoded and detected as
+/// [`load`] does a table it reads. The job's
 /// `table` names no file or PostgreSQL source; its `dataset`, if any, is
 /// what the ledger and the report call it. A reader given with
 /// [`TableLoader::reading`] runs only once the options and the ledger
@@ -348,12 +337,6 @@ pub fn to_cover_facts<'a>(
 /// every core.
 pub fn job_threads(config: &JobConfig) -> usize {
     config.data.threads.unwrap_or_else(|| DetectOptions::default().threads).max(1)
-}
-
-/// How the job's table is read (format, forced column types, inference,
-/// threads).
-pub fn read_options(config: &JobConfig) -> ReadOptions {
-    config.table.read_options(job_threads(config))
 }
 
 /// Runs a job to its report.

@@ -27,8 +27,8 @@ pub use dpincon_source::{ColumnTypes, TableSpec};
 pub use dpincon_source::{DataFormat, OutputFile, PostgresSource};
 pub use job::{
     JobLoader, LoadedJob, LocalLoader, NoProgress, Phase, Prepaid, Progress, ReadTable,
-    TableLoader, job_threads, load, load_table, new_job_id, over_cap, plan_reports, read_options,
-    run_job, run_job_on_table, run_job_with, run_prepaid_job, to_class_facts, to_cover_facts,
+    TableLoader, job_threads, load, new_job_id, over_cap, plan_reports, run_job, run_job_on_table,
+    run_job_with, run_prepaid_job, to_class_facts, to_cover_facts,
 };
 pub use privacy::{check_repair_memory, repair_is_exact, validate};
 pub use report::{

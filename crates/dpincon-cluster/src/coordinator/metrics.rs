@@ -62,10 +62,10 @@ pub(super) fn render(shared: &Shared) -> String {
         std::array::from_fn(|_| Family::<DatasetLabels, Gauge<f64, AtomicU64>>::default());
     for d in shared.options.config.datasets.values() {
         let labels = DatasetLabels { dataset: d.name.clone() };
-        let charged = ledger::spent(&d.ledger).map_or(0.0, |(spent, _)| spent);
+        let charged = ledger::spent(d.ledger()).map_or(0.0, |(spent, _)| spent);
         spent.get_or_create(&labels).set(charged);
-        cap.get_or_create(&labels).set(d.budget_cap);
-        left.get_or_create(&labels).set((d.budget_cap - charged).max(0.0));
+        cap.get_or_create(&labels).set(d.budget_cap());
+        left.get_or_create(&labels).set((d.budget_cap() - charged).max(0.0));
     }
     registry.register("dpincon_epsilon_spent", "Budget charged in each dataset's ledger", spent);
     registry.register("dpincon_epsilon_cap", "Each dataset's budget cap", cap);

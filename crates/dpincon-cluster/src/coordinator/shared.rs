@@ -239,8 +239,8 @@ impl Shared {
         if charges.is_empty() {
             return Ok(prepaid(None));
         }
-        let cap = Some(dataset.budget_cap);
-        match ledger::charge(&dataset.ledger, &dataset.table.name(), cap, id, &charges) {
+        let cap = Some(dataset.budget_cap());
+        match ledger::charge(dataset.ledger(), &dataset.table.name(), cap, id, &charges) {
             Ok(state) => Ok(prepaid(Some(state))),
             Err(e) => {
                 eprintln!(
@@ -253,7 +253,9 @@ impl Shared {
                         format!(
                             "dataset '{}' cannot fund ε = {} more within its cap {} (see the \
                              operator)",
-                            dataset.name, accepted.total_epsilon, dataset.budget_cap
+                            dataset.name,
+                            accepted.total_epsilon,
+                            dataset.budget_cap()
                         ),
                     )
                 } else {
