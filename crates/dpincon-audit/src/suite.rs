@@ -204,7 +204,7 @@ impl Suite {
 
     /// For a run in this process: every dataset must say where its table is.
     pub fn require_tables(&self, path: &Path) -> Result<(), AuditError> {
-        match self.datasets.iter().find(|d| d.table.data.is_none() && d.table.postgres.is_none()) {
+        match self.datasets.iter().find(|d| !d.table.names_a_source()) {
             Some(d) => Err(AuditError::Suite {
                 path: path.to_path_buf(),
                 message: format!(
@@ -414,7 +414,7 @@ impl Dataset {
                         the engine read every row"
                 .into());
         }
-        if (table.data.is_some() || table.postgres.is_some()) && self.ledger().is_none() {
+        if table.names_a_source() && self.ledger().is_none() {
             return Err("`ledger` is required: the file that keeps the ε this table has spent \
                         (no default, so renaming the dataset cannot reset its budget)"
                 .into());

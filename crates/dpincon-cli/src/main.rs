@@ -113,7 +113,8 @@ enum Format {
 
 /// Job options, shared by every command that runs a job. A TOML job file
 /// (`--job`) gives defaults; flags override it. The flags are the job
-/// file's keys (`DataSpec`, `ReleaseOptions`, `TestOptions`), declared once.
+/// file's keys (`TableSpec`, `DataPolicy`, `ReleaseOptions`, `TestOptions`),
+/// declared once.
 #[derive(Debug, clap::Args)]
 struct JobArgs {
     /// A TOML job file with any of the options below (kebab-case keys).
