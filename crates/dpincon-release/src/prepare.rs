@@ -20,6 +20,14 @@ const DEGREE_BOUND_SHARE: f64 = 0.25;
 /// only adds noise: half a standard deviation had the lowest mean error on
 /// the training tables (README of this crate).
 const DEGREE_BOUND_MARGIN_SD: f64 = 0.5;
+/// `ub-direct` projects at no θ below this where d̃ bounds the degrees:
+/// d̃'s noise (scale ≈ 15 at ε = 0.5) puts d̃ + margin below 1 in about a
+/// fifth of the runs, and on duplicated keys, whose degrees are 1–2, θ = 1
+/// then drops a third of the edges. One more unit of θ costs at most 1/ε2
+/// of noise. 2 is I_P's τ₀ (`dpincon_detect::EXCESS_FROM`: exact copies
+/// come in pairs most often); chosen on the training suite (README, the
+/// tenth round).
+const THETA_FLOOR: u32 = 2;
 /// `ub-direct` keeps I_P's noise scale (θ + 1)/ε2 at most this share of the
 /// row count ñ: I_P ≤ n, so noise beyond a tenth of n buys nothing, and a
 /// smaller θ trades it for a truncation bias that is often near zero
@@ -503,7 +511,7 @@ pub fn prepare(
             let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
             // d̃ bounds the degrees only when every DC has an equality.
             (degree_bound, degree_high) = (Some(bound), (!facts.unbounded).then_some(high));
-            let top = top.min(n_max);
+            let top = top.max(THETA_FLOOR).min(n_max);
             let floor = hub_floor(rows.rows);
             if spec.measure == ProjectedMeasure::Mi && top > floor {
                 // A vacuous bound (hubs: group sizes far above any real

@@ -179,6 +179,34 @@ fn ub_direct_releases_at_the_minimal_set_bound_plus_its_margin() {
     assert!(r.theta < 29);
 }
 
+/// Where d̃ bounds the degrees, `ub-direct` projects at θ ≥ 2 however far
+/// d̃'s noise falls: duplicated pairs (degree 1) beside triples (degree 2)
+/// would lose a third of the triples' edges at θ = 1.
+#[test]
+fn ub_direct_projects_at_two_or_more_when_d_tilde_falls_below() {
+    // 100 pairs and 100 triples of one key: degrees 1 and 2.
+    let mut edges = Vec::new();
+    for g in 0..100u32 {
+        edges.push(Edge::new(2 * g, 2 * g + 1));
+        let t = 200 + 3 * g;
+        edges.extend([Edge::new(t, t + 1), Edge::new(t, t + 2), Edge::new(t + 1, t + 2)]);
+    }
+    let graph = ConflictGraph::from_edges(500, edges);
+    let spec = ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(0.5).unwrap());
+    let (mut below, mut thetas) = (0, Vec::new());
+    for seed in 0..300 {
+        let (_, r) =
+            run(&graph, &spec, &facts(&graph, 3, false), &mut NoiseRng::seeded(seed)).unwrap();
+        let bound = r.degree_bound.unwrap();
+        below += usize::from(bound.value + bound.margin < 2);
+        thetas.push(r.theta);
+    }
+    // d̃ + margin < 2 needs DLap noise below −(2 + margin − 2): about a
+    // fifth of the draws at ε0 ≈ 0.067 (scale 15, margin 11).
+    assert!((30..=110).contains(&below), "d̃ + margin fell below 2 in {below} of 300 runs");
+    assert!(thetas.iter().all(|&t| t >= 2), "θ* below 2: {thetas:?}");
+}
+
 /// I_P's noise scale is kept at a tenth of ñ: θ* = min(d̃ + margin,
 /// ⌊0.1·ε2·ñ⌋ − 1). I_MI is not capped that way.
 #[test]
