@@ -399,21 +399,27 @@ fn degree_sum(frequencies: &[u64]) -> i64 {
 /// d̃ drawn again with `second` and averaged with the `first` (drawn with
 /// `first_epsilon`) by inverse variance: post-processing of two ε-DP sums,
 /// whose average has standard deviation √2·k/√(ε0² + ε_s²); the margin is
-/// half of it.
+/// half of it. The high-confidence bound is the lower of the two draws'
+/// own, each at half the miss (a union bound keeps the miss).
 fn sharper_degree_bound(
     facts: &TableFacts,
     (first, first_epsilon): (NoisyDegreeBound, f64),
     second: Budget,
     rng: &mut NoiseRng,
-) -> Result<NoisyDegreeBound, ReleaseError> {
+) -> Result<(NoisyDegreeBound, u64), ReleaseError> {
     let k = first.sets;
     let noise = DiscreteLaplace::new(k as u64, second.value())?;
-    let drawn = noise.release(degree_sum(&facts.minimal_max_frequencies), rng) as f64;
+    let drawn = noise.release(degree_sum(&facts.minimal_max_frequencies), rng);
     let (w1, w2) = (first_epsilon.powi(2), second.value().powi(2));
-    let value = ((w1 * first.value as f64 + w2 * drawn) / (w1 + w2)).round() as i64;
+    let value = ((w1 * first.value as f64 + w2 * drawn as f64) / (w1 + w2)).round() as i64;
     let sd = 2f64.sqrt() * k as f64 / (w1 + w2).sqrt();
     let margin = (DEGREE_BOUND_MARGIN_SD * sd).ceil() as i64;
-    Ok(NoisyDegreeBound { value, sets: k, margin })
+    let first_noise = DiscreteLaplace::new(k as u64, first_epsilon)?;
+    let high = |value: i64, noise: &DiscreteLaplace| {
+        value.saturating_add(upper_quantile(noise, BOUND_MISS / 2.0) as i64).max(1) as u64
+    };
+    let high = high(first.value, &first_noise).min(high(drawn, &noise));
+    Ok((NoisyDegreeBound { value, sets: k, margin }, high))
 }
 
 /// `ub-direct`'s and `ub-gem`'s d̃ over the minimal equality sets with `eps0`
@@ -540,18 +546,17 @@ pub fn prepare(
             let (rows, eps0) = row_bound_share(spec, facts, selection, sharpen, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(rows.bound), Some(rows.high));
             let n_max = clamp_theta(rows.bound.value);
-            let (mut bound, mut top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
+            let (mut bound, mut top, mut high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
             // Where d̃ is mostly its own noise, θ* is too: a second draw
             // from the release's share (the eleventh round).
             let sd = 2f64.sqrt() * bound.sets as f64 / eps0.value();
             if ((bound.value + bound.margin) as f64) <= SHARPER_BOUND_SDS * sd {
                 let second = take_from_release(&mut release, SHARPER_BOUND_SHARE, spec.epsilon)?;
-                bound = sharper_degree_bound(facts, (bound, eps0.value()), second, rng)?;
+                (bound, high) = sharper_degree_bound(facts, (bound, eps0.value()), second, rng)?;
                 budget.degree_bound += second.value();
                 top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64);
             }
-            // d̃ bounds the degrees only when every DC has an equality. Its
-            // high end stays the first draw's, which holds on its own.
+            // d̃ bounds the degrees only when every DC has an equality.
             (degree_bound, degree_high) = (Some(bound), (!facts.unbounded).then_some(high));
             let top = top.max(THETA_FLOOR).min(n_max);
             let floor = hub_floor(rows.rows);
