@@ -28,7 +28,8 @@ use tokio::process::Command;
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::coordinator::Shared;
-use crate::job_process::{ChildMessage, JobSpec, LoadStats};
+use crate::detection::{DetectSeconds, DetectStats};
+use crate::job_process::{ChildMessage, JobSpec};
 use crate::store::{Ending, Slot, now_ms};
 use crate::submission::Accepted;
 
@@ -195,7 +196,7 @@ async fn run_one(job: &Active, shared: &Shared) {
         // Where detection's time went: it grows with the data, so only
         // where the operator may see such figures.
         if reveal {
-            let [ballista, fetch, assemble] = s.seconds;
+            let DetectSeconds { job: ballista, fetch, assemble } = s.seconds;
             let mib = s.received as f64 / f64::from(1 << 20);
             eprintln!(
                 "job {}: detection: Ballista job {ballista:.1}s, fetch {fetch:.1}s, \
@@ -207,7 +208,7 @@ async fn run_one(job: &Active, shared: &Shared) {
             status.tasks_total = s.tasks;
             status.tasks_done = s.tasks;
             status.edges = s.edges;
-            status.edge_fingerprint = s.fingerprint.clone();
+            status.edge_fingerprint = s.fingerprint.clone().unwrap_or_default();
         });
     }
     let ended_ms = now_ms();
@@ -335,7 +336,7 @@ async fn run_child(
     spec: &JobSpec,
     reveal: bool,
     cancel: &mut watch::Receiver<bool>,
-    stats: &mut Option<LoadStats>,
+    stats: &mut Option<DetectStats>,
 ) -> Outcome {
     let id = &job.id;
     let spawned = Command::new(&shared.options.job_program)

@@ -66,10 +66,15 @@ impl Constraints {
         }
     }
 
-    /// The parsed constraints; errors name [`Constraints::origin`].
-    pub fn parse(&self) -> Result<Vec<dpincon_constraints::DenialConstraint>, EngineError> {
-        dpincon_constraints::parse_constraints(&self.text()?)
-            .map_err(|source| EngineError::Constraint { path: self.origin(), source })
+    /// The text, read once, and its parse; errors name
+    /// [`Constraints::origin`].
+    pub fn read(
+        &self,
+    ) -> Result<(String, Vec<dpincon_constraints::DenialConstraint>), EngineError> {
+        let text = self.text()?;
+        let parsed = dpincon_constraints::parse_constraints(&text)
+            .map_err(|source| EngineError::Constraint { path: self.origin(), source })?;
+        Ok((text, parsed))
     }
 }
 
@@ -199,7 +204,7 @@ mod tests {
         assert_eq!(inline.constraints.origin(), PathBuf::from("inline"));
         let json = serde_json::to_string(&inline).unwrap();
         assert_eq!(serde_json::from_str::<JobConfig>(&json).unwrap(), inline);
-        let bad = Constraints::Inline { inline: "FD: A ->".into() }.parse().unwrap_err();
+        let bad = Constraints::Inline { inline: "FD: A ->".into() }.read().unwrap_err();
         assert!(bad.to_string().contains("inline"), "errors name the origin: {bad}");
     }
 

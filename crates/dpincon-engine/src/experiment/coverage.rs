@@ -17,7 +17,8 @@ use dpincon_release::{
 use serde::Serialize;
 
 use super::cache::ProjectionCache;
-use crate::job::{LoadedJob, noise_rng};
+use crate::job::noise_rng;
+use crate::load::LoadedJob;
 use crate::privacy::budget_split;
 use crate::repair::{EXACT_COVER_WORK, exact_repair};
 use crate::{EngineError, JobConfig, Measure, NON_PRIVATE_LABEL};

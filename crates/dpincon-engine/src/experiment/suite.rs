@@ -25,7 +25,7 @@ use super::cache::ProjectionCache;
 use super::coverage::{CoverageOptions, CoverageRow, coverage_with};
 use super::curve::projection_curve;
 use super::sweep::{ORACLE, oracle};
-use crate::job::LoadedJob;
+use crate::load::LoadedJob;
 use crate::{EngineError, JobConfig};
 
 /// A fixed public candidate grid a configuration may use instead of its

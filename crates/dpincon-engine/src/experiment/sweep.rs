@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::curve::ProjectionCurve;
 use super::utility::{UtilityRow, utility};
-use crate::job::LoadedJob;
+use crate::load::LoadedJob;
 use crate::{EngineError, JobConfig, NON_PRIVATE_LABEL};
 
 /// The oracle's name in sweep rows.

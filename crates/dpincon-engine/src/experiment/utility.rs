@@ -7,7 +7,8 @@ use dpincon_api::Strategy;
 use dpincon_release::{ProjectedMeasure, RepairMethod, RepairValues, release_repair};
 use serde::Serialize;
 
-use crate::job::{LoadedJob, noise_rng};
+use crate::job::noise_rng;
+use crate::load::LoadedJob;
 use crate::privacy::{budget_split, measure_and_release};
 use crate::repair::{EXACT_COVER_WORK, RepairFacts, exact_repair};
 use crate::{EngineError, JobConfig, Measure, NON_PRIVATE_LABEL};
