@@ -162,14 +162,30 @@ fn client_report(report: Report, dataset: &str, fixed_time: bool) -> Report {
 /// allocation fails and the process aborts, which the coordinator reports
 /// as `over quota`.
 #[allow(unsafe_code)] // setrlimit: see SAFETY below
-fn limit_memory(bytes: u64) -> Result<(), String> {
+fn limit_memory(bytes: u64) -> std::io::Result<()> {
     let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
     // SAFETY: setrlimit reads the struct we pass and touches no memory of ours.
     if unsafe { libc::setrlimit(libc::RLIMIT_DATA, &limit) } == 0 {
         Ok(())
     } else {
-        Err(std::io::Error::last_os_error().to_string())
+        Err(std::io::Error::last_os_error())
     }
+}
+
+/// Why the job spec on standard input cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum SpecError {
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+/// The [`JobSpec`] on standard input.
+fn read_spec() -> Result<JobSpec, SpecError> {
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input)?;
+    Ok(serde_json::from_str(&input)?)
 }
 
 /// `dpincon-coordinator run-job`: reads a [`JobSpec`] from standard input,
@@ -183,12 +199,7 @@ pub fn run_job_process() -> u8 {
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
     }
-    let mut input = String::new();
-    let spec: JobSpec = match std::io::stdin()
-        .read_to_string(&mut input)
-        .map_err(|e| e.to_string())
-        .and_then(|_| serde_json::from_str(&input).map_err(|e| e.to_string()))
-    {
+    let spec = match read_spec() {
         Ok(spec) => spec,
         Err(e) => {
             eprintln!("run-job: bad job spec: {e}");

@@ -27,6 +27,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::{Semaphore, mpsc, watch};
 
+use crate::ClusterError;
 use crate::coordinator::Shared;
 use crate::detection::{DetectSeconds, DetectStats};
 use crate::job_process::{ChildMessage, JobSpec};
@@ -190,7 +191,7 @@ async fn run_one(job: &Active, shared: &Shared) {
     let mut stats = None;
     let outcome = match child_spec(job, shared) {
         Ok(spec) => run_child(job, shared, &spec, reveal, &mut cancel, &mut stats).await,
-        Err(e) => Outcome::Failed(FailureReason::Internal, e),
+        Err(e) => Outcome::Failed(FailureReason::Internal, e.to_string()),
     };
     if let Some(s) = &stats {
         // Where detection's time went: it grows with the data, so only
@@ -301,11 +302,11 @@ fn return_unused(job: &Active, used: f64) {
 
 /// The child's spec; a gated night's options read the epochs its
 /// dataset's earlier nights published (the job store).
-fn child_spec(job: &Active, shared: &Shared) -> Result<JobSpec, String> {
+fn child_spec(job: &Active, shared: &Shared) -> Result<JobSpec, ClusterError> {
     let gate = match job.accepted.gate() {
         Some(gate) => {
             let dataset = &job.accepted.dataset.name;
-            let stored = shared.store.reports(dataset).map_err(|e| e.to_string())?;
+            let stored = shared.store.reports(dataset)?;
             let reports: Vec<dpincon_engine::Report> = stored
                 .iter()
                 .filter_map(|r| serde_json::from_str::<dpincon_engine::Report>(r).ok())
@@ -372,10 +373,10 @@ async fn run_child(
     // dies before reporting (it cleans up after itself otherwise).
     let mut submitted = None;
     let talk = async {
-        stdin.write_all(&input).await.map_err(|e| format!("cannot send the job: {e}"))?;
+        stdin.write_all(&input).await.map_err(ChildError::Send)?;
         drop(stdin);
         let mut last = None;
-        while let Some(line) = stdout.next_line().await.map_err(|e| e.to_string())? {
+        while let Some(line) = stdout.next_line().await.map_err(ChildError::Read)? {
             match serde_json::from_str::<ChildMessage>(&line) {
                 Ok(ChildMessage::Submitted(ballista)) => submitted = Some(ballista),
                 Ok(ChildMessage::Start(phase)) => {
@@ -386,10 +387,10 @@ async fn run_child(
                     s.phase.clear();
                 }),
                 Ok(end) => last = Some(end),
-                Err(e) => return Err(format!("unreadable message from the job process: {e}")),
+                Err(e) => return Err(ChildError::Message(e)),
             }
         }
-        Ok::<_, String>(last)
+        Ok::<_, ChildError>(last)
     };
     let deadline = job.slot.end_ms;
     // (The watch's guard is dropped before anything else awaits.)
@@ -440,8 +441,19 @@ async fn run_child(
             FailureReason::Internal,
             format!("the job process ended without an outcome ({status:?})"),
         ),
-        Err(e) => Outcome::Failed(FailureReason::Internal, e),
+        Err(e) => Outcome::Failed(FailureReason::Internal, e.to_string()),
     }
+}
+
+/// Why the talk with a job process broke off.
+#[derive(Debug, thiserror::Error)]
+enum ChildError {
+    #[error("cannot send the job: {0}")]
+    Send(#[source] std::io::Error),
+    #[error(transparent)]
+    Read(std::io::Error),
+    #[error("unreadable message from the job process: {0}")]
+    Message(#[source] serde_json::Error),
 }
 
 /// Cancels the Ballista job of a child that was killed or died: its tasks

@@ -188,7 +188,8 @@ async fn a_quota_cannot_be_an_exact_oracle_and_its_verdict_is_charged() {
     let tight = format!("--config={}", tight.display());
     let refused = try_coordinator(dir.path(), &["--scheduler", "http://127.0.0.1:9"], &[&tight]);
     let why = refused.err().expect("a cap below the verdict's margin is refused");
-    assert!(why.contains("max-edges 2000") && why.contains("give max-edges of at least"), "{why}");
+    let log = &why.log;
+    assert!(log.contains("max-edges 2000") && log.contains("give max-edges of at least"), "{why}");
 
     let cluster = Cluster::start_with(dir.path(), &config, 2, &[], &[]);
     let c = cluster.client();

@@ -193,7 +193,7 @@ async fn two_coordinators_refuse_to_share_a_ledger_directory() {
         &["--config", config.to_str().unwrap()],
     );
     let why = second.err().expect("the second coordinator must not start");
-    assert!(why.contains("in use by another process"), "{why}");
+    assert!(why.log.contains("in use by another process"), "{why}");
     // Its own state directory but the first one's ledger directory: refused too.
     let shared_ledger =
         std::fs::read_to_string(&config).unwrap().replace("main/state", "second-state");
@@ -206,5 +206,5 @@ async fn two_coordinators_refuse_to_share_a_ledger_directory() {
     )
     .err()
     .expect("a shared ledger directory must be refused");
-    assert!(why.contains("ledgers") && why.contains("in use"), "{why}");
+    assert!(why.log.contains("ledgers") && why.log.contains("in use"), "{why}");
 }

@@ -40,6 +40,19 @@ pub struct Proc {
     pub log: PathBuf,
 }
 
+/// A process that did not say it listens: what it printed instead, and
+/// its standard error.
+#[derive(Debug, thiserror::Error)]
+#[error("{bin} did not start: {line:?}\n{log}")]
+pub struct NotStarted {
+    /// The binary.
+    pub bin: String,
+    /// Its first line of output (empty if none came within a minute).
+    pub line: String,
+    /// Its standard error.
+    pub log: String,
+}
+
 impl Proc {
     /// Starts `bin` with `args`; waits (bounded) for the first line of its
     /// output, its readiness signal.
@@ -48,7 +61,7 @@ impl Proc {
     }
 
     /// [`Proc::start`], or why the process did not start (its log).
-    pub fn try_start(bin: &str, args: &[&str], log: PathBuf) -> Result<Proc, String> {
+    pub fn try_start(bin: &str, args: &[&str], log: PathBuf) -> Result<Proc, NotStarted> {
         Proc::try_start_env(bin, args, &[], log)
     }
 
@@ -58,7 +71,7 @@ impl Proc {
         args: &[&str],
         env: &[(&str, &str)],
         log: PathBuf,
-    ) -> Result<Proc, String> {
+    ) -> Result<Proc, NotStarted> {
         let mut child = Command::new(bin)
             .args(args)
             .envs(env.iter().copied())
@@ -81,7 +94,7 @@ impl Proc {
         let line = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
         let Some(addr) = line.strip_prefix("listening on ") else {
             let _ = proc.child.wait();
-            return Err(format!("{bin} did not start: {line:?}\n{}", proc.logs()));
+            return Err(NotStarted { bin: bin.into(), line, log: proc.logs() });
         };
         proc.addr = addr.trim().to_string();
         Ok(proc)
@@ -449,7 +462,7 @@ pub fn coordinator(dir: &Path, scheduler: &[&str], extra: &[&str]) -> Proc {
 }
 
 /// [`coordinator`], or why it did not start.
-pub fn try_coordinator(dir: &Path, scheduler: &[&str], extra: &[&str]) -> Result<Proc, String> {
+pub fn try_coordinator(dir: &Path, scheduler: &[&str], extra: &[&str]) -> Result<Proc, NotStarted> {
     try_coordinator_env(dir, scheduler, extra, &[])
 }
 
@@ -460,7 +473,7 @@ pub fn try_coordinator_env(
     scheduler: &[&str],
     extra: &[&str],
     env: &[(&str, &str)],
-) -> Result<Proc, String> {
+) -> Result<Proc, NotStarted> {
     let tokens = client_tokens(dir);
     let mut args = vec!["--listen", "127.0.0.1:0", "--client-tokens", path_str(&tokens)];
     args.extend_from_slice(scheduler);
