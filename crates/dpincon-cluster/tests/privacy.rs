@@ -64,10 +64,9 @@ async fn client_set_seed_ledger_cap_paths_and_exact_values_are_refused_and_nothi
     assert!(c.list().await.unwrap().is_empty());
     // A proper job runs and is charged by the operator's ledger.
     let id = c.submit(&job(&constraints, json!({"epsilon": 0.5}))).await.unwrap();
-    let report: serde_json::Value =
-        serde_json::from_str(&within(c.wait(&id, |_| {})).await.unwrap()).unwrap();
-    assert_eq!(report["seeded"], false);
-    assert!(report.get("non_private").is_none() && report.get("timings").is_none());
+    let report = common::report(&within(c.wait(&id, |_| {})).await.unwrap());
+    assert!(!report.seeded);
+    assert!(report.non_private.is_none() && report.timings.is_none());
     let (spent, _) = ledger_charges(&ledger_path(dir.path(), "main"));
     assert!((spent - 1.5).abs() < 1e-9, "{spent}");
 }

@@ -157,10 +157,9 @@ async fn standalone_cluster_gives_the_embedded_stream_and_releases() {
     // Every constraint is a key, an FD or an order pair: I_R's upper bound
     // sums their covers, the Age/Tenure pair's from the covers-only task
     // (its detection runs as pair tasks of the row groups).
-    let r = |report: &dpincon_engine::Report| {
-        let r = serde_json::to_value(report).unwrap()["measures"]["r"].clone();
-        let parts = r["parts"].as_array().unwrap().iter();
-        parts.map(|p| p["statistic"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    let r = |report: &Report| {
+        let r = report.measures.as_ref().and_then(|m| m.r.as_ref()).expect("I_R released");
+        r.parts.iter().map(|p| p.statistic.clone()).collect::<Vec<_>>()
     };
     let report = run_job(&job(&parquet, &dcs, None), &NoProgress).await.unwrap();
     assert_eq!(r(&report), ["twice-lower-bound", "cover-sum"]);
@@ -195,7 +194,7 @@ async fn standalone_cluster_gives_the_embedded_stream_and_releases() {
         assert_eq!(from_parquet, embedded_fingerprint(&job(&noisy, dcs, None)).await);
     }
     let report = run_job(&job(&tax, &key, None), &NoProgress).await.unwrap();
-    let p = serde_json::to_value(&report).unwrap()["measures"]["p"].clone();
-    assert_eq!(p["selection"][0]["mechanism"], "class-count", "{p}");
-    assert_eq!(p["theta"], 1, "{p}");
+    let p = report.measures.and_then(|m| m.p).expect("I_P released");
+    assert_eq!(p.selection[0].mechanism, "class-count", "{p:?}");
+    assert_eq!(p.theta, 1, "{p:?}");
 }

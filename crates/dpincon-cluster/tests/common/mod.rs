@@ -597,33 +597,37 @@ pub fn write_table(dir: &Path, rows: usize) -> (PathBuf, PathBuf) {
     (data, constraints)
 }
 
-/// The embedded run's report as JSON, and its edge-stream fingerprint.
-pub async fn embedded(job: &JobConfig) -> (serde_json::Value, String) {
-    let report = dpincon_engine::run_job(job, &NoProgress).await.expect("embedded run");
+/// The embedded run's report, written and read back as a remote one
+/// arrives ([`report`]), and its edge-stream fingerprint.
+pub async fn embedded(job: &JobConfig) -> (Report, String) {
+    let ran = dpincon_engine::run_job(job, &NoProgress).await.expect("embedded run");
     let loaded = dpincon_engine::load(job, &NoProgress).await.expect("embedded load");
     let fingerprint = edge_stream_fingerprint(loaded.graph.edges()).to_string();
-    // Through text, as a remote report arrives: serde_json's default float
-    // parsing may miss the last bit, the same way on both sides.
-    let text = serde_json::to_string(&report).unwrap();
-    (serde_json::from_str(&text).unwrap(), fingerprint)
+    (report(&serde_json::to_string(&ran).unwrap()), fingerprint)
 }
 
-/// A report read as the typed [`Report`] (a missing required field fails
-/// here, on either side), keeping what must agree between runs: the job
-/// id, the ledger, timings, paths and the thread count never do. A field
-/// renamed on both sides (one struct writes both) reads back alike, so
-/// every key path must also be one `dpincon-engine` pins
+/// A report's text read as the typed [`Report`] (a missing required field
+/// fails here), through `serde_json::Value` on every side: serde_json's
+/// default float parsing may miss the last bit, the same way on both. A
+/// field renamed on both sides (one struct writes both) reads back alike,
+/// so every key path must also be one `dpincon-engine` pins
 /// (`tests/report_keys.txt`, kept by its `tests/report.rs`).
-pub fn comparable(json: &serde_json::Value) -> Report {
-    let paths = report_keys::key_paths(json);
+pub fn report(text: &str) -> Report {
+    let json: serde_json::Value = serde_json::from_str(text).expect("report JSON");
+    let paths = report_keys::key_paths(&json);
     let pinned =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../dpincon-engine/tests/report_keys.txt");
     let pinned = std::fs::read_to_string(pinned).unwrap();
     let pinned: std::collections::BTreeSet<&str> = pinned.lines().collect();
     let unknown: Vec<&String> = paths.iter().filter(|p| !pinned.contains(p.as_str())).collect();
     assert!(unknown.is_empty(), "report keys not pinned by dpincon-engine: {unknown:?}");
-    let mut report: Report = serde_json::from_value(json.clone())
-        .unwrap_or_else(|e| panic!("not a report ({e}): {json}"));
+    serde_json::from_value(json).unwrap_or_else(|e| panic!("not a report ({e}): {text}"))
+}
+
+/// What must agree between runs: all but the job id, the ledger, timings,
+/// paths and the thread count.
+pub fn comparable(report: &Report) -> Report {
+    let mut report = report.clone();
     report.job_id.clear();
     report.data.clear();
     report.constraints.clear();
@@ -637,6 +641,11 @@ pub fn comparable(json: &serde_json::Value) -> Report {
         exact.repair = None;
     }
     report
+}
+
+/// The report's exact values (a non-private job's).
+pub fn exact(report: &Report) -> &dpincon_engine::NonPrivateReport {
+    report.non_private.as_ref().expect("a non-private report")
 }
 
 /// Waits (bounded) until `proc`'s log contains `needle`: the coordinator
