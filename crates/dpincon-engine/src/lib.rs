@@ -27,8 +27,8 @@ pub use dpincon_api::{Measure, ReleaseOptions, TestOptions};
 pub use dpincon_source::{ColumnTypes, TableSpec};
 pub use dpincon_source::{DataFormat, OutputFile, PostgresSource};
 pub use job::{
-    JobOutcome, NoProgress, Phase, Prepaid, Progress, new_job_id, run_job, run_job_on_table,
-    run_job_with, run_prepaid_job,
+    JobOutcome, NoProgress, Phase, Prepaid, Progress, UnknownPhase, new_job_id, run_job,
+    run_job_on_table, run_job_with, run_prepaid_job,
 };
 pub use load::{
     BoundTable, Detected, EncodedTable, JobLoader, LoadContext, LoadedJob, LocalLoader, ReadTable,
