@@ -24,6 +24,7 @@ mod prepare;
 mod read;
 mod spec;
 
+pub use csv_file::infer::InferredType;
 pub use csv_file::ranges::{
     CsvRange, CsvSplit, CsvSplitter, MIN_RANGE_BYTES, read_csv_range, read_range_from, split_csv,
 };

@@ -8,7 +8,7 @@
 //! whole read. A cluster's executors read byte ranges of it instead
 //! ([`ranges`]), every column's type declared.
 
-mod infer;
+pub(crate) mod infer;
 pub(crate) mod ranges;
 
 use std::fs::File;
