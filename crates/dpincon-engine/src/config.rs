@@ -66,8 +66,13 @@ impl Constraints {
         }
     }
 
-    /// The text, read once, and its parse; errors name
-    /// [`Constraints::origin`].
+    /// The parsed constraints; errors name [`Constraints::origin`].
+    pub fn parse(&self) -> Result<Vec<dpincon_constraints::DenialConstraint>, EngineError> {
+        self.read().map(|(_, parsed)| parsed)
+    }
+
+    /// The text, read once, and its parse (the job's load ships the text to
+    /// a cluster's executors); errors name [`Constraints::origin`].
     pub fn read(
         &self,
     ) -> Result<(String, Vec<dpincon_constraints::DenialConstraint>), EngineError> {
