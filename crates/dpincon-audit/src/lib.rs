@@ -6,7 +6,8 @@
 //! a webhook on failed checks and low budgets ([`notify`]). A dataset that
 //! declares a public version re-serves its last release while the version
 //! is unchanged, at no ε ([`reserve`]); a test clock dates a run for
-//! replays ([`RunContext`]).
+//! replays ([`RunContext`]). [`session`] is a whole run, as the CLI's
+//! `audit` and the Python package's `Suite.run` do it.
 //!
 //! Privacy: every number here is post-processing of the engine's DP
 //! releases (value, `ci95`, public noise scales) or of public suite
@@ -24,6 +25,7 @@ mod reason;
 pub mod report;
 pub mod reserve;
 mod run;
+pub mod session;
 pub mod suite;
 pub mod time;
 pub mod verdict;
@@ -36,5 +38,6 @@ pub use run::{
     AuditOutcome, AuditRun, CheckResult, DatasetBudget, DatasetResult, DatasetStatus, Job, budgets,
     run_suite, run_suite_remote,
 };
+pub use session::{Finished, Observer, RunOptions, Session};
 pub use suite::Suite;
 pub use verdict::{ExitStatus, Verdict};

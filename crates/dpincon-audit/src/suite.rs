@@ -217,6 +217,11 @@ impl Suite {
         }
     }
 
+    /// The history database (resolved at parse; the default beside the suite).
+    pub fn history_path(&self) -> PathBuf {
+        self.history.clone().unwrap_or_default()
+    }
+
     /// Reads and validates `path`, and checks each declared `schema`
     /// against its table's header (or Parquet footer; no row is read).
     pub fn load(path: &Path) -> Result<Suite, AuditError> {
@@ -227,6 +232,19 @@ impl Suite {
             .check_schemas()
             .map_err(|message| AuditError::Suite { path: path.to_path_buf(), message })?;
         Ok(suite)
+    }
+
+    /// A suite built in code, deserialised from the file's keys by any
+    /// serde format (the Python package's dicts): validated, resolved and
+    /// schema-checked as [`Suite::load`] does a file, its relative paths
+    /// against `base` (a file's are against its folder). `origin` names
+    /// it in errors, where a file's path would.
+    pub fn checked(mut self, origin: &Path, base: &Path) -> Result<Suite, AuditError> {
+        let err = |message: String| AuditError::Suite { path: origin.to_path_buf(), message };
+        self.validate().map_err(err)?;
+        self.resolve(base);
+        self.check_schemas().map_err(err)?;
+        Ok(self)
     }
 
     fn check_schemas(&self) -> Result<(), String> {

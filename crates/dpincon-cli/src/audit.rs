@@ -1,8 +1,11 @@
-//! `dpincon-cli audit`: runs a suite (dpincon-audit) and writes its
-//! reports; `audit history` prints each check's trend. Exit codes as
-//! Soda's: 0 pass, 1 inconclusive or warn, 2 fail, 3 error. With
-//! `--coordinator`, each dataset's job runs on a coordinator, whose ledger
-//! governs; verdicts, history and reports are made here the same way.
+//! `dpincon-cli audit`: runs a suite and writes its reports
+//! (`dpincon_audit::session`, the run the Python package's `Suite.run`
+//! makes too; this file prints it); `audit history` prints each check's
+//! trend. Exit codes as Soda's: 0 pass, 1 inconclusive or warn, 2 fail,
+//! 3 error. With `--coordinator`, each dataset's job runs on a
+//! coordinator, whose ledger governs (the gRPC client is the CLI's, not
+//! the audit crate's); verdicts, history and reports are made here the
+//! same way.
 //!
 //! A dataset without a release shows a fixed public reason in the reports,
 //! the history and on standard output; the full message (the engine's or
@@ -17,21 +20,20 @@
 //! test mode. A dataset whose declared version is unchanged re-serves its
 //! last release at no ε, here and with `--coordinator` alike.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use dpincon_api::Figure;
-use dpincon_audit::history::History;
+use dpincon_audit::notify::NotifyError;
+use dpincon_audit::report::text;
 use dpincon_audit::suite::Dataset;
 use dpincon_audit::{
-    AuditOutcome, ExitStatus, Failure, Job, Reason, RunContext, Suite, notify, report, reserve,
-    run_suite, run_suite_remote,
+    AuditOutcome, AuditRun, Detail, ExitStatus, Failure, Observer, Reason, RunContext, RunOptions,
+    Session, Suite, run_suite_remote, session,
 };
 use dpincon_client::{ClientError, ClientJob, progress_line};
-use dpincon_engine::gate::run_gated_night;
-use dpincon_engine::{TestOptions, run_job};
+use dpincon_engine::{Progress, TestOptions};
 
 use crate::progress;
 use crate::remote::{ConnectArgs, describe};
@@ -93,102 +95,55 @@ async fn run(args: AuditArgs) -> anyhow::Result<ExitStatus> {
     }
     let path = args.suite.clone().context("--suite FILE is required")?;
     let suite = Suite::load(&path)?;
-    let history_path = suite.history.clone().unwrap_or_default();
     if let Some(AuditCommand::History) = args.command {
-        let history = History::open(&history_path)?;
-        print_history(&history.trends(&suite.name)?, suite.zone());
+        print!("{}", text::trends(&session::trends(&suite)?, suite.zone()));
         return Ok(ExitStatus::Pass);
     }
-    // Open the store first: a broken history fails before any budget is spent.
-    let mut history = History::open(&history_path)?;
-    let ctx = RunContext::load(&suite, &history, args.as_of.as_deref(), args.seed)?;
-    let AuditOutcome { run, details } = match &args.coordinator {
+    let options = RunOptions { out: args.out.clone(), seed: args.seed, as_of: args.as_of.clone() };
+    let session = Session::open(&suite, &options)?;
+    let finished = match &args.coordinator {
         Some(url) => {
-            let charged = history.charged(&suite.name)?;
-            remote_run(&suite, url, &charged, &ctx, &args).await?
+            let charged = session.charged()?;
+            let outcome = remote_run(&suite, url, &charged, session.context(), &args).await?;
+            session.finish(outcome, &Console).await?
         }
-        None => {
-            suite.require_tables(&path)?;
-            run_suite(&suite, &ctx, async |job, name: &str| {
-                let bar = progress::Bar::for_dataset(name);
-                match job {
-                    Job::Release(config) => run_job(&config, &bar).await,
-                    Job::Gated(config, gate) => run_gated_night(&config, &gate, &bar).await,
-                }
-                .map_err(Failure::from)
-            })
-            .await
-        }
+        None => session.run_here(&path, &Console).await?,
     };
-    // The operator's eyes only: never in a report or the history.
-    for d in &details {
-        eprintln!("dataset {}: {}: {}", d.dataset, d.reason, d.message);
+    Ok(finished.run.status)
+}
+
+/// The run on the console: progress and the operator's details on standard
+/// error, the run's lines on standard output.
+struct Console;
+
+impl Observer for Console {
+    fn progress(&self, dataset: &str) -> Box<dyn Progress> {
+        Box::new(progress::Bar::for_dataset(dataset))
     }
-    history.append(&run)?;
-    for c in run.checks() {
-        println!("{:<13} {:<28} {}", c.verdict.name().to_uppercase(), c.name, c.message);
-    }
-    if let Some(as_of) = &run.test_clock {
-        println!("TEST CLOCK: this run is dated {as_of} (--as-of), not by when it ran");
-    }
-    for d in &run.datasets {
-        let b = &d.budget;
-        match (&d.error, &d.reserved_from, &d.version) {
-            (Some(e), _, _) => println!("dataset {}: {:?}: {e}", d.name, d.status),
-            (None, Some(from), Some(version)) => println!(
-                "dataset {}: {} (job {}): nothing charged, ε spent {} of {}, {} nights \
-                 left at this rate",
-                d.name,
-                reserve::note(version, from.started_unix, suite.zone()),
-                from.job_id,
-                Figure(b.spent),
-                Figure(b.cap),
-                b.nights_left
-            ),
-            (None, _, _) if b.plan.is_some() => {
-                let p = b.plan.as_ref().expect("matched");
-                println!(
-                    "dataset {}: gated, ε {} charged tonight; lifetime ε spent {} of {} \
-                     ({} planned over {} nights), {} fresh releases left of {} planned",
-                    d.name,
-                    Figure(b.per_run),
-                    Figure(p.spent),
-                    Figure(b.cap),
-                    Figure(p.planned),
-                    p.horizon_nights,
-                    p.refreshes_left,
-                    p.refreshes_planned
-                )
-            }
-            _ => println!(
-                "dataset {}: ε spent {} of {}, {} left, {} nights left at this rate",
-                d.name,
-                Figure(b.spent + b.per_run),
-                Figure(b.cap),
-                Figure(b.remaining),
-                b.nights_left
-            ),
+
+    fn failures(&self, details: &[Detail]) {
+        // The operator's eyes only: never in a report or the history.
+        for d in details {
+            eprintln!("dataset {}: {}: {}", d.dataset, d.reason, d.message);
         }
     }
-    let written = match &args.out {
-        Some(out) => history
-            .trends(&suite.name)
-            .and_then(|trends| report::write_all(out, &run, &trends))
-            .map(|()| println!("reports written to {}", out.display())),
-        None => Ok(()),
-    };
-    // Last, once the run is in the history and the reports are written:
-    // an alert is best effort, so it can neither lose a result nor change
-    // the exit code (a failure to send is one line on standard error).
-    if let Some(settings) = &suite.notify {
-        match notify::notify(&run, settings).await {
+
+    fn recorded(&self, suite: &Suite, run: &AuditRun) {
+        print!("{}", text::summary(run, suite.zone()));
+    }
+
+    fn reports_written(&self, dir: &Path) {
+        println!("reports written to {}", dir.display());
+    }
+
+    fn notified(&self, result: &Result<usize, NotifyError>) {
+        // Best effort: a failure to send is one line on standard error.
+        match result {
             Ok(0) => {}
             Ok(n) => println!("notify: {n} event(s) sent to the webhook"),
             Err(e) => eprintln!("notify: webhook not sent: {e}"),
         }
     }
-    written?;
-    Ok(run.status)
 }
 
 /// Submits each dataset's job to the coordinator and waits for its report.
@@ -262,25 +217,4 @@ fn remote_failure(url: &str, e: ClientError, at_submission: bool) -> Failure {
         Reason::FailedOnCoordinator
     };
     Failure::new(reason, describe(url, e))
-}
-
-/// Each check's nights, dated in ISO 8601 (the suite's `time-zone`, else
-/// UTC); a night dated by a test clock or re-served says so.
-fn print_history(trends: &[dpincon_audit::history::Trend], zone: Option<dpincon_audit::time::Tz>) {
-    for t in trends {
-        println!("{} ({}, {}):", t.check, t.dataset, t.measure);
-        for p in &t.points {
-            println!(
-                "  {}  {:>10}  [{}, {}]  {:<12}{}{}{}",
-                dpincon_audit::time::iso8601(p.started_unix, zone),
-                p.value,
-                p.ci95[0],
-                p.ci95[1],
-                p.verdict,
-                if p.changed { "  CHANGED beyond the noise" } else { "" },
-                if p.reserved { "  re-served" } else { "" },
-                if p.test_clock { "  (test clock)" } else { "" }
-            );
-        }
-    }
 }

@@ -291,8 +291,20 @@ fn same_dataset(path: &Path, contents: &Contents, dataset: &Path) -> Result<(), 
     }
 }
 
+/// The table's canonical path. A table that is missing (refused later as
+/// unreadable data) is named by its canonical directory, as it would be
+/// once it exists: named as written, it read as another dataset's ledger.
 fn dataset_name(dataset: &Path) -> String {
-    std::fs::canonicalize(dataset).unwrap_or_else(|_| PathBuf::from(dataset)).display().to_string()
+    let in_canonical_dir = || {
+        let dir = dataset.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        Some(std::fs::canonicalize(dir).ok()?.join(dataset.file_name()?))
+    };
+    std::fs::canonicalize(dataset)
+        .ok()
+        .or_else(in_canonical_dir)
+        .unwrap_or_else(|| PathBuf::from(dataset))
+        .display()
+        .to_string()
 }
 
 fn now() -> u64 {
@@ -533,8 +545,14 @@ mod tests {
         charge(&ledger, &a, None, "j", &[("r", 1.0)]).unwrap();
         let err = charge(&ledger, &b, None, "j", &[("r", 1.0)]).unwrap_err().to_string();
         assert!(err.contains("belongs to dataset"), "{err}");
+        // A table gone missing is still its own ledger's dataset (the job
+        // then fails reading it), however its path is written.
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::remove_file(&a).unwrap();
+        check(&ledger, &a, None, 1.0).unwrap();
+        check(&ledger, &dir.path().join("sub/../a.csv"), None, 1.0).unwrap();
         std::fs::write(&ledger, "not json\n").unwrap();
-        let err = check(&ledger, &a, None, 1.0).unwrap_err().to_string();
+        let err = check(&ledger, &b, None, 1.0).unwrap_err().to_string();
         assert!(err.contains("line 1"), "{err}");
     }
 

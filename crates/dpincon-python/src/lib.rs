@@ -2,11 +2,15 @@
 //! `measure` runs the engine's job on a file, an S3 object, a PostgreSQL
 //! source or any object with `__arrow_c_stream__` (pyarrow, Polars,
 //! pandas, DuckDB), read batch by batch without a copy, with the GIL
-//! released while the job runs. The design is in the crate's README.
+//! released while the job runs; and the audits: a `Suite` from TOML or a
+//! dict, run as `dpincon-cli audit` runs it, with the same reports and
+//! history. The design is in the crate's README.
 //!
 //! Everything Python is behind the `python` feature, which maturin turns
 //! on: the workspace's own builds compile this crate empty and need no
 //! Python.
 
+#[cfg(feature = "python")]
+mod audit;
 #[cfg(feature = "python")]
 mod module;

@@ -1,5 +1,5 @@
 //! The extension module: `measure`, its typed results, `Ledger`, and the
-//! exceptions.
+//! exceptions; the audits' classes are [`crate::audit`]'s.
 
 use std::path::PathBuf;
 
@@ -137,7 +137,7 @@ impl Release {
 }
 
 /// A serde enum's text (`ub-direct`, `combined`).
-fn text_of(value: &impl serde::Serialize) -> String {
+pub(crate) fn text_of(value: &impl serde::Serialize) -> String {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(s)) => s,
         other => format!("{other:?}"),
@@ -273,7 +273,10 @@ impl Measurement {
 
 /// `value` as `json.loads` would read its JSON (lists, not tuples, for
 /// fixed arrays such as `ci95`).
-fn to_python<'py>(py: Python<'py>, value: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_python<'py>(
+    py: Python<'py>,
+    value: &impl serde::Serialize,
+) -> PyResult<Bound<'py, PyAny>> {
     let failed = |e: &dyn std::fmt::Display| DpinconError::new_err(e.to_string());
     let json = serde_json::to_value(value).map_err(|e| failed(&e))?;
     pythonize::pythonize(py, &json).map_err(|e| failed(&e))
@@ -365,6 +368,9 @@ fn measure(
             py.detach(|| block_on(run_job_with(&config, &NoProgress, &loader)))
         }
     };
+    let outcome = outcome
+        .map_err(|e| EngineError::Config(format!("cannot start the runtime: {e}")))
+        .flatten();
     match outcome {
         Ok(report) => Ok(Measurement { report }),
         Err(e) => Err(engine_error(py, e, &config)),
@@ -382,35 +388,30 @@ fn read_stream(stream: Py<PyAny>, name: String) -> Result<TableData, EngineError
     Ok(dpincon_source::read_batches(name, reader)?)
 }
 
-/// Runs a job's future on a runtime of its own (the CLI's kind): the
-/// caller's thread blocks, without the GIL.
-fn block_on<T>(
-    future: impl std::future::Future<Output = Result<T, EngineError>>,
-) -> Result<T, EngineError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| EngineError::Config(format!("cannot start the runtime: {e}")))?;
-    runtime.block_on(future)
+/// Runs a job's or an audit's future on a runtime of its own (the CLI's
+/// kind): the caller's thread blocks, without the GIL.
+pub(crate) fn block_on<T>(future: impl std::future::Future<Output = T>) -> std::io::Result<T> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    Ok(runtime.block_on(future))
 }
 
 /// `os.fspath(value)`.
-fn fspath(value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+pub(crate) fn fspath(value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     let os = value.py().import("os")?;
     os.call_method1("fspath", (value,))?.extract()
 }
 
 fn config_error(message: &str) -> PyErr {
-    with_detail(ConfigError::new_err(Reason::InvalidJob.text()), Reason::InvalidJob, message)
+    let reason = Reason::InvalidJob.text();
+    with_detail(ConfigError::new_err(reason), reason, message)
 }
 
-/// An exception whose `str()` is the public reason, with `reason` and the
-/// full `detail` as attributes.
-fn with_detail(err: PyErr, reason: Reason, detail: &str) -> PyErr {
+/// An exception whose `str()` is the public `reason`, with `reason` and
+/// the full `detail` as attributes.
+pub(crate) fn with_detail(err: PyErr, reason: &str, detail: &str) -> PyErr {
     Python::attach(|py| {
         let value = err.value(py);
-        let set =
-            value.setattr("reason", reason.text()).and_then(|()| value.setattr("detail", detail));
+        let set = value.setattr("reason", reason).and_then(|()| value.setattr("detail", detail));
         match set {
             Ok(()) => err,
             Err(e) => e,
@@ -445,7 +446,7 @@ fn engine_error(py: Python<'_>, e: EngineError, config: &JobConfig) -> PyErr {
         Reason::InvalidJob => ConfigError::new_err(text),
         _ => DpinconError::new_err(text),
     };
-    let err = with_detail(err, failure.reason, &failure.detail);
+    let err = with_detail(err, text, &failure.detail);
     if failure.reason == Reason::BadConstraint {
         let value = err.value(py);
         if let Err(e) = value.setattr("line", line).and_then(|()| value.setattr("column", column)) {
@@ -495,5 +496,5 @@ fn _dpincon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConstraintError", py.get_type::<ConstraintError>())?;
     m.add("DataError", py.get_type::<DataError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
-    Ok(())
+    crate::audit::register(m)
 }

@@ -20,6 +20,22 @@ const DEGREE_BOUND_SHARE: f64 = 0.25;
 /// only adds noise: half a standard deviation had the lowest mean error on
 /// the training tables (README of this crate).
 const DEGREE_BOUND_MARGIN_SD: f64 = 0.5;
+/// `ub-direct` projects at no θ below this where d̃ bounds the degrees:
+/// d̃'s noise (scale ≈ 15 at ε = 0.5) puts d̃ + margin below 1 in about a
+/// fifth of the runs, and on duplicated keys, whose degrees are 1–2, θ = 1
+/// then drops a third of the edges. One more unit of θ costs at most 1/ε2
+/// of noise. 2 is I_P's τ₀ (`dpincon_detect::EXCESS_FROM`: exact copies
+/// come in pairs most often); chosen on the training suite (README, the
+/// tenth round).
+const THETA_FLOOR: u32 = 2;
+/// `ub-direct` draws d̃ a second time when d̃ + margin is at most this many
+/// standard deviations of its noise: there θ* is mostly d̃'s noise (scale
+/// 15 at ε = 0.5 against degrees of 1–10), and each unit of it costs the
+/// release 1/ε2 (README, the eleventh round: chosen on the training suite
+/// among 1–4 by the worst ratio to the limit, left-one-family-out).
+const SHARPER_BOUND_SDS: f64 = 3.0;
+/// Share of ε (from the release's) on that second d̃ (among 0.1–0.3).
+const SHARPER_BOUND_SHARE: f64 = 0.2;
 /// `ub-direct` keeps I_P's noise scale (θ + 1)/ε2 at most this share of the
 /// row count ñ: I_P ≤ n, so noise beyond a tenth of n buys nothing, and a
 /// smaller θ trades it for a truncation bias that is often near zero
@@ -368,11 +384,41 @@ fn noisy_degree_bound(
 ) -> Result<(NoisyDegreeBound, u64), ReleaseError> {
     let k = frequencies.len();
     let noise = DiscreteLaplace::new(k as u64, eps0.value())?;
-    let sum = frequencies.iter().map(|&f| f.saturating_sub(1) as i64).fold(0, i64::saturating_add);
-    let value = noise.release(sum, rng);
+    let value = noise.release(degree_sum(frequencies), rng);
     // DLap(s) has standard deviation ≈ s·√2; public.
     let margin = (margin_sd * noise.scale_f64() * 2f64.sqrt()).ceil() as i64;
     let high = value.saturating_add(upper_quantile(&noise, BOUND_MISS) as i64).max(1) as u64;
+    Ok((NoisyDegreeBound { value, sets: k, margin }, high))
+}
+
+/// Σ_X (maxfreq_X − 1): what d̃ releases.
+fn degree_sum(frequencies: &[u64]) -> i64 {
+    frequencies.iter().map(|&f| f.saturating_sub(1) as i64).fold(0, i64::saturating_add)
+}
+
+/// d̃ drawn again with `second` and averaged with the `first` (drawn with
+/// `first_epsilon`) by inverse variance: post-processing of two ε-DP sums,
+/// whose average has standard deviation √2·k/√(ε0² + ε_s²); the margin is
+/// half of it. The high-confidence bound is the lower of the two draws'
+/// own, each at half the miss (a union bound keeps the miss).
+fn sharper_degree_bound(
+    facts: &TableFacts,
+    (first, first_epsilon): (NoisyDegreeBound, f64),
+    second: Budget,
+    rng: &mut NoiseRng,
+) -> Result<(NoisyDegreeBound, u64), ReleaseError> {
+    let k = first.sets;
+    let noise = DiscreteLaplace::new(k as u64, second.value())?;
+    let drawn = noise.release(degree_sum(&facts.minimal_max_frequencies), rng);
+    let (w1, w2) = (first_epsilon.powi(2), second.value().powi(2));
+    let value = ((w1 * first.value as f64 + w2 * drawn as f64) / (w1 + w2)).round() as i64;
+    let sd = 2f64.sqrt() * k as f64 / (w1 + w2).sqrt();
+    let margin = (DEGREE_BOUND_MARGIN_SD * sd).ceil() as i64;
+    let first_noise = DiscreteLaplace::new(k as u64, first_epsilon)?;
+    let high = |value: i64, noise: &DiscreteLaplace| {
+        value.saturating_add(upper_quantile(noise, BOUND_MISS / 2.0) as i64).max(1) as u64
+    };
+    let high = high(first.value, &first_noise).min(high(drawn, &noise));
     Ok((NoisyDegreeBound { value, sets: k, margin }, high))
 }
 
@@ -500,10 +546,19 @@ pub fn prepare(
             let (rows, eps0) = row_bound_share(spec, facts, selection, sharpen, &mut budget, rng)?;
             (max_rows, rows_high) = (Some(rows.bound), Some(rows.high));
             let n_max = clamp_theta(rows.bound.value);
-            let (bound, top, high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
+            let (mut bound, mut top, mut high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
+            // Where d̃ is mostly its own noise, θ* is too: a second draw
+            // from the release's share (the eleventh round).
+            let sd = 2f64.sqrt() * bound.sets as f64 / eps0.value();
+            if ((bound.value + bound.margin) as f64) <= SHARPER_BOUND_SDS * sd {
+                let second = take_from_release(&mut release, SHARPER_BOUND_SHARE, spec.epsilon)?;
+                (bound, high) = sharper_degree_bound(facts, (bound, eps0.value()), second, rng)?;
+                budget.degree_bound += second.value();
+                top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64);
+            }
             // d̃ bounds the degrees only when every DC has an equality.
             (degree_bound, degree_high) = (Some(bound), (!facts.unbounded).then_some(high));
-            let top = top.min(n_max);
+            let top = top.max(THETA_FLOOR).min(n_max);
             let floor = hub_floor(rows.rows);
             if spec.measure == ProjectedMeasure::Mi && top > floor {
                 // A vacuous bound (hubs: group sizes far above any real

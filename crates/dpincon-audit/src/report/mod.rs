@@ -1,9 +1,11 @@
 //! The reports of one run, all written by [`write_all`] into one folder:
-//! `report.json`, `junit.xml`, `report.html`.
+//! `report.json`, `junit.xml`, `report.html`; and [`text`], its lines for
+//! a console.
 
 pub mod html;
 pub mod json;
 pub mod junit;
+pub mod text;
 
 use std::io::Write;
 use std::path::Path;
