@@ -3,25 +3,24 @@
 
 use std::path::PathBuf;
 
-use dpincon_engine::{JobConfig, NoProgress, load, run_job};
+use dpincon_engine::{JobConfig, MeasuresReport, NoProgress, NonPrivateReport, load, run_job};
 use dpincon_graph::{EdgeFingerprint, edge_stream_fingerprint};
+
+/// A seeded non-private report's exact values and releases.
+pub type ExactView = (Option<NonPrivateReport>, Option<MeasuresReport>);
 
 /// The exact, NON-PRIVATE view of a job: rows, the edge stream's
 /// fingerprint, the non-private report and the seeded releases (what two
 /// sources of the same rows must agree on).
-pub async fn exact(config: JobConfig) -> (u64, EdgeFingerprint, serde_json::Value) {
+pub async fn exact(config: JobConfig) -> (u64, EdgeFingerprint, ExactView) {
     let loaded = load(&config, &NoProgress).await.unwrap();
     let fingerprint = edge_stream_fingerprint(loaded.graph.edges());
     let mut config = config;
     config.test.non_private = true;
     config.test.seed = Some(11);
     config.release.epsilon = Some(1.0);
-    let report = serde_json::to_value(run_job(&config, &NoProgress).await.unwrap()).unwrap();
-    let view = serde_json::json!({
-        "non_private": report["non_private"],
-        "measures": report["measures"],
-    });
-    (loaded.facts.rows, fingerprint, view)
+    let report = run_job(&config, &NoProgress).await.unwrap();
+    (loaded.facts.rows, fingerprint, (report.non_private, report.measures))
 }
 
 /// `shared/data` beside the repository, when it is there (CI has it; a

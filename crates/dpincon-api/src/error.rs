@@ -35,4 +35,16 @@ pub enum ParseError {
     /// Not a duration.
     #[error("'{0}' is not a duration (use e.g. 90s, 10m, 2h, 1d, 52w)")]
     Duration(String),
+    /// `--epsilon-split` of another number of shares than two.
+    #[error("takes two shares, ε1,ε2 (e.g. 0.4,0.6), got {0} value(s)")]
+    SplitShares(usize),
+    /// A share of `--epsilon-split` that is not a number.
+    #[error("share '{text}': {source}")]
+    SplitShare {
+        /// The share as given.
+        text: String,
+        /// Why it is not a number.
+        #[source]
+        source: std::num::ParseFloatError,
+    },
 }

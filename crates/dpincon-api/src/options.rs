@@ -107,15 +107,14 @@ fn is_false(b: &bool) -> bool {
 
 /// `--epsilon-split` as the pair (ε1, ε2).
 #[cfg(feature = "clap")]
-fn split(text: &str) -> Result<[f64; 2], String> {
+fn split(text: &str) -> Result<[f64; 2], crate::ParseError> {
+    use crate::ParseError::{SplitShare, SplitShares};
     let shares: Vec<&str> = text.split(',').collect();
     let [e1, e2] = shares[..] else {
-        return Err(format!(
-            "takes two shares, ε1,ε2 (e.g. 0.4,0.6), got {} value(s)",
-            shares.len()
-        ));
+        return Err(SplitShares(shares.len()));
     };
-    let share = |s: &str| s.trim().parse::<f64>().map_err(|e| format!("share '{s}': {e}"));
+    let share =
+        |s: &str| s.trim().parse::<f64>().map_err(|source| SplitShare { text: s.into(), source });
     Ok([share(e1)?, share(e2)?])
 }
 

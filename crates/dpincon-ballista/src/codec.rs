@@ -52,18 +52,29 @@ impl TableRoots {
     /// The roots an executor was started with: `--allow-tables` (`allow`)
     /// or `--allow-any-table` (`any`), exactly one of them; an executor
     /// given neither refuses to start rather than read any path.
-    pub fn from_flags(allow: Vec<PathBuf>, any: bool) -> std::result::Result<Self, String> {
+    pub fn from_flags(allow: Vec<PathBuf>, any: bool) -> std::result::Result<Self, RootsError> {
         match (allow.is_empty(), any) {
             (false, false) => Ok(TableRoots::Only(allow)),
             (true, true) => Ok(TableRoots::Any),
-            (false, true) => Err("--allow-tables and --allow-any-table: choose one".into()),
-            (true, false) => Err("an executor needs --allow-tables DIR or \
-                 --allow-tables s3://bucket/prefix/ (the tables its plans may scan; repeat it, \
-                 or DPINCON_ALLOW_TABLES with commas), or --allow-any-table on a test cluster \
-                 only"
-                .into()),
+            (false, true) => Err(RootsError::Both),
+            (true, false) => Err(RootsError::Neither),
         }
     }
+}
+
+/// Executor flags that name no tables, or both kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RootsError {
+    /// `--allow-tables` and `--allow-any-table` together.
+    #[error("--allow-tables and --allow-any-table: choose one")]
+    Both,
+    /// Neither flag.
+    #[error(
+        "an executor needs --allow-tables DIR or --allow-tables s3://bucket/prefix/ (the tables \
+         its plans may scan; repeat it, or DPINCON_ALLOW_TABLES with commas), or \
+         --allow-any-table on a test cluster only"
+    )]
+    Neither,
 }
 
 /// Our operators on the wire.

@@ -69,6 +69,12 @@ pub enum BallistaError {
     /// A process could not start (a bad flag, an address, credentials).
     #[error("{0}")]
     Process(String),
+    /// A socket's own address is unknown.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// Ballista's scheduler or executor failed to start or stopped.
+    #[error(transparent)]
+    Runtime(#[from] ballista_core::error::BallistaError),
     /// The job passed a public quota (its disk use).
     #[error("over quota: {0}")]
     OverQuota(String),

@@ -120,19 +120,16 @@ pub async fn serve_scheduler(
     listener: tokio::net::TcpListener,
     tls: Option<&ClusterTls>,
 ) -> Result<(), BallistaError> {
-    let process = |e: ballista_core::error::BallistaError| BallistaError::Process(e.to_string());
-    config.validate().map_err(process)?;
+    config.validate()?;
     let (max_encoding, max_decoding) = (
         config.grpc_server_max_encoding_message_size as usize,
         config.grpc_server_max_decoding_message_size as usize,
     );
-    let cluster = BallistaCluster::new_from_config(&config).await.map_err(process)?;
+    let cluster = BallistaCluster::new_from_config(&config).await?;
     let scheduler =
-        create_scheduler::<LogicalPlanNode, PhysicalPlanNode>(cluster, Arc::new(config))
-            .await
-            .map_err(process)?;
+        create_scheduler::<LogicalPlanNode, PhysicalPlanNode>(cluster, Arc::new(config)).await?;
     let Some(tls) = tls else {
-        return start_grpc_service_with_listener(listener, scheduler).await.map_err(process);
+        return Ok(start_grpc_service_with_listener(listener, scheduler).await?);
     };
     // Executors always send their host (`external_host`), so Ballista's
     // handlers never need axum's ConnectInfo, which tonic does not set.
@@ -256,16 +253,13 @@ pub fn executor_config(
 
 /// Runs an executor until it fails.
 pub async fn run_executor(config: ExecutorProcessConfig) -> Result<(), BallistaError> {
-    start_executor_process(Arc::new(config))
-        .await
-        .map_err(|e| BallistaError::Process(e.to_string()))
+    Ok(start_executor_process(Arc::new(config)).await?)
 }
 
 /// A scheduler and `executors` executors in this process, on loopback
 /// ports (Ballista's standalone mode with our codec); returns the
 /// scheduler's URL. For tests: they live as long as the runtime.
 pub async fn standalone(executors: usize, slots: usize) -> Result<String, BallistaError> {
-    let process = |e: ballista_core::error::BallistaError| BallistaError::Process(e.to_string());
     let codec: BallistaCodec<LogicalPlanNode, PhysicalPlanNode> = BallistaCodec::new(
         Arc::new(ballista_core::serde::BallistaLogicalExtensionCodec::default()),
         DpinconCodec::shared(),
@@ -275,8 +269,7 @@ pub async fn standalone(executors: usize, slots: usize) -> Result<String, Ballis
         Arc::new(default_config_producer),
         codec.clone(),
     )
-    .await
-    .map_err(process)?;
+    .await?;
     let url = format!("http://127.0.0.1:{}", addr.port());
     for _ in 0..executors.max(1) {
         let scheduler = SchedulerGrpcClient::connect(url.clone())
@@ -290,8 +283,7 @@ pub async fn standalone(executors: usize, slots: usize) -> Result<String, Ballis
             codec.clone(),
             Default::default(),
         )
-        .await
-        .map_err(process)?;
+        .await?;
     }
     Ok(url)
 }

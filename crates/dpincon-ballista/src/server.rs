@@ -87,7 +87,7 @@ pub async fn bind_announced(listen: &str) -> Result<(TcpListener, SocketAddr), B
     let listener = TcpListener::bind(listen)
         .await
         .map_err(|e| BallistaError::Process(format!("cannot listen on {listen}: {e}")))?;
-    let addr = listener.local_addr().map_err(|e| BallistaError::Process(e.to_string()))?;
+    let addr = listener.local_addr()?;
     println!("listening on {addr}");
     let _ = std::io::stdout().flush();
     Ok((listener, addr))
@@ -113,7 +113,7 @@ pub async fn spawn_plain_http(
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| BallistaError::Process(format!("{flag} {addr}: {e}")))?;
-    let bound = listener.local_addr().map_err(|e| BallistaError::Process(e.to_string()))?;
+    let bound = listener.local_addr()?;
     tokio::spawn(serve_plain_http(listener, content_type, respond));
     Ok(bound)
 }

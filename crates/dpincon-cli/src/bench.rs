@@ -76,10 +76,26 @@ struct Row {
     naive_projection_speedup: Option<f64>,
 }
 
-fn parse_rows(text: &str) -> Result<u64, String> {
-    let v: f64 = text.trim().parse().map_err(|_| format!("'{text}' is not a row count"))?;
+/// A `--sizes` entry that is not a row count the bench can run.
+#[derive(Debug, thiserror::Error)]
+enum SizeError {
+    #[error("'{text}' is not a row count")]
+    NotANumber {
+        text: String,
+        #[source]
+        source: std::num::ParseFloatError,
+    },
+    #[error("row count {0} out of range")]
+    OutOfRange(String),
+}
+
+fn parse_rows(text: &str) -> Result<u64, SizeError> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|source| SizeError::NotANumber { text: text.into(), source })?;
     if !(v >= 1.0 && v <= f64::from(u32::MAX)) {
-        return Err(format!("row count {text} out of range"));
+        return Err(SizeError::OutOfRange(text.into()));
     }
     Ok(v as u64)
 }
@@ -99,7 +115,7 @@ pub async fn run_bench(args: BenchArgs) -> anyhow::Result<()> {
     std::fs::write(&fd_dcs, fds)?;
     let mut rows = Vec::new();
     for size in &args.rows {
-        let n = parse_rows(size).map_err(anyhow::Error::msg)?;
+        let n = parse_rows(size)?;
         eprintln!("== {n} rows");
         let clean = args.dir.join(format!("tax-{n}.csv"));
         let noisy = args.dir.join(format!("tax-{n}-rnoise-{}.csv", args.alpha));

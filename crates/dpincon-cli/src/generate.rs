@@ -219,9 +219,14 @@ pub struct ConoiseArgs {
     pub legacy: bool,
 }
 
+/// A row count that is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a whole number of rows (e.g. 1000000 or 1e6)")]
+struct NotRows(String);
+
 /// A row count: digits (underscores allowed) or a whole number in
 /// scientific notation such as `1e6` or `2.5e5`.
-fn parse_rows(text: &str) -> Result<u64, String> {
+fn parse_rows(text: &str) -> Result<u64, NotRows> {
     let plain = text.replace('_', "");
     if let Ok(n) = plain.parse::<u64>() {
         return Ok(n);
@@ -230,7 +235,7 @@ fn parse_rows(text: &str) -> Result<u64, String> {
         Ok(x) if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= 9.007_199_254_740_992e15 => {
             Ok(x as u64)
         }
-        _ => Err(format!("'{text}' is not a whole number of rows (e.g. 1000000 or 1e6)")),
+        _ => Err(NotRows(text.into())),
     }
 }
 

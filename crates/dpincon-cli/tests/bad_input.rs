@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use dpincon_engine::{NonPrivateReport, Report};
+
 fn cli(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dpincon-cli")).args(args).output().unwrap()
 }
@@ -65,17 +67,22 @@ impl Case {
     }
 
     /// The job succeeded; its report (with the non-private values).
-    fn released(&self, data: &Path, extra: &[&str]) -> serde_json::Value {
+    fn released(&self, data: &Path, extra: &[&str]) -> Report {
         let out = self.run(data, extra);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let text = std::fs::read_to_string(self.path("report.json")).unwrap();
-        let report: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert!(report["measures"]["mi"]["value"].is_i64(), "{report}");
+        let report: Report = serde_json::from_str(&text).unwrap();
+        assert!(report.measures.as_ref().is_some_and(|m| m.mi.is_some()), "{text}");
         assert!(self.path("ledger").exists(), "a release is charged");
         std::fs::remove_file(self.path("report.json")).unwrap();
         std::fs::remove_file(self.path("ledger")).unwrap();
         report
     }
+}
+
+/// The report's exact values (the runs ask for them).
+fn exact(report: &Report) -> &NonPrivateReport {
+    report.non_private.as_ref().expect("a --non-private run")
 }
 
 #[test]
@@ -96,20 +103,20 @@ fn an_all_null_compared_column_asks_for_its_type_and_then_releases() {
     );
     // With its type declared: a NULL never conflicts (SPEC §1), so no edge.
     let report = case.released(&data, &["--schema", "A:int"]);
-    assert_eq!(report["non_private"]["rows"], 3);
-    assert_eq!(report["non_private"]["edges"], 0);
+    assert_eq!(exact(&report).rows, 3);
+    assert_eq!(exact(&report).edges, 0);
     // An empty column no constraint compares is no obstacle.
     let data = case.data("unused.csv", b"A,B,C\n1,x,\n1,y,\n");
     let report = case.released(&data, &[]);
-    assert_eq!(report["non_private"]["edges"], 1);
+    assert_eq!(exact(&report).edges, 1);
 }
 
 #[test]
 fn one_row_releases_with_no_conflict() {
     let case = Case::new();
     let report = case.released(&case.data("one.csv", b"A,B\n1,2\n"), &[]);
-    assert_eq!(report["non_private"]["rows"], 1);
-    assert_eq!(report["non_private"]["edges"], 0);
+    assert_eq!(exact(&report).rows, 1);
+    assert_eq!(exact(&report).edges, 0);
 }
 
 #[test]
@@ -125,11 +132,10 @@ fn bom_crlf_quoted_newlines_and_huge_fields_read_as_the_plain_table() {
     let huge = case.data("huge.csv", &huge);
     for data in [bom, quoted, huge] {
         let report = case.released(&data, &[]);
-        for key in ["rows", "edges", "problematic"] {
-            assert_eq!(report["non_private"][key], plain["non_private"][key], "{data:?} {key}");
-        }
+        let counts = |r: &Report| (exact(r).rows, exact(r).edges, exact(r).problematic);
+        assert_eq!(counts(&report), counts(&plain), "{data:?}: rows, edges, problematic");
     }
-    assert_eq!(plain["non_private"]["edges"], 1);
+    assert_eq!(exact(&plain).edges, 1);
 }
 
 #[test]
@@ -181,5 +187,5 @@ fn epsilon_outside_the_public_limits_is_refused_with_a_short_number() {
     case.refused(&data, &["--epsilon-split", "1e-12,1"], &["--epsilon-split", "got 1e-12 + 1"]);
     // At the ceiling the job's total is still a number in the report.
     let report = case.released(&data, &["--epsilon", "10000"]);
-    assert_eq!(report["budget"]["total"].as_f64(), Some(30000.0));
+    assert_eq!(report.budget.map(|b| b.total), Some(30000.0));
 }

@@ -4,6 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use dpincon_engine::experiment::{CoverageReport, SweepReport, UtilityReport};
+use dpincon_engine::{Measure, Report};
+use dpincon_release::{RepairMethod, RepairRelease, Strategy};
+
 struct Dir(tempfile::TempDir);
 
 impl Dir {
@@ -72,24 +76,25 @@ fn exact_measures_as_json() {
     );
     let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs), "--non-private"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(report.get("measures").is_none(), "no release without --epsilon");
-    let np = &report["non_private"];
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.measures.is_none(), "no release without --epsilon");
+    let np = report.non_private.as_ref().expect("the exact values");
     // Zip 10001: rows 0,1 (NYC) vs 2 (Boston) -> (0,2),(1,2); Zip 02110:
     // City all Boston or NULL; State MA,NY,MA -> (3,4),(4,5). Every row conflicts.
-    assert_eq!(np["rows"], 6);
-    assert_eq!(np["edges"], 4);
-    assert_eq!(np["problematic"], 6);
-    assert_eq!(np["max_degree"], 2);
-    assert_eq!(np["greedy_cover"], 4);
+    assert_eq!(np.rows, 6);
+    assert_eq!(np.edges, 4);
+    assert_eq!(np.problematic, 6);
+    assert_eq!(np.max_degree, 2);
+    assert_eq!(np.greedy_cover, 4);
     // The conflict graph is two paths 0-2-1 and 3-4-5: the minimum cover is
     // {2, 4}; bipartite, so the LP relaxation is tight.
-    assert_eq!(np["repair"]["min_cover"], 2);
-    assert_eq!(np["repair"]["lp_relaxation"], 2.0);
-    assert_eq!(np["drastic"], 1);
-    assert!(np["label"].as_str().unwrap().starts_with("NON-PRIVATE"));
-    assert_eq!(report["detection"]["plans"][0]["driver"], "complement");
-    assert_eq!(report["detection"]["plans"][0]["line"], 2);
+    let repair = np.repair.as_ref().expect("no --memory-limit: the LP and the exact cover");
+    assert_eq!(repair.min_cover, Some(2));
+    assert_eq!(repair.lp_relaxation, 2.0);
+    assert_eq!(np.drastic, 1);
+    assert!(np.label.starts_with("NON-PRIVATE"));
+    assert_eq!(report.detection.plans[0].driver, "complement");
+    assert_eq!(report.detection.plans[0].line, 2);
 }
 
 #[test]
@@ -101,34 +106,26 @@ fn dp_release_by_default_hides_exact_values() {
     let dcs = dir.file("dcs.txt", "FD: Zip -> City\nFD: City -> State\n");
     let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs), "--epsilon", "1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(report.get("non_private").is_none());
-    assert!(report.get("timings").is_none(), "timings grow with the graph: non-private only");
-    assert_eq!(report["seeded"], false);
-    assert_eq!(report["budget"]["per_measure"], 1.0);
-    assert_eq!(report["budget"]["total"], 3.0);
-    for m in ["mi", "p"] {
-        let r = &report["measures"][m];
-        for key in ["value", "epsilon", "sensitivity", "noise_scale", "ci95"] {
-            assert!(r.get(key).is_some(), "measures.{m}.{key} missing: {r}");
-        }
-    }
+    // Read as the typed report: a release missing its value, ε,
+    // sensitivity, noise scale or interval does not parse.
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.non_private.is_none());
+    assert!(report.timings.is_none(), "timings grow with the graph: non-private only");
+    assert!(!report.seeded);
+    let budget = report.budget.as_ref().expect("a budget");
+    assert_eq!((budget.per_measure, budget.total), (1.0, 3.0));
+    let measures = report.measures.as_ref().expect("the releases");
+    let (mi, p) = (measures.mi.as_ref().expect("I_MI"), measures.p.as_ref().expect("I_P"));
     // I_R: a point estimate and an interval for I_R itself, from two parts.
-    let r = &report["measures"]["r"];
-    for key in ["value", "epsilon", "sensitivity", "ci95", "coverage", "method", "parts"] {
-        assert!(r.get(key).is_some(), "measures.r.{key} missing: {r}");
-    }
-    assert_eq!(r["method"], "combined");
-    let parts: Vec<&str> =
-        r["parts"].as_array().unwrap().iter().map(|p| p["statistic"].as_str().unwrap()).collect();
-    assert_eq!(parts, ["twice-lower-bound", "cover-sum"]);
-    let spent: f64 =
-        r["parts"].as_array().unwrap().iter().map(|p| p["epsilon"].as_f64().unwrap()).sum();
+    let r = measures.r.as_ref().expect("I_R");
+    assert_eq!(r.method, RepairMethod::Combined);
+    assert_eq!(statistics(r), ["twice-lower-bound", "cover-sum"]);
+    let spent: f64 = r.parts.iter().map(|p| p.epsilon).sum();
     assert!(spent <= 1.0 && spent > 0.999, "the parts sum to the measure's ε: {spent}");
-    assert_eq!(report["measures"]["mi"]["strategy"], "ub-direct");
-    assert_eq!(report["measures"]["mi"]["selector"], "permute-and-flip");
-    assert!(report["measures"]["p"]["theta"].as_u64().unwrap() >= 1);
-    assert_eq!(report["measures"]["r"]["sensitivity"], 2);
+    assert_eq!(mi.strategy, Strategy::UbDirect);
+    assert_eq!(mi.selector, "permute-and-flip");
+    assert!(p.theta >= 1);
+    assert_eq!(r.sensitivity, 2);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("NON-PRIVATE"));
 
     // One FD of one right-hand side: I_R is its classes' cover exactly,
@@ -136,24 +133,28 @@ fn dp_release_by_default_hides_exact_values() {
     let one = dir.file("one.txt", "FD: Zip -> City\n");
     let out = cli(&["run", "--data", s(&data), "--constraints", s(&one), "--epsilon", "1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let r = &report["measures"]["r"];
-    assert_eq!((r["parts"].as_array().unwrap().len(), &r["sensitivity"]), (1, &1.into()));
-    assert_eq!(
-        (&r["parts"][0]["statistic"], &r["parts"][0]["epsilon"]),
-        (&"exact-cover".into(), &1.0.into())
-    );
+    let r = repair_release(&out.stdout);
+    assert_eq!((r.parts.len(), r.sensitivity), (1, 1));
+    assert_eq!((r.parts[0].statistic.as_str(), r.parts[0].epsilon), ("exact-cover", 1.0));
 
     // Two right-hand sides of one X: 2·L and the cover plus the NULL-B rows
     // (02110's NULL City), which bound I_R from above; no greedy part.
     let two = dir.file("two.txt", "FD: Zip -> City\nFD: Zip -> State\n");
     let out = cli(&["run", "--data", s(&data), "--constraints", s(&two), "--epsilon", "1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let r = &report["measures"]["r"];
-    let parts: Vec<&str> =
-        r["parts"].as_array().unwrap().iter().map(|p| p["statistic"].as_str().unwrap()).collect();
-    assert_eq!((parts, &r["sensitivity"]), (vec!["twice-lower-bound", "cover-sum"], &2.into()));
+    let r = repair_release(&out.stdout);
+    assert_eq!((statistics(&r), r.sensitivity), (vec!["twice-lower-bound", "cover-sum"], 2));
+}
+
+/// The statistics I_R's release is made of, in order.
+fn statistics(r: &RepairRelease) -> Vec<&str> {
+    r.parts.iter().map(|p| p.statistic.as_str()).collect()
+}
+
+/// I_R's release in the report `stdout`.
+fn repair_release(stdout: &[u8]) -> RepairRelease {
+    let report: Report = serde_json::from_slice(stdout).unwrap();
+    report.measures.and_then(|m| m.r).expect("I_R released")
 }
 
 #[test]
@@ -187,8 +188,7 @@ fn the_lp_methods_are_refused_under_a_memory_limit_where_the_constraints_need_it
     let args = ["--data", s(&data), "--constraints", s(&one), "--epsilon", "1"];
     let out = cli(&[&["run"][..], &args, &["--memory-limit", "1GiB"]].concat());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["measures"]["r"]["parts"][0]["statistic"], "exact-cover");
+    assert_eq!(statistics(&repair_release(&out.stdout)), ["exact-cover"]);
 }
 
 #[test]
@@ -225,14 +225,15 @@ fn seeded_runs_repeat_and_say_so() {
             "permute-and-flip",
         ]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        serde_json::from_slice::<Report>(&out.stdout).unwrap()
     };
     let (a, b) = (run(), run());
-    assert_eq!(a["seeded"], true);
-    assert_eq!(a["measures"], b["measures"]);
-    assert!(a["measures"].get("p").is_none());
-    assert_eq!(a["budget"]["total"], 1.0);
-    assert_eq!(a["measures"]["mi"]["selector"], "permute-and-flip");
+    assert!(a.seeded);
+    assert_eq!(a.measures, b.measures);
+    let measures = a.measures.as_ref().expect("the releases");
+    assert!(measures.p.is_none());
+    assert_eq!(a.budget.as_ref().map(|b| b.total), Some(1.0));
+    assert_eq!(measures.mi.as_ref().expect("I_MI").selector, "permute-and-flip");
 }
 
 #[test]
@@ -286,8 +287,9 @@ fn the_ledger_refuses_a_job_past_the_cap() {
     };
     let first = job("0.5");
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
-    assert_eq!(report["budget"]["ledger"]["spent_after"], 1.5);
+    let report: Report = serde_json::from_slice(&first.stdout).unwrap();
+    let ledger_state = report.budget.and_then(|b| b.ledger).expect("the ledger's state");
+    assert_eq!(ledger_state.spent_after, 1.5);
     let before = std::fs::read_to_string(&ledger).unwrap();
     assert_eq!(before.lines().count(), 4, "a header and one record per measure");
     let second = job("0.5");
@@ -427,15 +429,11 @@ fn schema_override_changes_comparison_order() {
         }
         let out = cli(&args);
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        (
-            out.status.success(),
-            serde_json::from_slice::<serde_json::Value>(&out.stdout).ok(),
-            stderr,
-        )
+        (out.status.success(), serde_json::from_slice::<Report>(&out.stdout).ok(), stderr)
     };
     let (ok, report, _) = run(None);
     assert!(ok);
-    assert_eq!(report.unwrap()["non_private"]["edges"], 1);
+    assert_eq!(report.and_then(|r| r.non_private).map(|np| np.edges), Some(1));
     // As strings, `t1.V>5` compares a string with a number: refused.
     let (ok, _, stderr) = run(Some("V:string"));
     assert!(!ok && stderr.contains("V"), "{stderr}");
@@ -457,17 +455,15 @@ fn utility_experiment_is_gated_and_scores_every_strategy() {
     args.extend(["--non-private", "--runs", "3", "--format", "json"]);
     let out = cli(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let rows = report["rows"].as_array().unwrap();
+    let report: UtilityReport = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = &report.rows;
     // Every strategy for mi and p, plus each I_R method against the exact
     // minimum cover and against the paper's 2·LP.
     let strategies = dpincon_release::Strategy::ALL.len();
     assert_eq!(rows.len(), 2 * strategies + 6);
-    assert!(rows.iter().all(|r| r["mean_relative_error"].as_f64().unwrap() >= 0.0));
-    let r: Vec<(&str, u64)> = rows[2 * strategies..]
-        .iter()
-        .map(|r| (r["strategy"].as_str().unwrap(), r["exact"].as_u64().unwrap()))
-        .collect();
+    assert!(rows.iter().all(|r| r.mean_relative_error >= 0.0));
+    let r: Vec<(&str, u64)> =
+        rows[2 * strategies..].iter().map(|r| (r.strategy.as_str(), r.exact)).collect();
     // Conflicts: paths 0-2-1 and 3-4-5, so I_R = 2 = LP, 2·LP = 4.
     assert_eq!(
         r,
@@ -480,8 +476,8 @@ fn utility_experiment_is_gated_and_scores_every_strategy() {
             ("combined vs 2lp", 4)
         ]
     );
-    assert!(rows[2 * strategies..].iter().all(|r| r["measure"] == "r"));
-    assert_eq!(report["repair"]["min_cover"], 2);
+    assert!(rows[2 * strategies..].iter().all(|r| r.measure == Measure::R));
+    assert_eq!(report.repair.and_then(|r| r.min_cover), Some(2));
 }
 
 #[test]
@@ -510,10 +506,10 @@ FD: Zip -> State
     // yardsticks, plus the header.
     assert_eq!(csv.lines().count(), 1 + 2 * 3 * 2 + 2 * 6, "{csv}");
     assert!(csv.lines().any(|l| l.starts_with("0.5,mi,oracle,")), "{csv}");
-    let json: serde_json::Value =
+    let json: SweepReport =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
             .unwrap();
-    assert_eq!(json["runs"], 2);
+    assert_eq!(json.runs, 2);
     for measure in ["mi", "p", "r"] {
         let svg = std::fs::read_to_string(out_dir.join(format!("sweep-{measure}.svg"))).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("</svg>"));
@@ -595,13 +591,14 @@ fn coverage_is_gated_refuses_bad_input_and_writes_csv_json_and_a_chart() {
     let csv = std::fs::read_to_string(out_dir.join("coverage.csv")).unwrap();
     // One ε × {mi, p, r}, plus the header.
     assert_eq!(csv.lines().count(), 4, "{csv}");
-    let json: serde_json::Value =
+    let json: CoverageReport =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("coverage.json")).unwrap())
             .unwrap();
-    assert_eq!(json["stated"], 0.95);
-    for row in json["rows"].as_array().unwrap() {
-        assert_eq!(row["runs"], 20);
-        assert_eq!(row["point_outside"], 0, "{row}");
+    assert_eq!(json.stated, 0.95);
+    assert_eq!(json.rows.len(), 3, "one ε × {{mi, p, r}}");
+    for row in &json.rows {
+        assert_eq!(row.runs, 20);
+        assert_eq!(row.point_outside, 0, "{row:?}");
     }
     let svg = std::fs::read_to_string(out_dir.join("coverage.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("I_MI") && svg.contains("stated 0.95"));

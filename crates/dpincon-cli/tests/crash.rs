@@ -104,10 +104,10 @@ fn a_run_killed_at_any_point_never_under_counts_and_the_ledger_stays_readable() 
     // A normal run reads what the kills left and counts every charge.
     let out = run(&data, &dcs, &ledger).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let state = &report["budget"]["ledger"];
-    assert_eq!(state["spent_before"].as_f64(), Some(charged));
-    assert_eq!(state["spent_after"].as_f64(), Some(charged + MEASURES * EPSILON));
+    let report: dpincon_engine::Report = serde_json::from_slice(&out.stdout).unwrap();
+    let state = report.budget.and_then(|b| b.ledger).expect("the report's ledger state");
+    assert_eq!(state.spent_before, charged);
+    assert_eq!(state.spent_after, charged + MEASURES * EPSILON);
     let text = std::fs::read_to_string(&ledger).unwrap();
     assert!(
         text.ends_with('\n')

@@ -20,7 +20,7 @@ use dpincon_engine::{DataPolicy, TableSpec};
 use serde::Deserialize;
 
 use crate::ClusterError;
-use crate::gated::GateRegistration;
+use crate::gated::{GateError, GateRegistration};
 
 /// Queue and request limits (`[limits]`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -382,7 +382,11 @@ impl CoordinatorConfig {
             }
             if let Some(gate) = d.gate {
                 let registered = register_gate(gate, &dataset, &raw.limits);
-                dataset.gate = Some(Arc::new(registered.map_err(|e| bad(&at, e))?));
+                let registered = registered.map_err(|source| ClusterError::Gate {
+                    origin: at.clone(),
+                    source: Box::new(source),
+                })?;
+                dataset.gate = Some(Arc::new(registered));
             }
             datasets.insert(name, Arc::new(dataset));
         }
@@ -416,19 +420,15 @@ fn register_gate(
     gate: crate::gated::RawGate,
     dataset: &Dataset,
     limits: &Limits,
-) -> Result<GateRegistration, String> {
+) -> Result<GateRegistration, GateError> {
     if dataset.policy.max_rows.is_none() {
-        return Err("gate: a gated dataset needs max-rows (its bounds hold every night)".into());
+        return Err(GateError::NoMaxRows);
     }
     let registered =
         gate.register(dataset.ledger(), dataset.budget_cap(), dataset.quota_epsilon)?;
     let hold: f64 = registered.hold(dataset.quota_epsilon).iter().map(|c| c.1).sum();
     if hold > dataset.max_job_epsilon * (1.0 + 1e-9) {
-        return Err(format!(
-            "gate: a night is charged a hold of ε {hold} when accepted (every measure's epoch \
-             and the quota verdict), above max-job-epsilon {}",
-            dataset.max_job_epsilon
-        ));
+        return Err(GateError::Hold { hold, max: dataset.max_job_epsilon });
     }
     crate::submission::check_registered(&registered, dataset, limits)?;
     Ok(registered)

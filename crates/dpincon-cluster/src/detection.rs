@@ -1,26 +1,27 @@
 //! The job process's detection: the engine's `JobLoader` seam run on
-//! Ballista. Plan from the constraints and the schema (no row read),
-//! submit, assemble the executors' adjacency pieces into the graph, and
-//! the facts from their summaries. It lives beside its only user, so that
-//! `dpincon-ballista` (and its scheduler and executor binaries) links no
-//! engine.
+//! Ballista. Phase `read` plans from the constraints and the schema (no
+//! row read); phase `detect` submits the plan, assembles the executors'
+//! adjacency pieces into the graph and adds up their summaries into the
+//! detection's facts. The engine's load skeleton around the two (the
+//! constraints' parse, the phases' timing, the repair-memory check, the
+//! pair cap's verdict, the facts and plan reports) is the embedded job's.
+//! It lives beside its only user, so that `dpincon-ballista` (and its
+//! scheduler and executor binaries) links no engine.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use arrow::datatypes::SchemaRef;
-use dpincon_engine::{
-    EngineError, JobConfig, JobLoader, LoadedJob, Phase, Progress, check_repair_memory,
-    job_threads, plan_reports, to_class_facts, to_cover_facts,
-};
-use dpincon_graph::{EdgeFingerprint, SpillConfig, edge_stream_fingerprint};
-use dpincon_release::TableFacts;
+use dpincon_detect::{DetectError, EqualityFrequencies};
+use dpincon_engine::{BoundTable, Detected, EngineError, JobConfig, JobLoader, LoadContext};
+use dpincon_graph::{ConflictGraph, SpillConfig, edge_stream_fingerprint};
 use dpincon_source::object::{ObjectTable, block_on, split_object_csv};
 use dpincon_source::{
     DataFormat, ObjectUrl, S3Settings, check_header, declared_arrow_schema, split_csv,
 };
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use serde::{Deserialize, Serialize};
 
 use dpincon_ballista::BallistaError;
 use dpincon_ballista::assemble::{Assembled, assemble, prefetch};
@@ -29,31 +30,31 @@ use dpincon_ballista::plan::{JobPlan, PairTally, PlanRequest, build_plan};
 use dpincon_ballista::scan::ScanFormat;
 use dpincon_ballista::tls::ClusterTls;
 
-/// What one job's detection did, for the operator's status and log.
-#[derive(Debug, Clone, PartialEq)]
+/// What one job's detection did (non-private detail: the operator's status
+/// and log), the loader's [`JobLoader::Stats`], sent by the job process to
+/// its coordinator.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub struct DetectStats {
-    /// Constraint groups (branches of the plan).
-    pub groups: usize,
-    /// Detection tasks (groups × their partitions).
-    pub tasks: usize,
-    /// Bytes of row records and groups received from the executors, repeats
-    /// included.
-    pub received: u64,
+    /// Detection tasks Ballista ran (groups × their partitions).
+    pub tasks: u32,
     /// Conflict edges.
     pub edges: u64,
-    /// The graph's stream Λ: edge count and order-sensitive hash (walked
-    /// for non-private jobs only, as the embedded job does).
-    pub fingerprint: Option<EdgeFingerprint>,
-    /// Seconds until the Ballista job ended (scan, shuffle, detection),
-    /// until every result partition's summary arrived, and assembling the
-    /// partitions' pieces into the graph as they are fetched.
+    /// The graph's stream Λ (`edges:hash`, `dpincon_graph::EdgeFingerprint`),
+    /// walked for non-private jobs only, as the embedded job does.
+    pub fingerprint: Option<String>,
+    /// Where the time went.
     pub seconds: DetectSeconds,
+    /// Bytes of row records and groups received from the executors,
+    /// repeats included.
+    pub received: u64,
 }
 
 /// Where a distributed detection's time went (non-private detail).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct DetectSeconds {
-    /// Submission to the job's end on the executors.
+    /// Submission to the job's end on the executors (scan, shuffle,
+    /// detection).
     pub job: f64,
     /// Opening every result partition and reading its summary.
     pub fetch: f64,
@@ -94,7 +95,6 @@ pub struct BallistaLoader {
     /// process tells its coordinator, which cancels the job if it must
     /// kill the process).
     pub on_submitted: Option<OnSubmitted>,
-    stats: Mutex<Option<DetectStats>>,
 }
 
 /// A hook told each Ballista job's id when it is submitted.
@@ -120,13 +120,7 @@ impl BallistaLoader {
             tls: None,
             max_spill_bytes: None,
             on_submitted: None,
-            stats: Mutex::new(None),
         }
-    }
-
-    /// The last loaded job's figures.
-    pub fn stats(&self) -> Option<DetectStats> {
-        self.stats.lock().expect("stats lock").clone()
     }
 }
 
@@ -248,55 +242,48 @@ struct GroupTotals {
 }
 
 impl JobLoader for BallistaLoader {
-    async fn load(
-        &self,
-        config: &JobConfig,
-        progress: &dyn Progress,
-    ) -> Result<LoadedJob, EngineError> {
-        let text = config.constraints.text()?;
-        progress.start(Phase::Read);
-        let read_start = Instant::now();
+    type Input = JobPlan;
+    type Stats = DetectStats;
+
+    async fn read(&self, job: LoadContext<'_>) -> Result<BoundTable<JobPlan>, EngineError> {
+        let config = job.config;
         let layout = table_layout(config, self.partitions, self.csv_range_bytes)?;
         let request = PlanRequest {
             path: data_path(config)?,
             format: layout.format,
             table: layout.schema,
             unit_rows: layout.unit_rows,
-            constraints: &text,
+            constraints: job.text,
             brute_force: config.test.brute_force,
             partitions: self.partitions,
             max_edges: config.data.max_edges,
         };
         let plan =
             build_plan(&request).map_err(|e| engine_error(e, &config.constraints.origin()))?;
-        check_repair_memory(config, plan.cover_sets.exact)?;
-        let read_s = read_start.elapsed().as_secs_f64();
-        progress.finish(Phase::Read, read_s);
+        Ok(BoundTable { bound: plan.bound.clone(), cover_sets: plan.cover_sets, input: plan })
+    }
 
-        progress.start(Phase::Detect);
-        let detect_start = Instant::now();
-        let memory = match &config.data.memory_limit {
+    async fn detect(
+        &self,
+        job: LoadContext<'_>,
+        plan: JobPlan,
+    ) -> Result<Detected<DetectStats>, EngineError> {
+        let memory = match &job.config.data.memory_limit {
             Some(limit) => limit.bytes(),
             None => self.graph_memory,
         };
-        let threads = job_threads(config);
-        let (facts, graph, mut stats) = self.detect(&plan, memory, threads).await?;
-        if config.test.non_private {
-            stats.fingerprint = Some(edge_stream_fingerprint(graph.edges()));
-        }
-        let detect_s = detect_start.elapsed().as_secs_f64();
-        progress.finish(Phase::Detect, detect_s);
-        let fingerprint = stats.fingerprint;
-        *self.stats.lock().expect("stats lock") = Some(stats);
-        Ok(LoadedJob {
+        let (graph, rows, frequencies, mut stats) = self.run(&plan, memory, job.threads).await?;
+        let fingerprint =
+            job.config.test.non_private.then(|| edge_stream_fingerprint(graph.edges()));
+        stats.fingerprint = fingerprint.map(|f| f.to_string());
+        Ok(Detected {
             graph,
-            facts,
-            plans: plan_reports(&plan.bound, &plan.detection_plans),
-            constraint_count: plan.bound.len(),
+            rows,
+            frequencies,
+            plans: plan.detection_plans,
             threads: 1,
-            read_s,
-            detect_s,
             fingerprint,
+            stats,
         })
     }
 }
@@ -307,12 +294,14 @@ fn data_path(config: &JobConfig) -> Result<&Path, EngineError> {
 }
 
 impl BallistaLoader {
-    async fn detect(
+    /// Runs `plan` on the cluster: the graph, the table's rows and the
+    /// facts counted beside detection, added up over the partitions.
+    async fn run(
         &self,
         plan: &JobPlan,
         memory: u64,
         threads: usize,
-    ) -> Result<(TableFacts, dpincon_graph::ConflictGraph, DetectStats), EngineError> {
+    ) -> Result<(ConflictGraph, u64, EqualityFrequencies, DetectStats), EngineError> {
         let mut scheduler =
             Scheduler::connect(&self.scheduler, self.tls.as_ref()).await.map_err(remote)?;
         let job = scheduler.submit(plan.plan.clone()).await.map_err(remote)?;
@@ -343,36 +332,25 @@ impl BallistaLoader {
         let Assembled { graph, received } = assembled;
         let rows = groups[0].rows;
         let maxima = groups.iter().take(plan.sets.len()).map(|g| g.max_frequency).collect();
-        let f = plan.frequencies(maxima);
-        let facts = TableFacts {
-            rows,
-            max_frequencies: f.max_frequencies,
-            minimal_max_frequencies: f.minimal_max_frequencies,
-            unbounded: f.unbounded,
-            covers: to_cover_facts(
-                groups.iter().flat_map(|g| &g.classes).map(|(c, _)| c),
-                groups.iter().flat_map(|g| &g.chains),
-                plan.cover_sets,
-            ),
-            // I_P's class count: every constraint a key or an FD,
-            // as the embedded job decides (`dpincon_engine::load`).
-            classes: groups
-                .iter()
-                .map(|g| g.classes.as_ref().filter(|(_, all)| *all).map(|(c, _)| c))
-                .collect::<Option<Vec<_>>>()
-                .and_then(to_class_facts),
+        // The embedded detection's facts: the classes in the order of X,
+        // as there (every constraint is a key or an FD where every group
+        // has classes of keys and FDs only); the chain covers in group
+        // order (only their largest and their sum are used).
+        let frequencies = EqualityFrequencies {
+            fd_classes: groups.iter().flat_map(|g| &g.classes).map(|(c, _)| c.clone()).collect(),
+            all_fd_shaped: groups.iter().all(|g| matches!(g.classes, Some((_, true)))),
+            chain_covers: groups.iter().flat_map(|g| &g.chains).copied().collect(),
+            ..plan.frequencies(maxima)
         };
-        let tasks = groups.iter().map(|g| g.partitions).sum();
-        let edges = graph.edge_count();
+        let tasks = groups.iter().map(|g| g.partitions).sum::<usize>();
         let stats = DetectStats {
-            groups: groups.len(),
-            tasks,
-            received,
-            edges,
+            tasks: u32::try_from(tasks).unwrap_or(u32::MAX),
+            edges: graph.edge_count(),
             fingerprint: None,
             seconds,
+            received,
         };
-        Ok((facts, graph, stats))
+        Ok((graph, rows, frequencies, stats))
     }
 
     /// Reads the result of `job`: every partition at once, each fetched by
@@ -422,10 +400,8 @@ impl BallistaLoader {
         // Over the edge cap for sure: said before any edge is fetched, so
         // the job's work stays within what the cap allows (a partition
         // whose detection stopped at its own cap sent none).
-        if plan.surely_over(tally) {
-            return Err(EngineError::OverQuota(
-                "the conflict graph is over the edge quota (detection stopped early)".into(),
-            ));
+        if let Some(cap) = plan.max_pairs.filter(|_| plan.surely_over(tally)) {
+            return Err(DetectError::PairCap { cap }.into());
         }
         // Every group saw every row once: a lost or doubled partition
         // shows here rather than as a wrong graph.

@@ -79,6 +79,65 @@ pub struct GateRegistration {
     pub state: PathBuf,
 }
 
+/// Why a dataset's gated audit is refused when the coordinator starts.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    /// The gate's constraint file cannot be read.
+    #[error("gate: cannot read constraint file '{path}': {source}")]
+    ConstraintFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No ε for the fresh releases.
+    #[error("gate: give `epsilon`, the ε per measure of each fresh release")]
+    NoEpsilon,
+    /// A horizon shorter than a day.
+    #[error("gate: horizon = \"{0}\": give days, e.g. \"365d\"")]
+    Horizon(Duration),
+    /// Runs a day outside (0, 24].
+    #[error("gate: runs-per-day = {0} must lie in (0, 24]")]
+    RunsPerDay(f64),
+    /// A check with no bound, or two.
+    #[error("gate: check {0} needs one of `max` or `min`")]
+    CheckBound(usize),
+    /// A check on a measure the gate does not release.
+    #[error("gate: check {check} is on {measure}, which the gate does not release")]
+    CheckMeasure {
+        /// The check, from 1.
+        check: usize,
+        /// The measure's name.
+        measure: &'static str,
+    },
+    /// The plan does not fit the budget, or a check's threshold is
+    /// narrower than the gate's α (`GatePlan::check`'s reason).
+    #[error("gate: {0}")]
+    Plan(String),
+    /// A gated dataset without `max-rows`.
+    #[error("gate: a gated dataset needs max-rows (its bounds hold every night)")]
+    NoMaxRows,
+    /// A night's hold above the dataset's per-job limit.
+    #[error(
+        "gate: a night is charged a hold of ε {hold} when accepted (every measure's epoch and \
+         the quota verdict), above max-job-epsilon {max}"
+    )]
+    Hold {
+        /// The hold.
+        hold: f64,
+        /// `max-job-epsilon`.
+        max: f64,
+    },
+    /// The gate's constraints or ε, refused as a client's job on the
+    /// dataset would be.
+    #[error("{}", .0.detail)]
+    Refused(crate::submission::Refusal),
+    /// The engine refuses the gate's options.
+    #[error("gate: {0}")]
+    Engine(#[source] dpincon_engine::EngineError),
+}
+
 impl RawGate {
     /// The registration, its settings checked (the constraints are checked
     /// against the dataset by the caller); `ledger` places the state.
@@ -87,21 +146,17 @@ impl RawGate {
         ledger: &std::path::Path,
         budget_cap: f64,
         quota_epsilon: Option<f64>,
-    ) -> Result<GateRegistration, String> {
-        let constraints = std::fs::read_to_string(&self.constraints).map_err(|e| {
-            format!("gate: cannot read constraint file '{}': {e}", self.constraints.display())
+    ) -> Result<GateRegistration, GateError> {
+        let constraints = std::fs::read_to_string(&self.constraints).map_err(|source| {
+            GateError::ConstraintFile { path: self.constraints.clone(), source }
         })?;
-        let release_epsilon = self
-            .release
-            .epsilon
-            .ok_or("gate: give `epsilon`, the ε per measure of each fresh release")?;
-        let horizon =
-            Some(self.horizon.get()).filter(|d| d.as_secs() >= 86_400).ok_or_else(|| {
-                format!("gate: horizon = \"{}\": give days, e.g. \"365d\"", self.horizon)
-            })?;
+        let release_epsilon = self.release.epsilon.ok_or(GateError::NoEpsilon)?;
+        let horizon = Some(self.horizon.get())
+            .filter(|d| d.as_secs() >= 86_400)
+            .ok_or(GateError::Horizon(self.horizon))?;
         let per_day = self.runs_per_day.unwrap_or(1.0);
         if !(per_day.is_finite() && per_day > 0.0 && per_day <= 24.0) {
-            return Err(format!("gate: runs-per-day = {per_day} must lie in (0, 24]"));
+            return Err(GateError::RunsPerDay(per_day));
         }
         let days = horizon.as_secs() as f64 / 86_400.0;
         let nights = (days * per_day).ceil().min(f64::from(u32::MAX)) as u32;
@@ -120,20 +175,17 @@ impl RawGate {
             let (direction, threshold) = match (c.max, c.min) {
                 (Some(t), None) => (Direction::AtMost, t),
                 (None, Some(t)) => (Direction::AtLeast, t),
-                _ => return Err(format!("gate: check {} needs one of `max` or `min`", i + 1)),
+                _ => return Err(GateError::CheckBound(i + 1)),
             };
             if !self.release.measures().contains(&c.measure) {
-                return Err(format!(
-                    "gate: check {} is on {}, which the gate does not release",
-                    i + 1,
-                    c.measure.name()
-                ));
+                return Err(GateError::CheckMeasure { check: i + 1, measure: c.measure.name() });
             }
             checks.push(GateCheck { measure: c.measure, direction, threshold });
             widths.push((format!("{} {}", i + 1, c.measure.name()), threshold.max(1) as u64));
         }
         let named: Vec<(&str, u64)> = widths.iter().map(|(n, w)| (n.as_str(), *w)).collect();
-        plan.check(budget_cap, &named).map_err(|e| format!("gate: {e}"))?;
+        // (`GatePlan::check` says why in words: the audit shares it.)
+        plan.check(budget_cap, &named).map_err(GateError::Plan)?;
         Ok(GateRegistration {
             constraints,
             release: self.release,

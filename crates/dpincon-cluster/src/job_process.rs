@@ -21,12 +21,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use dpincon_ballista::BallistaJobId;
 use dpincon_engine::gate::{GateOptions, run_prepaid_gated_night};
-use dpincon_engine::{EngineError, JobConfig, Phase, Prepaid, Progress, Report, run_prepaid_job};
+use dpincon_engine::{
+    EngineError, JobConfig, JobOutcome, Phase, Prepaid, Progress, Report, run_prepaid_job,
+};
 use dpincon_proto::v1::FailureReason;
 use serde::{Deserialize, Serialize};
 
 use crate::coordinator::BallistaOptions;
-use crate::detection::{BallistaLoader, OnSubmitted};
+use crate::detection::{BallistaLoader, DetectStats, OnSubmitted};
 
 /// What the child runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -56,24 +58,6 @@ pub struct JobSpec {
     pub gate: Option<GateOptions>,
 }
 
-/// Detection figures of a finished load (non-private detail, operator log).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub struct LoadStats {
-    /// Detection tasks Ballista ran.
-    pub tasks: u32,
-    /// Conflict edges.
-    pub edges: u64,
-    /// The edge stream's fingerprint.
-    pub fingerprint: String,
-    /// Seconds in the Ballista job, fetching its result, assembling the graph.
-    #[serde(default)]
-    pub seconds: [f64; 3],
-    /// Bytes of row records and groups the executors sent (repeats included).
-    #[serde(default)]
-    pub received: u64,
-}
-
 /// One line from the child.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -90,7 +74,7 @@ pub enum ChildMessage {
         /// The report as its client sees it.
         report: Box<Report>,
         /// Detection figures.
-        stats: Option<LoadStats>,
+        stats: Option<DetectStats>,
         /// A gated night's ε of its hold used (epochs opened, the quota
         /// verdict): the rest is given back at its release time.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,7 +88,7 @@ pub enum ChildMessage {
         /// The engine's message (may quote data: operator only).
         detail: String,
         /// Detection figures, if detection ended.
-        stats: Option<LoadStats>,
+        stats: Option<DetectStats>,
     },
 }
 
@@ -178,14 +162,30 @@ fn client_report(report: Report, dataset: &str, fixed_time: bool) -> Report {
 /// allocation fails and the process aborts, which the coordinator reports
 /// as `over quota`.
 #[allow(unsafe_code)] // setrlimit: see SAFETY below
-fn limit_memory(bytes: u64) -> Result<(), String> {
+fn limit_memory(bytes: u64) -> std::io::Result<()> {
     let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
     // SAFETY: setrlimit reads the struct we pass and touches no memory of ours.
     if unsafe { libc::setrlimit(libc::RLIMIT_DATA, &limit) } == 0 {
         Ok(())
     } else {
-        Err(std::io::Error::last_os_error().to_string())
+        Err(std::io::Error::last_os_error())
     }
+}
+
+/// Why the job spec on standard input cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum SpecError {
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+/// The [`JobSpec`] on standard input.
+fn read_spec() -> Result<JobSpec, SpecError> {
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input)?;
+    Ok(serde_json::from_str(&input)?)
 }
 
 /// `dpincon-coordinator run-job`: reads a [`JobSpec`] from standard input,
@@ -199,12 +199,7 @@ pub fn run_job_process() -> u8 {
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
     }
-    let mut input = String::new();
-    let spec: JobSpec = match std::io::stdin()
-        .read_to_string(&mut input)
-        .map_err(|e| e.to_string())
-        .and_then(|_| serde_json::from_str(&input).map_err(|e| e.to_string()))
-    {
+    let spec = match read_spec() {
         Ok(spec) => spec,
         Err(e) => {
             eprintln!("run-job: bad job spec: {e}");
@@ -249,20 +244,13 @@ async fn run(spec: &JobSpec) -> ChildMessage {
         }
     }
     let prepaid = spec.prepaid.clone();
-    let outcome = match &spec.gate {
+    let JobOutcome { report, stats } = match &spec.gate {
         Some(gate) => {
             run_prepaid_gated_night(&spec.config, gate, prepaid, &progress, &loader).await
         }
         None => run_prepaid_job(&spec.config, prepaid, &progress, &loader).await,
     };
-    let stats = loader.stats().map(|s| LoadStats {
-        tasks: s.tasks as u32,
-        edges: s.edges,
-        fingerprint: s.fingerprint.map(|f| f.to_string()).unwrap_or_default(),
-        seconds: [s.seconds.job, s.seconds.fetch, s.seconds.assemble],
-        received: s.received,
-    });
-    match outcome {
+    match report {
         Ok(report) => {
             let spent = spec.gate.as_ref().map(|_| report.budget.as_ref().map_or(0.0, |b| b.total));
             let report = Box::new(client_report(report, &spec.dataset, spec.fixed_time));
@@ -298,7 +286,7 @@ mod tests {
             ChildMessage::Finish(Phase::Detect, 1.5),
             ChildMessage::Succeeded {
                 report: Box::new(report()),
-                stats: Some(LoadStats::default()),
+                stats: Some(DetectStats::default()),
                 spent: Some(0.5),
             },
             ChildMessage::Failed {

@@ -46,6 +46,15 @@ pub enum ClusterError {
     /// A setting is missing or wrong (token, certificates, addresses).
     #[error("{0}")]
     Config(String),
+    /// A dataset's gated audit is refused.
+    #[error("{origin}: {source}")]
+    Gate {
+        /// The dataset's place in the configuration.
+        origin: String,
+        /// Why.
+        #[source]
+        source: Box<crate::gated::GateError>,
+    },
     /// A file cannot be read.
     #[error("cannot read '{path}': {source}")]
     Io {
@@ -65,4 +74,7 @@ pub enum ClusterError {
     /// cluster's TLS flags, an address) is wrong.
     #[error(transparent)]
     Ballista(#[from] dpincon_ballista::BallistaError),
+    /// A ledger directory cannot be locked (another coordinator holds it).
+    #[error(transparent)]
+    Ledger(Box<dpincon_engine::EngineError>),
 }

@@ -27,8 +27,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::{Semaphore, mpsc, watch};
 
+use crate::ClusterError;
 use crate::coordinator::Shared;
-use crate::job_process::{ChildMessage, JobSpec, LoadStats};
+use crate::detection::{DetectSeconds, DetectStats};
+use crate::job_process::{ChildMessage, JobSpec};
 use crate::store::{Ending, Slot, now_ms};
 use crate::submission::Accepted;
 
@@ -189,13 +191,13 @@ async fn run_one(job: &Active, shared: &Shared) {
     let mut stats = None;
     let outcome = match child_spec(job, shared) {
         Ok(spec) => run_child(job, shared, &spec, reveal, &mut cancel, &mut stats).await,
-        Err(e) => Outcome::Failed(FailureReason::Internal, e),
+        Err(e) => Outcome::Failed(FailureReason::Internal, e.to_string()),
     };
     if let Some(s) = &stats {
         // Where detection's time went: it grows with the data, so only
         // where the operator may see such figures.
         if reveal {
-            let [ballista, fetch, assemble] = s.seconds;
+            let DetectSeconds { job: ballista, fetch, assemble } = s.seconds;
             let mib = s.received as f64 / f64::from(1 << 20);
             eprintln!(
                 "job {}: detection: Ballista job {ballista:.1}s, fetch {fetch:.1}s, \
@@ -207,7 +209,7 @@ async fn run_one(job: &Active, shared: &Shared) {
             status.tasks_total = s.tasks;
             status.tasks_done = s.tasks;
             status.edges = s.edges;
-            status.edge_fingerprint = s.fingerprint.clone();
+            status.edge_fingerprint = s.fingerprint.clone().unwrap_or_default();
         });
     }
     let ended_ms = now_ms();
@@ -300,11 +302,11 @@ fn return_unused(job: &Active, used: f64) {
 
 /// The child's spec; a gated night's options read the epochs its
 /// dataset's earlier nights published (the job store).
-fn child_spec(job: &Active, shared: &Shared) -> Result<JobSpec, String> {
+fn child_spec(job: &Active, shared: &Shared) -> Result<JobSpec, ClusterError> {
     let gate = match job.accepted.gate() {
         Some(gate) => {
             let dataset = &job.accepted.dataset.name;
-            let stored = shared.store.reports(dataset).map_err(|e| e.to_string())?;
+            let stored = shared.store.reports(dataset)?;
             let reports: Vec<dpincon_engine::Report> = stored
                 .iter()
                 .filter_map(|r| serde_json::from_str::<dpincon_engine::Report>(r).ok())
@@ -335,7 +337,7 @@ async fn run_child(
     spec: &JobSpec,
     reveal: bool,
     cancel: &mut watch::Receiver<bool>,
-    stats: &mut Option<LoadStats>,
+    stats: &mut Option<DetectStats>,
 ) -> Outcome {
     let id = &job.id;
     let spawned = Command::new(&shared.options.job_program)
@@ -371,10 +373,10 @@ async fn run_child(
     // dies before reporting (it cleans up after itself otherwise).
     let mut submitted = None;
     let talk = async {
-        stdin.write_all(&input).await.map_err(|e| format!("cannot send the job: {e}"))?;
+        stdin.write_all(&input).await.map_err(ChildError::Send)?;
         drop(stdin);
         let mut last = None;
-        while let Some(line) = stdout.next_line().await.map_err(|e| e.to_string())? {
+        while let Some(line) = stdout.next_line().await.map_err(ChildError::Read)? {
             match serde_json::from_str::<ChildMessage>(&line) {
                 Ok(ChildMessage::Submitted(ballista)) => submitted = Some(ballista),
                 Ok(ChildMessage::Start(phase)) => {
@@ -385,10 +387,10 @@ async fn run_child(
                     s.phase.clear();
                 }),
                 Ok(end) => last = Some(end),
-                Err(e) => return Err(format!("unreadable message from the job process: {e}")),
+                Err(e) => return Err(ChildError::Message(e)),
             }
         }
-        Ok::<_, String>(last)
+        Ok::<_, ChildError>(last)
     };
     let deadline = job.slot.end_ms;
     // (The watch's guard is dropped before anything else awaits.)
@@ -439,8 +441,19 @@ async fn run_child(
             FailureReason::Internal,
             format!("the job process ended without an outcome ({status:?})"),
         ),
-        Err(e) => Outcome::Failed(FailureReason::Internal, e),
+        Err(e) => Outcome::Failed(FailureReason::Internal, e.to_string()),
     }
+}
+
+/// Why the talk with a job process broke off.
+#[derive(Debug, thiserror::Error)]
+enum ChildError {
+    #[error("cannot send the job: {0}")]
+    Send(#[source] std::io::Error),
+    #[error(transparent)]
+    Read(std::io::Error),
+    #[error("unreadable message from the job process: {0}")]
+    Message(#[source] serde_json::Error),
 }
 
 /// Cancels the Ballista job of a child that was killed or died: its tasks

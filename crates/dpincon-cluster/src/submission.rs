@@ -20,7 +20,7 @@ use dpincon_proto::v1::{ConfigFormat, FailureReason};
 use tonic::Status;
 
 use crate::datasets::{Dataset, Limits};
-use crate::gated::GateRegistration;
+use crate::gated::{GateError, GateRegistration};
 
 /// A submission refused, with the public reason and a message that quotes
 /// only the request and the operator's configuration.
@@ -281,14 +281,14 @@ pub(crate) fn check_registered(
     gate: &GateRegistration,
     dataset: &Dataset,
     limits: &Limits,
-) -> Result<(), String> {
+) -> Result<(), GateError> {
     let job = ClientJob {
         release: gate.release.clone(),
         ..ClientJob::new(dataset.name.clone(), gate.constraints.clone())
     };
     let exact_repair =
-        check_constraints(&gate.constraints, dataset, limits).map_err(|r| r.detail)?;
-    check_budget(&job, dataset).map_err(|r| r.detail)?;
+        check_constraints(&gate.constraints, dataset, limits).map_err(GateError::Refused)?;
+    check_budget(&job, dataset).map_err(GateError::Refused)?;
     let config = JobConfig {
         release: gate.release.clone(),
         data: dataset.policy.clone(),
@@ -296,7 +296,7 @@ pub(crate) fn check_registered(
     };
     dpincon_engine::validate(&config)
         .and_then(|()| dpincon_engine::check_repair_memory(&config, exact_repair))
-        .map_err(|e| format!("gate: {e}"))
+        .map_err(GateError::Engine)
 }
 
 /// Checks the constraints against the limits and the dataset's declared

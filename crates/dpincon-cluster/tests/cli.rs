@@ -5,7 +5,8 @@
 mod common;
 
 use common::{
-    ALICE, BOB, Cluster, cli, cli_binary, comparable, embedded, embedded_job, write_table,
+    ALICE, BOB, Cluster, cli, cli_binary, comparable, embedded, embedded_job, exact, report,
+    write_table,
 };
 use serde_json::json;
 
@@ -33,7 +34,7 @@ async fn submit_wait_status_result_and_cancel_from_the_command_line() {
     let out = cli(&bin, &args, ALICE);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "{stderr}\n{}", cluster.logs());
-    let remote: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let remote = report(&String::from_utf8_lossy(&out.stdout));
     let client_job = json!({"epsilon": 0.5, "seed": 3, "non-private": true});
     let (local, _) = embedded(&embedded_job(&data, &constraints, &client_job)).await;
     assert_eq!(comparable(&remote), comparable(&local));
@@ -49,8 +50,9 @@ async fn submit_wait_status_result_and_cancel_from_the_command_line() {
     assert_eq!(status["state"], "succeeded", "{status}");
     let result = cli(&bin, &["result", &url, &id], ALICE);
     assert!(result.status.success());
-    let result: serde_json::Value = serde_json::from_slice(&result.stdout).unwrap();
-    assert_eq!(result["job_id"], remote["job_id"]);
+    let result = report(&String::from_utf8_lossy(&result.stdout));
+    assert_eq!(result.job_id, remote.job_id);
+    assert_eq!(result, remote, "the result is the report submit --wait printed");
     // The same report as a table, written to a file.
     let table_file = dir.path().join("report.txt");
     let table = cli(
@@ -61,7 +63,7 @@ async fn submit_wait_status_result_and_cancel_from_the_command_line() {
     assert!(table.status.success() && table.stdout.is_empty());
     let table = std::fs::read_to_string(&table_file).unwrap();
     assert!(table.contains("DIFFERENTIALLY PRIVATE") && table.contains("dataset table"), "{table}");
-    assert!(table.contains(&remote["non_private"]["edges"].to_string()), "{table}");
+    assert!(table.contains(&exact(&remote).edges.to_string()), "{table}");
     let line = cli(&bin, &["status", &url, &id, "--format", "table"], ALICE);
     assert_eq!(String::from_utf8_lossy(&line.stdout).trim(), format!("{id}: succeeded"));
 

@@ -6,8 +6,8 @@ mod common;
 
 use common::{
     ALICE, Ballista, Cluster, TEST_DATASET, client, comparable, config_with, coordinator, embedded,
-    embedded_job, files_under, job, ledger_charges, ledger_path, test_config, wait_for_log, within,
-    work_dir, write_table,
+    embedded_job, exact, files_under, job, ledger_charges, ledger_path, report, test_config,
+    wait_for_log, within, work_dir, write_table,
 };
 use dpincon_client::ClientError;
 use dpincon_proto::v1::{FailureReason, JobState};
@@ -21,10 +21,6 @@ fn rpc_code(e: &ClientError) -> Option<Code> {
         ClientError::Rpc(status) => Some(status.code()),
         _ => None,
     }
-}
-
-fn report(json: &str) -> serde_json::Value {
-    serde_json::from_str(json).expect("report JSON")
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -47,17 +43,18 @@ async fn non_private_results_and_seeded_releases_equal_the_embedded_run() {
     // (1) Exact values.
     let remote = job(&constraints, json!({"non-private": true}));
     let (want, want_fp) = embedded(&embedded_job(&data, &constraints, &remote)).await;
-    assert!(want["non_private"]["edges"].as_u64().unwrap() > 1000, "a graph worth testing");
+    assert!(exact(&want).edges > 1000, "a graph worth testing");
     let id = client.submit(&remote).await.unwrap();
-    let got = within(client.wait(&id, |_| {}))
+    let text = within(client.wait(&id, |_| {}))
         .await
         .unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
-    let got = report(&got);
+    let got = report(&text);
     assert_eq!(comparable(&got), comparable(&want));
-    assert!(got["timings"]["spilled_bytes"].as_u64() > Some(0), "{}", got["timings"]);
+    let timings = got.timings.as_ref().expect("a non-private job's timings");
+    assert!(timings.spilled_bytes > 0, "{timings:?}");
     // The operator's paths stay on the coordinator.
-    assert_eq!(got["data"], "dataset table");
-    assert!(!got.to_string().contains(dir.path().to_str().unwrap()), "{got}");
+    assert_eq!(got.data, "dataset table");
+    assert!(!text.contains(dir.path().to_str().unwrap()), "{text}");
     let status = client.status(&id).await.unwrap();
     assert_eq!(status.edge_fingerprint, want_fp);
     assert!(status.tasks_total > 0 && status.tasks_done == status.tasks_total);
@@ -71,8 +68,9 @@ async fn non_private_results_and_seeded_releases_equal_the_embedded_run() {
     let id = client.submit(&remote).await.unwrap();
     let got = report(&within(client.wait(&id, |_| {})).await.unwrap());
     assert_eq!(comparable(&got), comparable(&want));
-    assert!(got["measures"]["mi"].is_object() && got["measures"]["r"].is_object());
-    assert_eq!(got["seeded"], true);
+    let measures = got.measures.as_ref().expect("the releases");
+    assert!(measures.mi.is_some() && measures.r.is_some(), "{measures:?}");
+    assert!(got.seeded);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -108,7 +106,7 @@ async fn an_executor_killed_mid_job_changes_nothing_and_the_ledger_is_charged_on
     // the coordinator's id for it (the report's too): one job id.
     let (spent, charges) = ledger_charges(&ledger_path(dir.path(), "main"));
     assert_eq!(charges.len(), 3, "{charges:?}");
-    assert_eq!(got["job_id"], id.as_str());
+    assert_eq!(got.job_id, id);
     assert!(charges.iter().all(|c| c["job"] == id.as_str()), "{charges:?}");
     assert!((spent - 1.5).abs() < 1e-9);
     // The living executors keep no file of the job: the job deletes them
@@ -159,7 +157,8 @@ async fn the_number_of_executors_never_changes_the_edge_stream() {
     std::fs::write(&one_fd, "FD: Zip -> City\n").unwrap();
     let one_fd_job = job(&one_fd, json!({"epsilon": 1.0, "seed": 5}));
     let (want, _) = embedded(&embedded_job(&data, &one_fd, &one_fd_job)).await;
-    assert_eq!(want["measures"]["r"]["parts"][0]["statistic"], "exact-cover");
+    let r = want.measures.as_ref().and_then(|m| m.r.as_ref()).expect("I_R released");
+    assert_eq!(r.parts[0].statistic, "exact-cover");
     let c = client(&single, ALICE);
     let id = c.submit(&one_fd_job).await.unwrap();
     let got = within(c.wait(&id, |_| {})).await.unwrap();
@@ -335,7 +334,7 @@ async fn a_parquet_dataset_takes_its_schema_from_the_footer() {
     let got =
         within(c.wait(&id, |_| {})).await.unwrap_or_else(|e| panic!("{e}\n{}", cluster.logs()));
     assert_eq!(comparable(&report(&got)), comparable(&want));
-    assert!(want["non_private"]["edges"].as_u64() > Some(0));
+    assert!(exact(&want).edges > 0);
     // A column the footer does not have is refused before the job exists.
     let mut bad = remote.clone();
     bad["constraints"] = json!("FD: Zip -> Town");

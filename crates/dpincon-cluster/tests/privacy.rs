@@ -64,10 +64,9 @@ async fn client_set_seed_ledger_cap_paths_and_exact_values_are_refused_and_nothi
     assert!(c.list().await.unwrap().is_empty());
     // A proper job runs and is charged by the operator's ledger.
     let id = c.submit(&job(&constraints, json!({"epsilon": 0.5}))).await.unwrap();
-    let report: serde_json::Value =
-        serde_json::from_str(&within(c.wait(&id, |_| {})).await.unwrap()).unwrap();
-    assert_eq!(report["seeded"], false);
-    assert!(report.get("non_private").is_none() && report.get("timings").is_none());
+    let report = common::report(&within(c.wait(&id, |_| {})).await.unwrap());
+    assert!(!report.seeded);
+    assert!(report.non_private.is_none() && report.timings.is_none());
     let (spent, _) = ledger_charges(&ledger_path(dir.path(), "main"));
     assert!((spent - 1.5).abs() < 1e-9, "{spent}");
 }
@@ -193,7 +192,7 @@ async fn two_coordinators_refuse_to_share_a_ledger_directory() {
         &["--config", config.to_str().unwrap()],
     );
     let why = second.err().expect("the second coordinator must not start");
-    assert!(why.contains("in use by another process"), "{why}");
+    assert!(why.log.contains("in use by another process"), "{why}");
     // Its own state directory but the first one's ledger directory: refused too.
     let shared_ledger =
         std::fs::read_to_string(&config).unwrap().replace("main/state", "second-state");
@@ -206,5 +205,5 @@ async fn two_coordinators_refuse_to_share_a_ledger_directory() {
     )
     .err()
     .expect("a shared ledger directory must be refused");
-    assert!(why.contains("ledgers") && why.contains("in use"), "{why}");
+    assert!(why.log.contains("ledgers") && why.log.contains("in use"), "{why}");
 }

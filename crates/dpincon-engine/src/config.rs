@@ -68,8 +68,18 @@ impl Constraints {
 
     /// The parsed constraints; errors name [`Constraints::origin`].
     pub fn parse(&self) -> Result<Vec<dpincon_constraints::DenialConstraint>, EngineError> {
-        dpincon_constraints::parse_constraints(&self.text()?)
-            .map_err(|source| EngineError::Constraint { path: self.origin(), source })
+        self.read().map(|(_, parsed)| parsed)
+    }
+
+    /// The text, read once, and its parse (the job's load ships the text to
+    /// a cluster's executors); errors name [`Constraints::origin`].
+    pub fn read(
+        &self,
+    ) -> Result<(String, Vec<dpincon_constraints::DenialConstraint>), EngineError> {
+        let text = self.text()?;
+        let parsed = dpincon_constraints::parse_constraints(&text)
+            .map_err(|source| EngineError::Constraint { path: self.origin(), source })?;
+        Ok((text, parsed))
     }
 }
 
@@ -199,7 +209,7 @@ mod tests {
         assert_eq!(inline.constraints.origin(), PathBuf::from("inline"));
         let json = serde_json::to_string(&inline).unwrap();
         assert_eq!(serde_json::from_str::<JobConfig>(&json).unwrap(), inline);
-        let bad = Constraints::Inline { inline: "FD: A ->".into() }.parse().unwrap_err();
+        let bad = Constraints::Inline { inline: "FD: A ->".into() }.read().unwrap_err();
         assert!(bad.to_string().contains("inline"), "errors name the origin: {bad}");
     }
 

@@ -121,13 +121,22 @@ fn read_locked(path: &Path, file: &mut File) -> Result<Contents, EngineError> {
 fn read(path: &Path, file: &File) -> Result<Contents, EngineError> {
     let mut bytes = Vec::new();
     BufReader::new(file).read_to_end(&mut bytes).map_err(|e| ledger_error(path, e))?;
-    parse(&bytes).map_err(|message| ledger_error(path, message))
+    parse(&bytes).map_err(|e| ledger_error(path, e))
+}
+
+/// Why a ledger's bytes are not a ledger (named by line, from 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum Corrupt {
+    #[error("line {0} returns more ε than its job was charged and has not had back")]
+    OverReturn(usize),
+    #[error("line {0} is not a ledger record")]
+    NotARecord(usize),
 }
 
 /// The ledger's contents from its bytes. Every complete line must be a
 /// record (else the error names the line); a last line without its
 /// newline that is not a record is a torn write (see [`Tail::Torn`]).
-fn parse(bytes: &[u8]) -> Result<Contents, String> {
+fn parse(bytes: &[u8]) -> Result<Contents, Corrupt> {
     let mut contents = Contents {
         dataset: None,
         cap: None,
@@ -161,17 +170,12 @@ fn parse(bytes: &[u8]) -> Result<Contents, String> {
                 contents.spent -= returned;
                 contents.jobs.entry(job).or_default().1 += returned;
             }
-            Some(Line::Return { .. }) if whole => {
-                return Err(format!(
-                    "line {} returns more ε than its job was charged and has not had back",
-                    i + 1
-                ));
-            }
+            Some(Line::Return { .. }) if whole => return Err(Corrupt::OverReturn(i + 1)),
             _ if !whole => {
                 contents.tail = Tail::Torn(start as u64);
                 return Ok(contents);
             }
-            _ => return Err(format!("line {} is not a ledger record", i + 1)),
+            _ => return Err(Corrupt::NotARecord(i + 1)),
         }
         if !whole {
             contents.tail = Tail::NoNewline;
@@ -259,7 +263,7 @@ pub fn has_job(path: &Path, job: &str) -> Result<bool, EngineError> {
     };
     let mut bytes = Vec::new();
     BufReader::new(&file).read_to_end(&mut bytes).map_err(|e| ledger_error(path, e))?;
-    parse(&bytes).map_err(|message| ledger_error(path, message))?;
+    parse(&bytes).map_err(|e| ledger_error(path, e))?;
     Ok(bytes.split(|b| *b == b'\n').any(|line| {
         matches!(serde_json::from_slice::<Line>(line), Ok(Line::Release { job: j, .. }) if j == job)
     }))

@@ -16,6 +16,7 @@ pub mod failpoint;
 pub mod gate;
 mod job;
 pub mod ledger;
+mod load;
 mod privacy;
 pub mod repair;
 mod report;
@@ -26,9 +27,12 @@ pub use dpincon_api::{Measure, ReleaseOptions, TestOptions};
 pub use dpincon_source::{ColumnTypes, TableSpec};
 pub use dpincon_source::{DataFormat, OutputFile, PostgresSource};
 pub use job::{
-    JobLoader, LoadedJob, LocalLoader, NoProgress, Phase, Prepaid, Progress, ReadTable,
-    TableLoader, job_threads, load, new_job_id, over_cap, plan_reports, run_job, run_job_on_table,
-    run_job_with, run_prepaid_job, to_class_facts, to_cover_facts,
+    JobOutcome, NoProgress, Phase, Prepaid, Progress, UnknownPhase, new_job_id, run_job,
+    run_job_on_table, run_job_with, run_prepaid_job,
+};
+pub use load::{
+    BoundTable, Detected, EncodedTable, JobLoader, LoadContext, LoadedJob, LocalLoader, ReadTable,
+    TableLoader, load, load_with,
 };
 pub use privacy::{check_repair_memory, repair_is_exact, validate};
 pub use report::{

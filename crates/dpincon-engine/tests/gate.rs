@@ -253,6 +253,7 @@ async fn a_held_night_charges_nothing_and_reports_what_its_hold_paid_for() {
     let first =
         run_prepaid_gated_night(&n.job, &n.options, hold("night-1"), &NoProgress, &LocalLoader)
             .await
+            .report
             .unwrap();
     assert_eq!(outcomes(&first), [(Measure::R, GateOutcome::Fresh, Some(OpenReason::First))]);
     assert_eq!(first.job_id, "night-1");
@@ -265,6 +266,7 @@ async fn a_held_night_charges_nothing_and_reports_what_its_hold_paid_for() {
     let second =
         run_prepaid_gated_night(&n.job, &n.options, hold("night-2"), &NoProgress, &LocalLoader)
             .await
+            .report
             .unwrap();
     assert_eq!(outcomes(&second), [(Measure::R, GateOutcome::Pass, None)]);
     // A pass used only the quota verdict of its hold.
@@ -285,6 +287,7 @@ async fn a_held_night_charges_nothing_and_reports_what_its_hold_paid_for() {
     fresh.job.test.seed = Some(3);
     let err = run_prepaid_gated_night(&fresh.job, &fresh.options, short, &NoProgress, &LocalLoader)
         .await
+        .report
         .unwrap_err()
         .to_string();
     assert!(err.contains("beyond its hold") && err.contains("nothing was drawn"), "{err}");

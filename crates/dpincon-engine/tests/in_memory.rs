@@ -75,14 +75,10 @@ fn as_stream(table: &TableData, strings: &DataType) -> TableData {
     read_batches("tax", RecordBatchIterator::new(batches, schema)).unwrap()
 }
 
-/// What must not depend on where the rows came from.
-fn comparable(report: &Report) -> serde_json::Value {
-    let mut value = serde_json::to_value(report).unwrap();
-    let object = value.as_object_mut().unwrap();
-    for key in ["job_id", "data", "timings"] {
-        object.remove(key);
-    }
-    value
+/// What must not depend on where the rows came from: all but the job's
+/// id, the table's name and the timings.
+fn comparable(report: &Report) -> Report {
+    Report { job_id: String::new(), data: String::new(), timings: None, ..report.clone() }
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, Float64Builder, Int64Builder, RecordBatch, StringBuilder};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
-use dpincon_source::OutputFile;
+use dpincon_source::{InferredType, OutputFile};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::basic::Compression;
@@ -62,30 +62,32 @@ impl TableFormat {
     }
 }
 
-/// What a column's values look like, as the engine's CSV type inference sees
-/// them: a join semi-lattice `Null < Int < Float < Str` (one textual value
-/// makes the whole column a string column).
+/// What a column's values look like, as the engine's CSV type inference
+/// (`dpincon_source::InferredType`) sees them: a join semi-lattice
+/// `Null < Int < Float < Str` (one textual value makes the whole column a
+/// string column; booleans and dates are text here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Kind {
     /// No value seen yet (all NULL).
     Null,
-    /// `-?[0-9]+` fitting an i64.
+    /// An integer the engine reads as one, fitting an i64.
     Int,
-    /// A decimal or exponent number, as Arrow's CSV inference accepts it.
+    /// A number the engine reads as a float (or an integer that parses
+    /// only as one).
     Float,
     /// Anything else.
     Str,
 }
 
 impl Kind {
-    /// The kind of one non-NULL value.
+    /// The kind of one non-NULL value: the engine's type of the value
+    /// alone, where the value parses as it (a Unicode digit matches
+    /// Arrow's `\d` but is no Rust number: text).
     pub(crate) fn of(value: &str) -> Kind {
-        if is_int(value) {
-            if value.parse::<i64>().is_ok() { Kind::Int } else { Kind::Float }
-        } else if is_decimal(value) {
-            Kind::Float
-        } else {
-            Kind::Str
+        match InferredType::of(value).data_type() {
+            DataType::Int64 if value.parse::<i64>().is_ok() => Kind::Int,
+            DataType::Int64 | DataType::Float64 if value.parse::<f64>().is_ok() => Kind::Float,
+            _ => Kind::Str,
         }
     }
 
@@ -98,43 +100,6 @@ impl Kind {
     pub(crate) fn is_numeric(self) -> bool {
         matches!(self, Kind::Int | Kind::Float)
     }
-}
-
-fn digits(s: &[u8]) -> usize {
-    s.iter().take_while(|b| b.is_ascii_digit()).count()
-}
-
-/// `^-?\d+$`
-fn is_int(v: &str) -> bool {
-    let b = v.strip_prefix('-').unwrap_or(v).as_bytes();
-    !b.is_empty() && digits(b) == b.len()
-}
-
-/// Arrow CSV's decimal pattern:
-/// `^-?((\d*\.\d+|\d+\.\d*)([eE][-+]?\d+)?|\d+([eE][-+]?\d+))$`.
-fn is_decimal(v: &str) -> bool {
-    let b = v.strip_prefix('-').unwrap_or(v).as_bytes();
-    let int = digits(b);
-    let mut rest = &b[int..];
-    let mut mantissa = int;
-    let mut has_point = false;
-    if let Some(r) = rest.strip_prefix(b".") {
-        has_point = true;
-        let frac = digits(r);
-        mantissa += frac;
-        rest = &r[frac..];
-    }
-    if mantissa == 0 {
-        return false;
-    }
-    if rest.is_empty() {
-        return has_point;
-    }
-    let Some(r) = rest.strip_prefix(b"e").or_else(|| rest.strip_prefix(b"E")) else {
-        return false;
-    };
-    let r = r.strip_prefix(b"+").or_else(|| r.strip_prefix(b"-")).unwrap_or(r);
-    !r.is_empty() && digits(r) == r.len()
 }
 
 /// The kind a Parquet column's Arrow type starts from: a number stays a
@@ -518,7 +483,11 @@ mod tests {
             (".5", Kind::Float),
             ("1e6", Kind::Float),
             ("-2.5E-3", Kind::Float),
-            ("99999999999999999999", Kind::Float),
+            // Past an i64 the engine reads the column as text, as Arrow does.
+            ("99999999999999999999", Kind::Str),
+            ("NaN", Kind::Float),
+            ("-inf", Kind::Float),
+            ("\u{663}", Kind::Str),
             ("", Kind::Str),
             (".", Kind::Str),
             ("-", Kind::Str),

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use crate::encoded::{EncodedRow, encode_row};
 use crate::freezer::{Share, freeze_shards};
 use crate::spill::{SpillConfig, SpillStore};
-use crate::{ConflictGraph, Edge, GraphError, Multipartite};
+use crate::{ConflictGraph, Edge, GraphError, Multipartite, PieceError};
 
 /// Where detection puts the conflicting pairs it finds.
 ///
@@ -270,8 +270,8 @@ impl GraphBuilder {
             // A run of records of one shard goes in under one lock.
             let (mut run, mut rest) = (None, bytes);
             while !rest.is_empty() {
-                let (row, tail) = EncodedRow::split(rest).map_err(GraphError::BadRows)?;
-                row.check(self.nodes).map_err(GraphError::BadRows)?;
+                let (row, tail) = EncodedRow::split(rest)?;
+                row.check(self.nodes)?;
                 match &mut run {
                     None => run = Some((self.shard_of(row.node), row.byte_len())),
                     Some((k, len)) if *k == self.shard_of(row.node) => *len += row.byte_len(),
@@ -297,10 +297,8 @@ impl GraphBuilder {
         shares: &[Range<usize>],
     ) -> Result<(), GraphError> {
         if let Some(bad) = shares.iter().find(|s| s.start > s.end || s.end > group.len()) {
-            return Err(GraphError::BadRows(format!(
-                "a share {bad:?} of a group of {} rows",
-                group.len()
-            )));
+            let share = bad.clone();
+            return Err(PieceError::BadShare { share, rows: group.len() }.into());
         }
         let mut kept = self.shares.lock().expect("shares lock");
         for share in shares.iter().filter(|s| !s.is_empty()) {

@@ -17,15 +17,16 @@ impl<'a> Reader<'a> {
         self.at == self.bytes.len()
     }
 
-    pub(crate) fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    /// The next 8 bytes as a `u64`; `None` past the end.
+    pub(crate) fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
 
-    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
-        let end = end.ok_or_else(|| format!("shard truncated at byte {}", self.at))?;
+    /// The next `n` bytes; `None` past the end (a truncated shard).
+    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len())?;
         let out = &self.bytes[self.at..end];
         self.at = end;
-        Ok(out)
+        Some(out)
     }
 }

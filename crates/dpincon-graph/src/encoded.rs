@@ -17,7 +17,92 @@
 //! ([`EncodedRow::check`]) before they are kept: a malformed piece is an
 //! error, never a wrong graph.
 
+use std::ops::Range;
+
 use crate::frozen::{ARRAY_MAX, BITMAP_WORDS, Container};
+
+/// Why a piece of a graph from another process (a cluster executor's row
+/// records and groups) is refused: a malformed piece is an error, never a
+/// wrong graph.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PieceError {
+    /// The bytes end inside a record.
+    #[error("a row record cut short ({left} bytes left)")]
+    CutShort {
+        /// Bytes left where the record starts.
+        left: usize,
+    },
+    /// A record with no container.
+    #[error("a row record of node {node} with no container")]
+    NoContainer {
+        /// The record's node.
+        node: u32,
+    },
+    /// A record's node is not one of the graph's.
+    #[error("the row record of node {node}: no such node in a graph of {nodes} nodes")]
+    NoSuchNode {
+        /// The record's node.
+        node: u32,
+        /// The graph's nodes.
+        nodes: u32,
+    },
+    /// A record's container keys do not ascend.
+    #[error("the row record of node {node}: container keys do not ascend")]
+    KeysOutOfOrder {
+        /// The record's node.
+        node: u32,
+    },
+    /// A bitmap container holds another number of bits than it says.
+    #[error("the row record of node {node}: a bitmap container's count is wrong")]
+    BitmapCount {
+        /// The record's node.
+        node: u32,
+    },
+    /// An array container's values do not ascend.
+    #[error("the row record of node {node}: an array container's values do not ascend")]
+    ValuesOutOfOrder {
+        /// The record's node.
+        node: u32,
+    },
+    /// A neighbour at or below the record's node.
+    #[error("the row record of node {node}: a neighbour below the node")]
+    NeighbourBelow {
+        /// The record's node.
+        node: u32,
+    },
+    /// A neighbour past the graph's nodes.
+    #[error(
+        "the row record of node {node}: neighbour {neighbour} outside the graph's {nodes} nodes"
+    )]
+    NeighbourOutside {
+        /// The record's node.
+        node: u32,
+        /// The neighbour.
+        neighbour: u32,
+        /// The graph's nodes.
+        nodes: u32,
+    },
+    /// A group's class does not ascend.
+    #[error("a group's class does not ascend")]
+    ClassOutOfOrder,
+    /// A group's row past the graph's nodes.
+    #[error("a group's row outside the graph's {nodes} nodes")]
+    GroupRowOutside {
+        /// The graph's nodes.
+        nodes: u32,
+    },
+    /// A row in two classes of one group.
+    #[error("a row in two classes of one group")]
+    RowInTwoClasses,
+    /// A share past its group's rows.
+    #[error("a share {share:?} of a group of {rows} rows")]
+    BadShare {
+        /// The share.
+        share: Range<usize>,
+        /// The group's rows.
+        rows: usize,
+    },
+}
 
 /// Appends the record of `node` with neighbours `values` (strictly
 /// ascending, all above `node`) to `out`; nothing when `values` is empty.
@@ -77,12 +162,12 @@ fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
 impl<'a> EncodedRow<'a> {
     /// The first record of `bytes` and what follows it, checking only
     /// that the record's lengths fit (see [`EncodedRow::check`]).
-    pub(crate) fn split(bytes: &'a [u8]) -> Result<(Self, &'a [u8]), String> {
-        let short = || format!("a row record cut short ({} bytes left)", bytes.len());
+    pub(crate) fn split(bytes: &'a [u8]) -> Result<(Self, &'a [u8]), PieceError> {
+        let short = || PieceError::CutShort { left: bytes.len() };
         let node = u32_at(bytes, 0).ok_or_else(short)?;
         let n = u32_at(bytes, 4).ok_or_else(short)? as usize;
         if n == 0 {
-            return Err(format!("a row record of node {node} with no container"));
+            return Err(PieceError::NoContainer { node });
         }
         let headers = bytes.get(8..8 + 4 * n).ok_or_else(short)?;
         let units: usize = (0..n)
@@ -140,16 +225,15 @@ impl<'a> EncodedRow<'a> {
     /// Checks what [`EncodedRow::split`] does not: the node lies in
     /// `0..nodes`, keys ascend, an array's lows ascend, a bitmap holds as
     /// many bits as it says, and every neighbour lies in `node + 1..nodes`.
-    pub(crate) fn check(&self, nodes: u32) -> Result<(), String> {
+    pub(crate) fn check(&self, nodes: u32) -> Result<(), PieceError> {
         let node = self.node;
-        let bad = |why: &str| Err(format!("the row record of node {node}: {why}"));
         if node >= nodes {
-            return bad(&format!("no such node in a graph of {nodes} nodes"));
+            return Err(PieceError::NoSuchNode { node, nodes });
         }
         let (mut last_key, mut first, mut last) = (None, None, 0u32);
         for c in self.containers() {
             if last_key.is_some_and(|k| k >= c.key) {
-                return bad("container keys do not ascend");
+                return Err(PieceError::KeysOutOfOrder { node });
             }
             last_key = Some(c.key);
             let base = u32::from(c.key) << 16;
@@ -162,7 +246,7 @@ impl<'a> EncodedRow<'a> {
                     highest = i as u32 * 16 + 15 - w.leading_zeros();
                 }
                 if bits != c.card() {
-                    return bad("a bitmap container's count is wrong");
+                    return Err(PieceError::BitmapCount { node });
                 }
                 (lowest.unwrap_or(0), highest)
             } else {
@@ -172,7 +256,7 @@ impl<'a> EncodedRow<'a> {
                 let mut prev = head;
                 for low in lows {
                     if low <= prev {
-                        return bad("an array container's values do not ascend");
+                        return Err(PieceError::ValuesOutOfOrder { node });
                     }
                     prev = low;
                 }
@@ -182,10 +266,10 @@ impl<'a> EncodedRow<'a> {
             last = base | high;
         }
         if first.is_some_and(|v| v <= node) {
-            return bad("a neighbour below the node");
+            return Err(PieceError::NeighbourBelow { node });
         }
         if last >= nodes {
-            return bad(&format!("neighbour {last} outside the graph's {nodes} nodes"));
+            return Err(PieceError::NeighbourOutside { node, neighbour: last, nodes });
         }
         Ok(())
     }
@@ -194,7 +278,7 @@ impl<'a> EncodedRow<'a> {
 /// Calls `f` with each record of `bytes` in order: its node and its
 /// neighbours, ascending. An error for bytes that are not whole records
 /// (they are not checked otherwise: records this process wrote).
-pub fn for_each_record(bytes: &[u8], mut f: impl FnMut(u32, &[u32])) -> Result<(), String> {
+pub fn for_each_record(bytes: &[u8], mut f: impl FnMut(u32, &[u32])) -> Result<(), PieceError> {
     let mut values = Vec::new();
     for row in records(bytes) {
         let row = row?;
@@ -221,13 +305,15 @@ pub fn for_each_record(bytes: &[u8], mut f: impl FnMut(u32, &[u32])) -> Result<(
 /// The pairs the records of `bytes` hold (each record's neighbour count,
 /// summed), without decoding them; an error for bytes that are not whole
 /// records.
-pub fn record_pairs(bytes: &[u8]) -> Result<u64, String> {
+pub fn record_pairs(bytes: &[u8]) -> Result<u64, PieceError> {
     records(bytes).map(|row| row.map(|r| r.len())).sum()
 }
 
 /// The records of `bytes`, in order; an error for bytes that are not
 /// whole records.
-pub(crate) fn records(mut bytes: &[u8]) -> impl Iterator<Item = Result<EncodedRow<'_>, String>> {
+pub(crate) fn records(
+    mut bytes: &[u8],
+) -> impl Iterator<Item = Result<EncodedRow<'_>, PieceError>> {
     std::iter::from_fn(move || {
         if bytes.is_empty() {
             return None;
@@ -295,38 +381,45 @@ mod tests {
             encode_row(&mut bytes, node, values);
             bytes
         };
-        let check = |bytes: &[u8], nodes: u32| -> Result<(), String> {
+        let check = |bytes: &[u8], nodes: u32| -> Result<(), PieceError> {
             for row in records(bytes) {
                 row?.check(nodes)?;
             }
             Ok(())
         };
+        use PieceError::*;
         let good = one(2, &[3, 9, 70_000]);
-        assert!(check(&good, 70_001).is_ok());
-        assert!(check(&good, 70_000).unwrap_err().contains("outside"));
-        assert!(check(&good, 2).unwrap_err().contains("no such node"));
-        assert!(check(&good[..good.len() - 1], 80_000).unwrap_err().contains("cut short"));
+        assert_eq!(check(&good, 70_001), Ok(()));
+        let outside = check(&good, 70_000).unwrap_err();
+        assert_eq!(outside, NeighbourOutside { node: 2, neighbour: 70_000, nodes: 70_000 });
+        assert_eq!(
+            outside.to_string(),
+            "the row record of node 2: neighbour 70000 outside the graph's 70000 nodes"
+        );
+        assert_eq!(check(&good, 2), Err(NoSuchNode { node: 2, nodes: 2 }));
+        let cut = check(&good[..good.len() - 1], 80_000);
+        assert_eq!(cut, Err(CutShort { left: good.len() - 1 }));
         // The node above its first neighbour.
         let mut below = good.clone();
         below[..4].copy_from_slice(&5u32.to_le_bytes());
-        assert!(check(&below, 80_000).unwrap_err().contains("below"));
+        assert_eq!(check(&below, 80_000), Err(NeighbourBelow { node: 5 }));
         // Lows out of order: swap 3 and 9 (the first container's units).
         let mut swapped = good.clone();
         let units = 8 + 4 * 2;
         swapped[units..units + 4].copy_from_slice(&[9, 0, 3, 0]);
-        assert!(check(&swapped, 80_000).unwrap_err().contains("ascend"));
+        assert_eq!(check(&swapped, 80_000), Err(ValuesOutOfOrder { node: 2 }));
         // Keys out of order.
         let mut keys = good.clone();
         keys[12..14].copy_from_slice(&0u16.to_le_bytes());
-        assert!(check(&keys, 80_000).unwrap_err().contains("keys"));
+        assert_eq!(check(&keys, 80_000), Err(KeysOutOfOrder { node: 2 }));
         // A bitmap whose count lies.
         let dense: Vec<u32> = (10..5000).collect();
         let mut bitmap = one(1, &dense);
         bitmap[10..12].copy_from_slice(&5000u16.to_le_bytes());
-        assert!(check(&bitmap, 80_000).unwrap_err().contains("count"));
+        assert_eq!(check(&bitmap, 80_000), Err(BitmapCount { node: 1 }));
         // No container.
         let mut empty = 4u32.to_le_bytes().to_vec();
         empty.extend(0u32.to_le_bytes());
-        assert!(check(&empty, 80_000).unwrap_err().contains("no container"));
+        assert_eq!(check(&empty, 80_000), Err(NoContainer { node: 4 }));
     }
 }

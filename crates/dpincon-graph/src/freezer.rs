@@ -301,7 +301,7 @@ mod tests {
 
     use super::DenseScratch;
     use crate::test_pairs::pseudo_random_pairs;
-    use crate::{Edge, EdgeSink, GraphBuilder, Multipartite, SpillConfig};
+    use crate::{Edge, EdgeSink, GraphBuilder, GraphError, Multipartite, PieceError, SpillConfig};
 
     /// Groups over `n` nodes: four large ones (members drawn from the
     /// pairs, classes by a member's value mod `classes`, some classes
@@ -397,12 +397,14 @@ mod tests {
         }
         // Groups from elsewhere are checked.
         let bad = |classes: &[Vec<u32>]| Multipartite::try_new(classes, 10).unwrap_err();
-        assert!(bad(&[vec![3, 2]]).contains("ascend"));
-        assert!(bad(&[vec![1, 3], vec![3]]).contains("two classes"));
-        assert!(bad(&[vec![1, 10]]).contains("outside"));
+        assert_eq!(bad(&[vec![3, 2]]), PieceError::ClassOutOfOrder);
+        assert_eq!(bad(&[vec![1, 3], vec![3]]), PieceError::RowInTwoClasses);
+        assert_eq!(bad(&[vec![1, 10]]), PieceError::GroupRowOutside { nodes: 10 });
         let group = Arc::new(Multipartite::try_new(&[vec![1], vec![2]], 10).unwrap());
         let past = 0..3;
-        assert!(GraphBuilder::new(10).add_shares(&group, std::slice::from_ref(&past)).is_err());
+        let err =
+            GraphBuilder::new(10).add_shares(&group, std::slice::from_ref(&past)).unwrap_err();
+        assert_eq!(err, GraphError::BadRows(PieceError::BadShare { share: past, rows: 2 }));
     }
 
     /// Rows sent whole as records (a cluster's executors), split over

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use crate::frozen::Position;
 use crate::spill::SpillStore;
-use crate::{Edge, FrozenShard, Row};
+use crate::{Edge, FrozenShard, PieceError, Row};
 
 /// The graph's one error type.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -20,10 +20,10 @@ pub enum GraphError {
         /// Where it starts instead (or the end of the shards).
         found: u64,
     },
-    /// Row records from another process (a cluster's executors) that are
-    /// not well formed for this graph.
+    /// Row records or groups from another process (a cluster's
+    /// executors) that are not well formed for this graph.
     #[error("malformed row records: {0}")]
-    BadRows(String),
+    BadRows(#[from] PieceError),
     /// A stored neighbour is not a node of the graph.
     #[error("node {node} has neighbour {neighbour} outside the graph's {nodes} nodes")]
     NeighbourOutOfRange {

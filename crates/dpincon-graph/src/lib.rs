@@ -29,7 +29,7 @@ mod spill;
 mod test_pairs;
 
 pub use builder::{BuilderParts, EdgeSink, GraphBuilder, ShardWriter};
-pub use encoded::{encode_row, for_each_record, record_pairs};
+pub use encoded::{PieceError, encode_row, for_each_record, record_pairs};
 pub use fingerprint::{EdgeFingerprint, edge_stream_fingerprint};
 pub use frozen::{Block, FrozenShard, Row, RowIter};
 pub use graph::{ConflictGraph, EdgeStream, GraphError};

@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 
-use crate::EdgeSink;
+use crate::{EdgeSink, PieceError};
 
 /// A row of a group with neighbours above it, and where they start
 /// ([`Multipartite::uppers`]).
@@ -79,18 +79,18 @@ impl Multipartite {
     /// A group from classes that came from another process: each class's
     /// rows strictly ascending, every row distinct and below `nodes`;
     /// else why not. Empty classes are dropped.
-    pub fn try_new(classes: &[Vec<u32>], nodes: u32) -> Result<Self, String> {
+    pub fn try_new(classes: &[Vec<u32>], nodes: u32) -> Result<Self, PieceError> {
         for class in classes {
             if !class.windows(2).all(|w| w[0] < w[1]) {
-                return Err("a group's class does not ascend".into());
+                return Err(PieceError::ClassOutOfOrder);
             }
             if class.last().is_some_and(|&r| r >= nodes) {
-                return Err(format!("a group's row outside the graph's {nodes} nodes"));
+                return Err(PieceError::GroupRowOutside { nodes });
             }
         }
         let group = Self::new_unchecked(classes.iter().map(Vec::as_slice));
         if !group.by_id.windows(2).all(|w| w[0] < w[1]) {
-            return Err("a row in two classes of one group".into());
+            return Err(PieceError::RowInTwoClasses);
         }
         Ok(group)
     }

@@ -24,6 +24,7 @@ mod prepare;
 mod read;
 mod spec;
 
+pub use csv_file::infer::InferredType;
 pub use csv_file::ranges::{
     CsvRange, CsvSplit, CsvSplitter, MIN_RANGE_BYTES, read_csv_range, read_range_from, split_csv,
 };
@@ -33,8 +34,9 @@ pub use output::OutputFile;
 pub use postgres::PostgresSource;
 pub use prepare::{Prepared, prepare_detection};
 pub use read::{
-    DataFormat, ReadOptions, SchemaOverride, TableData, csv_header, declared_arrow_schema,
-    declared_schema, parquet_schema, parse_schema_override, read_batches, read_table,
+    DataFormat, ReadOptions, SchemaOverride, TableData, UnknownFormat, csv_header,
+    declared_arrow_schema, declared_schema, parquet_schema, parse_schema_override, read_batches,
+    read_table,
 };
 pub use spec::{ColumnTypes, TableSpec, check_header, is_object_url};
 

@@ -22,14 +22,19 @@ pub enum DataFormat {
     Parquet,
 }
 
-impl std::str::FromStr for DataFormat {
-    type Err = String;
+/// A data format's name that is neither `csv` nor `parquet`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown data format '{0}' (use csv or parquet)")]
+pub struct UnknownFormat(pub String);
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl std::str::FromStr for DataFormat {
+    type Err = UnknownFormat;
+
+    fn from_str(s: &str) -> Result<Self, UnknownFormat> {
         match s {
             "csv" => Ok(DataFormat::Csv),
             "parquet" => Ok(DataFormat::Parquet),
-            other => Err(format!("unknown data format '{other}' (use csv or parquet)")),
+            other => Err(UnknownFormat(other.to_string())),
         }
     }
 }

@@ -9,6 +9,7 @@ use datafusion::physical_plan::collect_partitioned;
 use datafusion::prelude::SessionContext;
 use dpincon_graph::{SpillConfig, edge_stream_fingerprint};
 
+use crate::BallistaError;
 use crate::assemble::{PartitionPieces, assemble};
 use crate::plan::{JobPlan, PairTally, PlanRequest, build_plan};
 use crate::scan::ScanFormat;
@@ -147,13 +148,26 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     assert_eq!(f.max_frequencies, want.facts.max_frequencies);
     assert_eq!(f.minimal_max_frequencies, want.facts.minimal_max_frequencies);
     assert_eq!(f.unbounded, want.facts.unbounded);
-    let covers = dpincon_engine::to_cover_facts(
-        classes.iter().flatten(),
-        chains.iter().flatten(),
-        plan.cover_sets,
-    );
-    assert_eq!(covers, want.facts.covers);
-    assert!(covers.sum.is_some_and(|u| u.sets == 4), "{covers:?}");
+    // The classes of the keys and FDs and the chain covers, added up over
+    // the partitions group by group, are the embedded detection's, from
+    // which the engine's load derives I_R's covers and I_P's classes.
+    let table = job.table.read(1).await.unwrap();
+    let parsed = dpincon_constraints::parse_constraints(DCS).unwrap();
+    let prepared =
+        dpincon_source::prepare_detection(&parsed, &table, |_| true, 1, BallistaError::Constraint)
+            .unwrap();
+    let embedded = dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled);
+    assert_eq!(classes.into_iter().flatten().collect::<Vec<_>>(), embedded.fd_classes);
+    // The chain covers in another order (only their largest and their sum
+    // are facts).
+    let sorted = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(sorted(chains.concat()), sorted(embedded.chain_covers.clone()));
+    assert!(!embedded.fd_classes.is_empty() && !embedded.chain_covers.is_empty());
+    assert_eq!(dpincon_detect::cover_sets(&prepared.compiled), plan.cover_sets);
+    assert!(want.facts.covers.sum.is_some_and(|u| u.sets == 4), "{:?}", want.facts.covers);
     // Hand-derived: zip 1 has rows 0, 1, 6 (City A, B, A): edges 0-1, 1-6;
     // zip 3 has rows 3, 4 (4's City NULL: no edge), 5 (E): 3-5.
     // Rate -0.0 = 0.0 across zips 2 and 3: 2-5.

@@ -103,8 +103,7 @@ async fn run(args: Args) -> Result<(), ClusterError> {
     }
     // Fail at start, not at the first job, on unreadable credentials.
     if let Some(files) = &cluster_tls {
-        dpincon_ballista::tls::ClusterTls::load(files)
-            .map_err(|e| ClusterError::Config(e.to_string()))?;
+        dpincon_ballista::tls::ClusterTls::load(files)?;
     }
     let config = CoordinatorConfig::load(&args.config)?;
     let clients = ClientTokens::load(&args.client_tokens)?;

@@ -122,7 +122,7 @@ impl CoordinatorService {
         let locks = config
             .owned_dirs()
             .iter()
-            .map(|d| ledger::lock_dir(d).map_err(|e| ClusterError::Config(e.to_string())))
+            .map(|d| ledger::lock_dir(d).map_err(|e| ClusterError::Ledger(Box::new(e))))
             .collect::<Result<Vec<_>, _>>()?;
         let store = JobStore::open(&config.state_dir)?;
         let (interrupted, queued) = store.recover()?;

@@ -40,6 +40,19 @@ pub struct Proc {
     pub log: PathBuf,
 }
 
+/// A process that did not say it listens: what it printed instead, and
+/// its standard error.
+#[derive(Debug, thiserror::Error)]
+#[error("{bin} did not start: {line:?}\n{log}")]
+pub struct NotStarted {
+    /// The binary.
+    pub bin: String,
+    /// Its first line of output (empty if none came within a minute).
+    pub line: String,
+    /// Its standard error.
+    pub log: String,
+}
+
 impl Proc {
     /// Starts `bin` with `args`; waits (bounded) for the first line of its
     /// output, its readiness signal.
@@ -48,7 +61,7 @@ impl Proc {
     }
 
     /// [`Proc::start`], or why the process did not start (its log).
-    pub fn try_start(bin: &str, args: &[&str], log: PathBuf) -> Result<Proc, String> {
+    pub fn try_start(bin: &str, args: &[&str], log: PathBuf) -> Result<Proc, NotStarted> {
         Proc::try_start_env(bin, args, &[], log)
     }
 
@@ -58,7 +71,7 @@ impl Proc {
         args: &[&str],
         env: &[(&str, &str)],
         log: PathBuf,
-    ) -> Result<Proc, String> {
+    ) -> Result<Proc, NotStarted> {
         let mut child = Command::new(bin)
             .args(args)
             .envs(env.iter().copied())
@@ -81,7 +94,7 @@ impl Proc {
         let line = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
         let Some(addr) = line.strip_prefix("listening on ") else {
             let _ = proc.child.wait();
-            return Err(format!("{bin} did not start: {line:?}\n{}", proc.logs()));
+            return Err(NotStarted { bin: bin.into(), line, log: proc.logs() });
         };
         proc.addr = addr.trim().to_string();
         Ok(proc)
@@ -449,7 +462,7 @@ pub fn coordinator(dir: &Path, scheduler: &[&str], extra: &[&str]) -> Proc {
 }
 
 /// [`coordinator`], or why it did not start.
-pub fn try_coordinator(dir: &Path, scheduler: &[&str], extra: &[&str]) -> Result<Proc, String> {
+pub fn try_coordinator(dir: &Path, scheduler: &[&str], extra: &[&str]) -> Result<Proc, NotStarted> {
     try_coordinator_env(dir, scheduler, extra, &[])
 }
 
@@ -460,7 +473,7 @@ pub fn try_coordinator_env(
     scheduler: &[&str],
     extra: &[&str],
     env: &[(&str, &str)],
-) -> Result<Proc, String> {
+) -> Result<Proc, NotStarted> {
     let tokens = client_tokens(dir);
     let mut args = vec!["--listen", "127.0.0.1:0", "--client-tokens", path_str(&tokens)];
     args.extend_from_slice(scheduler);
@@ -584,33 +597,37 @@ pub fn write_table(dir: &Path, rows: usize) -> (PathBuf, PathBuf) {
     (data, constraints)
 }
 
-/// The embedded run's report as JSON, and its edge-stream fingerprint.
-pub async fn embedded(job: &JobConfig) -> (serde_json::Value, String) {
-    let report = dpincon_engine::run_job(job, &NoProgress).await.expect("embedded run");
+/// The embedded run's report, written and read back as a remote one
+/// arrives ([`report`]), and its edge-stream fingerprint.
+pub async fn embedded(job: &JobConfig) -> (Report, String) {
+    let ran = dpincon_engine::run_job(job, &NoProgress).await.expect("embedded run");
     let loaded = dpincon_engine::load(job, &NoProgress).await.expect("embedded load");
     let fingerprint = edge_stream_fingerprint(loaded.graph.edges()).to_string();
-    // Through text, as a remote report arrives: serde_json's default float
-    // parsing may miss the last bit, the same way on both sides.
-    let text = serde_json::to_string(&report).unwrap();
-    (serde_json::from_str(&text).unwrap(), fingerprint)
+    (report(&serde_json::to_string(&ran).unwrap()), fingerprint)
 }
 
-/// A report read as the typed [`Report`] (a missing required field fails
-/// here, on either side), keeping what must agree between runs: the job
-/// id, the ledger, timings, paths and the thread count never do. A field
-/// renamed on both sides (one struct writes both) reads back alike, so
-/// every key path must also be one `dpincon-engine` pins
+/// A report's text read as the typed [`Report`] (a missing required field
+/// fails here), through `serde_json::Value` on every side: serde_json's
+/// default float parsing may miss the last bit, the same way on both. A
+/// field renamed on both sides (one struct writes both) reads back alike,
+/// so every key path must also be one `dpincon-engine` pins
 /// (`tests/report_keys.txt`, kept by its `tests/report.rs`).
-pub fn comparable(json: &serde_json::Value) -> Report {
-    let paths = report_keys::key_paths(json);
+pub fn report(text: &str) -> Report {
+    let json: serde_json::Value = serde_json::from_str(text).expect("report JSON");
+    let paths = report_keys::key_paths(&json);
     let pinned =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../dpincon-engine/tests/report_keys.txt");
     let pinned = std::fs::read_to_string(pinned).unwrap();
     let pinned: std::collections::BTreeSet<&str> = pinned.lines().collect();
     let unknown: Vec<&String> = paths.iter().filter(|p| !pinned.contains(p.as_str())).collect();
     assert!(unknown.is_empty(), "report keys not pinned by dpincon-engine: {unknown:?}");
-    let mut report: Report = serde_json::from_value(json.clone())
-        .unwrap_or_else(|e| panic!("not a report ({e}): {json}"));
+    serde_json::from_value(json).unwrap_or_else(|e| panic!("not a report ({e}): {text}"))
+}
+
+/// What must agree between runs: all but the job id, the ledger, timings,
+/// paths and the thread count.
+pub fn comparable(report: &Report) -> Report {
+    let mut report = report.clone();
     report.job_id.clear();
     report.data.clear();
     report.constraints.clear();
@@ -624,6 +641,11 @@ pub fn comparable(json: &serde_json::Value) -> Report {
         exact.repair = None;
     }
     report
+}
+
+/// The report's exact values (a non-private job's).
+pub fn exact(report: &Report) -> &dpincon_engine::NonPrivateReport {
+    report.non_private.as_ref().expect("a non-private report")
 }
 
 /// Waits (bounded) until `proc`'s log contains `needle`: the coordinator

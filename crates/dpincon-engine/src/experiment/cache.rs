@@ -17,7 +17,7 @@ use dpincon_measures::{DegreeBound, ExactCounts, GreedyCover, ProjectedCounts, m
 use dpincon_release::{ClassFacts, ProjectionTable};
 
 use super::curve::ProjectionCurve;
-use crate::job::LoadedJob;
+use crate::load::LoadedJob;
 
 /// The projections of one graph computed so far.
 #[derive(Debug)]
@@ -140,6 +140,7 @@ mod tests {
             read_s: 0.0,
             detect_s: 0.0,
             fingerprint: None,
+            stats: (),
         }
     }
 

@@ -14,10 +14,11 @@ use dpincon_mechanisms::DiscreteLaplace;
 use dpincon_release::{
     NoiseRng, ProjectedMeasure, RepairValues, prepare, release_projected, release_repair,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::cache::ProjectionCache;
-use crate::job::{LoadedJob, noise_rng};
+use crate::job::noise_rng;
+use crate::load::LoadedJob;
 use crate::privacy::budget_split;
 use crate::repair::{EXACT_COVER_WORK, exact_repair};
 use crate::{EngineError, JobConfig, Measure, NON_PRIVATE_LABEL};
@@ -39,7 +40,7 @@ pub struct CoverageOptions {
 }
 
 /// One measure at one ε, over all runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoverageRow {
     /// ε per measure.
     pub epsilon: f64,
@@ -80,10 +81,10 @@ pub struct CoverageRow {
 }
 
 /// The experiment's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoverageReport {
     /// Always [`NON_PRIVATE_LABEL`].
-    pub label: &'static str,
+    pub label: String,
     /// The intervals' stated coverage.
     pub stated: f64,
     /// The rows, by ε then measure.
@@ -273,7 +274,7 @@ pub fn coverage_with(
         }
         tick();
     }
-    Ok(CoverageReport { label: NON_PRIVATE_LABEL, stated: dpincon_release::COVERAGE, rows })
+    Ok(CoverageReport { label: NON_PRIVATE_LABEL.into(), stated: dpincon_release::COVERAGE, rows })
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The exact projection curve θ ↦ f(G_θ) (NON-PRIVATE).
 
-use crate::job::LoadedJob;
+use crate::load::LoadedJob;
 use dpincon_measures::{DegreeBound, ExactCounts, count_degrees, measure_pass};
 
 /// f(G_θ) for θ = 1, 2, … up to the maximum degree (where G_θ = G).

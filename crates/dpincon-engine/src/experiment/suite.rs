@@ -25,7 +25,7 @@ use super::cache::ProjectionCache;
 use super::coverage::{CoverageOptions, CoverageRow, coverage_with};
 use super::curve::projection_curve;
 use super::sweep::{ORACLE, oracle};
-use crate::job::LoadedJob;
+use crate::load::LoadedJob;
 use crate::{EngineError, JobConfig};
 
 /// A fixed public candidate grid a configuration may use instead of its
@@ -238,12 +238,12 @@ pub struct SuiteOptions {
 }
 
 /// One table's cells, and what failed.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct TableScore {
     /// The cells, by configuration (the oracle and I_R last), then ε and measure.
     pub cells: Vec<SuiteCell>,
     /// Configurations that failed on this table, with the error.
-    pub failures: Vec<(String, String)>,
+    pub failures: Vec<(String, EngineError)>,
     /// Passes over the edges for θ not in the curve.
     pub passes: usize,
 }
@@ -258,7 +258,7 @@ pub struct TableLabel<'a> {
 }
 
 /// A configuration's index and its cells, or why it failed.
-type Scored = (usize, Result<Vec<SuiteCell>, String>);
+type Scored = (usize, Result<Vec<SuiteCell>, EngineError>);
 
 fn cell(label: TableLabel<'_>, rows: u64, config: String, r: &CoverageRow) -> SuiteCell {
     SuiteCell {
@@ -307,11 +307,10 @@ pub fn score_table(
             let mut run = job.clone();
             c.apply(&mut run.release);
             run.release.measures = Some(vec![Measure::Mi, Measure::P]);
-            let result = coverage_with(&run, loaded, &coverage_options, &cache, &|| {})
-                .map(|report| {
+            let result =
+                coverage_with(&run, loaded, &coverage_options, &cache, &|| {}).map(|report| {
                     report.rows.iter().map(|r| cell(label, rows, c.to_string(), r)).collect()
-                })
-                .map_err(|e| e.to_string());
+                });
             done.lock().expect("results lock").push((index, result));
             tick();
         }
@@ -365,7 +364,7 @@ pub fn score_table(
             Ok(report) => {
                 cells.extend(report.rows.iter().map(|r| cell(label, rows, name.clone(), r)));
             }
-            Err(e) => failures.push((name, e.to_string())),
+            Err(e) => failures.push((name, e)),
         }
     }
     Ok(TableScore { cells, failures, passes: cache.passes() })

@@ -2,11 +2,11 @@
 
 use dpincon_api::Strategy;
 use dpincon_release::ProjectedMeasure;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::curve::ProjectionCurve;
 use super::utility::{UtilityRow, utility};
-use crate::job::LoadedJob;
+use crate::load::LoadedJob;
 use crate::{EngineError, JobConfig, NON_PRIVATE_LABEL};
 
 /// The oracle's name in sweep rows.
@@ -26,7 +26,7 @@ pub struct SweepOptions {
 }
 
 /// One point of the sweep: a measure under one strategy (or the oracle) at one ε.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
     /// ε per measure.
     pub epsilon: f64,
@@ -36,10 +36,10 @@ pub struct SweepRow {
 }
 
 /// The sweep's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepReport {
     /// Always [`NON_PRIVATE_LABEL`].
-    pub label: &'static str,
+    pub label: String,
     /// Seeded runs per point.
     pub runs: usize,
     /// The points, by ε, then measure, then strategy.
@@ -80,7 +80,7 @@ pub fn sweep(
             });
         }
     }
-    Ok(SweepReport { label: NON_PRIVATE_LABEL, runs: options.runs, rows })
+    Ok(SweepReport { label: NON_PRIVATE_LABEL.into(), runs: options.runs, rows })
 }
 
 fn values(curve: &ProjectionCurve, measure: ProjectedMeasure) -> &[u64] {

@@ -5,15 +5,16 @@
 
 use dpincon_api::Strategy;
 use dpincon_release::{ProjectedMeasure, RepairMethod, RepairValues, release_repair};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::job::{LoadedJob, noise_rng};
+use crate::job::noise_rng;
+use crate::load::LoadedJob;
 use crate::privacy::{budget_split, measure_and_release};
 use crate::repair::{EXACT_COVER_WORK, RepairFacts, exact_repair};
 use crate::{EngineError, JobConfig, Measure, NON_PRIVATE_LABEL};
 
 /// One measure under one strategy, over all runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UtilityRow {
     /// `mi`, `p` or `r`.
     pub measure: Measure,
@@ -33,10 +34,10 @@ pub struct UtilityRow {
 }
 
 /// The experiment's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UtilityReport {
     /// Always [`NON_PRIVATE_LABEL`]: the experiment reads exact values.
-    pub label: &'static str,
+    pub label: String,
     /// ε per measure.
     pub epsilon: f64,
     /// Seeded runs per row.
@@ -125,7 +126,7 @@ pub fn utility(
         None
     };
     Ok(UtilityReport {
-        label: NON_PRIVATE_LABEL,
+        label: NON_PRIVATE_LABEL.into(),
         epsilon: config.release.epsilon.unwrap_or_default(),
         runs,
         rows,

@@ -16,15 +16,13 @@ use super::state::{EpochPublic, Loaded, Pending, StateFile, StoredEpoch};
 use super::{
     EpochReport, GateCheck, GateOptions, GateOutcome, GateReport, OpenReason, epoch_charges,
 };
-use crate::job::{LocalLoader, check_quota, noise_rng};
+use crate::job::{JobOutcome, check_quota, noise_rng};
+use crate::load::{JobLoader, LocalLoader, job_threads, load_with};
 use crate::privacy::{
     PassResult, budget_split, measure_and_release, projection_pass, repair_values,
 };
 use crate::report::{BudgetReport, DetectionReport, MeasuresReport, Report};
-use crate::{
-    EngineError, JobConfig, JobLoader, Prepaid, Progress, failpoint, job_threads, ledger,
-    new_job_id,
-};
+use crate::{EngineError, JobConfig, Prepaid, Progress, failpoint, ledger, new_job_id};
 
 fn invalid(message: impl Into<String>) -> EngineError {
     EngineError::Config(message.into())
@@ -51,7 +49,7 @@ pub async fn run_gated_night(
     options: &GateOptions,
     progress: &dyn Progress,
 ) -> Result<Report, EngineError> {
-    night(config, options, None, progress, &LocalLoader).await
+    night(config, options, None, progress, &LocalLoader).await.report
 }
 
 /// [`run_gated_night`] on a coordinator, where the operator owns the
@@ -65,22 +63,37 @@ pub async fn run_gated_night(
 /// # Errors
 /// As [`run_gated_night`]; [`EngineError::Ledger`] if the night would
 /// need more than its hold (a coordinator bug: nothing is drawn).
-pub async fn run_prepaid_gated_night(
+pub async fn run_prepaid_gated_night<L: JobLoader>(
     config: &JobConfig,
     options: &GateOptions,
     prepaid: Prepaid,
     progress: &dyn Progress,
-    loader: &impl JobLoader,
-) -> Result<Report, EngineError> {
+    loader: &L,
+) -> JobOutcome<L::Stats> {
     night(config, options, Some(prepaid), progress, loader).await
 }
 
-async fn night(
+async fn night<L: JobLoader>(
     config: &JobConfig,
     options: &GateOptions,
     hold: Option<Prepaid>,
     progress: &dyn Progress,
-    loader: &impl JobLoader,
+    loader: &L,
+) -> JobOutcome<L::Stats> {
+    let mut stats = None;
+    let report = night_report(config, options, hold, progress, loader, &mut stats).await;
+    JobOutcome { report, stats }
+}
+
+/// [`night`]'s steps; `stats` gets the loader's figures once detection
+/// ends.
+async fn night_report<L: JobLoader>(
+    config: &JobConfig,
+    options: &GateOptions,
+    hold: Option<Prepaid>,
+    progress: &dyn Progress,
+    loader: &L,
+    stats: &mut Option<L::Stats>,
 ) -> Result<Report, EngineError> {
     let plan = budget_split(config)?.ok_or_else(|| invalid("a gated night needs --epsilon"))?;
     let data = &config.data;
@@ -157,7 +170,8 @@ async fn night(
         (None, Some(p)) => p.job.clone(),
         (None, None) => new_job_id()?,
     };
-    let loaded = loader.load(config, progress).await?;
+    let (loaded, figures) = load_with(config, progress, loader).await?.split_stats();
+    *stats = Some(figures);
     failpoint::hit("after-load");
     let quota_epsilon = hold.as_ref().and_then(|h| h.quota_epsilon);
     check_quota(config, &loaded, quota_epsilon)?;

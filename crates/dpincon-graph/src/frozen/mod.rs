@@ -324,17 +324,17 @@ impl FrozenShard {
     /// A shard from [`FrozenShard::to_bytes`]; `None` if they are not one.
     pub(crate) fn from_bytes(bytes: &[u8]) -> Option<Self> {
         let mut r = Reader::new(bytes);
-        let first = u32::try_from(r.u64().ok()?).ok()?;
-        let rows = usize::try_from(r.u64().ok()?).ok()?;
-        let containers = usize::try_from(r.u64().ok()?).ok()?;
-        let values = usize::try_from(r.u64().ok()?).ok()?;
+        let first = u32::try_from(r.u64()?).ok()?;
+        let rows = usize::try_from(r.u64()?).ok()?;
+        let containers = usize::try_from(r.u64()?).ok()?;
+        let values = usize::try_from(r.u64()?).ok()?;
         let mut u64s = |count: usize| -> Option<Vec<u64>> {
-            let raw = r.take(count.checked_mul(8)?).ok()?;
+            let raw = r.take(count.checked_mul(8)?)?;
             Some(raw.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect())
         };
         let row_containers = u64s(rows.checked_add(1)?)?;
         let row_values = u64s(rows + 1)?;
-        let raw = r.take(containers.checked_mul(8)?).ok()?;
+        let raw = r.take(containers.checked_mul(8)?)?;
         let containers: Vec<Container> = raw
             .chunks_exact(8)
             .map(|b| Container {
@@ -343,7 +343,7 @@ impl FrozenShard {
                 offset: u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
             })
             .collect();
-        let raw = r.take(values.checked_mul(2)?).ok()?;
+        let raw = r.take(values.checked_mul(2)?)?;
         let values: Vec<u16> =
             raw.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
         if !r.is_done() {

@@ -34,25 +34,32 @@ const UTF8: u16 = 1 << 8;
 static PATTERNS: LazyLock<RegexSet> = LazyLock::new(|| RegexSet::new(ARROW_PATTERNS).unwrap());
 
 /// The types a column's cells allow so far: one bit per pattern of
-/// [`ARROW_PATTERNS`], bit 8 for strings (arrow-csv's `InferredDataType`).
+/// arrow-csv 59's inference expressions, bit 8 for strings (arrow-csv's
+/// `InferredDataType`). What a CSV column's type is read as;
+/// `dpincon-generate` types the columns it writes with it too.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct InferredType(u16);
+pub struct InferredType(u16);
 
 impl InferredType {
+    /// The type one non-NULL (non-empty) cell allows alone.
+    pub fn of(cell: &str) -> Self {
+        InferredType(cell_bit(cell))
+    }
+
     /// Whether more cells can still change [`Self::data_type`].
-    pub(crate) fn is_open(self) -> bool {
+    pub fn is_open(self) -> bool {
         self.0 & UTF8 == 0
     }
 
     /// Takes a non-NULL (non-empty) cell into account.
-    pub(crate) fn update(&mut self, cell: &str) {
+    pub fn update(&mut self, cell: &str) {
         if self.is_open() {
             self.0 |= cell_bit(cell);
         }
     }
 
     /// The column's type, as arrow-csv would infer it from the same cells.
-    pub(crate) fn data_type(self) -> DataType {
+    pub fn data_type(self) -> DataType {
         match self.0 {
             0 => DataType::Null,
             1 => DataType::Boolean,

@@ -8,7 +8,7 @@
 //! whole read. A cluster's executors read byte ranges of it instead
 //! ([`ranges`]), every column's type declared.
 
-mod infer;
+pub(crate) mod infer;
 pub(crate) mod ranges;
 
 use std::fs::File;
@@ -43,7 +43,7 @@ pub(crate) fn read_csv_from(
 ) -> Result<(Arc<Schema>, Vec<RecordBatch>), SourceError> {
     let read_error = |message: String| SourceError::Read { path: path.to_path_buf(), message };
     let inferred = infer_schema(BufReader::with_capacity(1 << 20, &mut source), options.infer_rows)
-        .map_err(read_error)?;
+        .map_err(|e| read_error(e.to_string()))?;
     let schema = Arc::new(override_schema(inferred, &options.schema)?);
     source.rewind().map_err(|e| read_error(e.to_string()))?;
     let reader = ReaderBuilder::new(schema.clone())
@@ -57,21 +57,44 @@ pub(crate) fn read_csv_from(
     Ok((schema, batches))
 }
 
+/// Why a CSV table's schema cannot be inferred.
+#[derive(Debug, thiserror::Error)]
+enum InferError {
+    #[error("the header names column '{0}' twice")]
+    TwiceNamed(String),
+    /// The `csv` crate's error, in arrow-csv's words ([`csv_message`]).
+    #[error("{message}")]
+    Csv {
+        message: String,
+        #[source]
+        source: csv::Error,
+    },
+}
+
+impl InferError {
+    fn csv(source: csv::Error, names: &[String]) -> Self {
+        InferError::Csv { message: csv_message(&source, names), source }
+    }
+}
+
 /// The header's names with the types of `infer_rows` rows (all by default).
-fn infer_schema(reader: impl std::io::Read, infer_rows: Option<usize>) -> Result<Schema, String> {
+fn infer_schema(
+    reader: impl std::io::Read,
+    infer_rows: Option<usize>,
+) -> Result<Schema, InferError> {
     let mut csv = csv::ReaderBuilder::new().has_headers(true).from_reader(reader);
     let names: Vec<String> =
-        csv.headers().map_err(|e| csv_message(e, &[]))?.iter().map(str::to_string).collect();
+        csv.headers().map_err(|e| InferError::csv(e, &[]))?.iter().map(str::to_string).collect();
     for (i, name) in names.iter().enumerate() {
         if names[..i].contains(name) {
-            return Err(format!("the header names column '{name}' twice"));
+            return Err(InferError::TwiceNamed(name.clone()));
         }
     }
     let mut types = vec![InferredType::default(); names.len()];
     let mut record = csv::StringRecord::new();
     let mut rows = 0;
     while rows < infer_rows.unwrap_or(usize::MAX)
-        && csv.read_record(&mut record).map_err(|e| csv_message(e, &names))?
+        && csv.read_record(&mut record).map_err(|e| InferError::csv(e, &names))?
     {
         rows += 1;
         for (t, cell) in types.iter_mut().zip(record.iter()) {
@@ -86,7 +109,7 @@ fn infer_schema(reader: impl std::io::Read, infer_rows: Option<usize>) -> Result
 
 /// The `csv` crate's errors in arrow-csv's words, with the line (and the
 /// column, once the header's `names` are known).
-fn csv_message(e: csv::Error, names: &[String]) -> String {
+fn csv_message(e: &csv::Error, names: &[String]) -> String {
     let at = |pos: Option<&csv::Position>| pos.map(|p| format!(" at line {}", p.line()));
     match e.kind() {
         csv::ErrorKind::UnequalLengths { pos, expected_len, len } => format!(
@@ -135,7 +158,7 @@ mod tests {
 
     use super::*;
 
-    fn ours(text: &str) -> Result<Schema, String> {
+    fn ours(text: &str) -> Result<Schema, InferError> {
         infer_schema(text.as_bytes(), None)
     }
 
@@ -169,14 +192,14 @@ mod tests {
 
     #[test]
     fn bad_files_are_refused_with_their_line() {
-        let ragged = ours("A,B\n1,2\n3\n").unwrap_err();
+        let ragged = ours("A,B\n1,2\n3\n").unwrap_err().to_string();
         assert!(
             ragged.contains("Expected 2 records, found 1") && ragged.contains("line 3"),
             "{ragged}"
         );
-        let utf8 = infer_schema(&b"A,B\n1,a\n1,\xff\n"[..], None).unwrap_err();
+        let utf8 = infer_schema(&b"A,B\n1,a\n1,\xff\n"[..], None).unwrap_err().to_string();
         assert!(utf8.contains("column 'B' (field 1) at line 3"), "{utf8}");
-        let twice = ours("A,B,A\n1,2,3\n").unwrap_err();
+        let twice = ours("A,B,A\n1,2,3\n").unwrap_err().to_string();
         assert!(twice.contains("'A' twice"), "{twice}");
     }
 }

@@ -115,13 +115,24 @@ impl RecordEnds {
     }
 }
 
+/// Why a CSV table's header row cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum HeaderError {
+    #[error("no header row")]
+    Missing,
+    #[error("the header row is too long")]
+    TooLong,
+    #[error("the header row is not UTF-8")]
+    NotUtf8(#[source] std::str::Utf8Error),
+}
+
 /// The header's names from its record's `fields` and field `ends`.
-fn header_names(fields: &[u8], ends: &[usize]) -> Result<Vec<String>, String> {
+fn header_names(fields: &[u8], ends: &[usize]) -> Result<Vec<String>, HeaderError> {
     let mut start = 0;
     let mut names = Vec::with_capacity(ends.len());
     for &end in ends {
-        let name = std::str::from_utf8(fields.get(start..end).ok_or("the header row is too long")?)
-            .map_err(|_| "the header row is not UTF-8")?;
+        let field = fields.get(start..end).ok_or(HeaderError::TooLong)?;
+        let name = std::str::from_utf8(field).map_err(HeaderError::NotUtf8)?;
         names.push(name.trim().to_string());
         start = end;
     }
@@ -135,7 +146,7 @@ fn header_names(fields: &[u8], ends: &[usize]) -> Result<Vec<String>, String> {
 #[derive(Debug)]
 pub struct CsvSplitter {
     ends: RecordEnds,
-    header: Option<Result<Vec<String>, String>>,
+    header: Option<Result<Vec<String>, HeaderError>>,
     size: u64,
     parts: usize,
     min_bytes: u64,
@@ -200,8 +211,9 @@ impl CsvSplitter {
     /// the table in errors.
     pub fn finish(mut self, path: &Path) -> Result<CsvSplit, SourceError> {
         self.feed_or_end(&[]);
-        let fail = |message: String| SourceError::Read { path: path.to_path_buf(), message };
-        let header = self.header.ok_or_else(|| fail("no header row".into()))?.map_err(fail)?;
+        let fail =
+            |e: HeaderError| SourceError::Read { path: path.to_path_buf(), message: e.to_string() };
+        let header = self.header.unwrap_or(Err(HeaderError::Missing)).map_err(fail)?;
         let (mut ranges, rows) = (self.ranges, self.rows);
         let first_row = ranges.last().map_or(0, |r| r.first_row + r.rows);
         if rows > first_row || ranges.is_empty() {

@@ -140,7 +140,8 @@ impl CopyDecoder {
             match field {
                 None => builder.append_null(),
                 Some(range) => {
-                    if let Err(message) = builder.append(self.kinds[column], &self.pending[range]) {
+                    if let Err(e) = builder.append(self.kinds[column], &self.pending[range]) {
+                        let message = e.to_string();
                         return Err(DecodeError { column: Some(column), row: self.rows, message });
                     }
                 }

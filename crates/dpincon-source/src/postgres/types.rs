@@ -128,8 +128,8 @@ impl ColumnBuilder {
     }
 
     /// Decodes one value in PostgreSQL's binary format.
-    pub(crate) fn append(&mut self, kind: PgKind, bytes: &[u8]) -> Result<(), String> {
-        let wrong = || format!("a {}-byte value is not a binary {kind:?}", bytes.len());
+    pub(crate) fn append(&mut self, kind: PgKind, bytes: &[u8]) -> Result<(), ValueError> {
+        let wrong = || ValueError::Size { bytes: bytes.len(), kind };
         macro_rules! be {
             ($t:ty) => {
                 <$t>::from_be_bytes(bytes.try_into().map_err(|_| wrong())?)
@@ -149,21 +149,20 @@ impl ColumnBuilder {
             }
             ColumnBuilder::Float8(b) => b.append_value(f64::from_bits(be!(u64))),
             ColumnBuilder::Text(b) => {
-                let s =
-                    std::str::from_utf8(bytes).map_err(|_| "text that is not UTF-8".to_string())?;
+                let s = std::str::from_utf8(bytes).map_err(ValueError::NotUtf8)?;
                 if s.is_empty() { b.append_null() } else { b.append_value(s) }
             }
             ColumnBuilder::Date(b) => {
                 let days = be!(i32);
                 let finite = days != i32::MAX && days != i32::MIN;
                 let days = days.checked_add(EPOCH_DAYS).filter(|_| finite);
-                b.append_value(days.ok_or("an infinite or out-of-range date")?);
+                b.append_value(days.ok_or(ValueError::InfiniteDate)?);
             }
             ColumnBuilder::Timestamp(b, _) => {
                 let micros = be!(i64);
                 let finite = micros != i64::MAX && micros != i64::MIN;
                 let at = micros.checked_add(EPOCH_MICROS).filter(|_| finite);
-                b.append_value(at.ok_or("an infinite or out-of-range timestamp")?);
+                b.append_value(at.ok_or(ValueError::InfiniteTimestamp)?);
             }
         }
         Ok(())
@@ -193,9 +192,9 @@ impl ColumnBuilder {
 /// Wire format (PostgreSQL `numeric_send`): ndigits, weight, sign, dscale
 /// as i16/u16, then ndigits base-10000 digits; the value is
 /// Σ digit[i] · 10000^(weight − i).
-pub(crate) fn numeric_to_f64(bytes: &[u8]) -> Result<f64, String> {
-    let word = |i: usize| -> Result<u16, String> {
-        let b = bytes.get(2 * i..2 * i + 2).ok_or("a truncated numeric")?;
+pub(crate) fn numeric_to_f64(bytes: &[u8]) -> Result<f64, ValueError> {
+    let word = |i: usize| -> Result<u16, ValueError> {
+        let b = bytes.get(2 * i..2 * i + 2).ok_or(ValueError::TruncatedNumeric)?;
         Ok(u16::from_be_bytes([b[0], b[1]]))
     };
     let ndigits = word(0)? as usize;
@@ -206,7 +205,7 @@ pub(crate) fn numeric_to_f64(bytes: &[u8]) -> Result<f64, String> {
         0xC000 => return Ok(f64::NAN),
         0xD000 => return Ok(f64::INFINITY),
         0xF000 => return Ok(f64::NEG_INFINITY),
-        other => return Err(format!("a numeric with sign word {other:#x}")),
+        other => return Err(ValueError::NumericSign(other)),
     }
     if ndigits == 0 {
         return Ok(0.0);
@@ -218,14 +217,39 @@ pub(crate) fn numeric_to_f64(bytes: &[u8]) -> Result<f64, String> {
     for i in 0..ndigits {
         let digit = word(4 + i)?;
         if digit >= 10_000 {
-            return Err(format!("a numeric digit {digit} ≥ 10000"));
+            return Err(ValueError::NumericDigit(digit));
         }
         text.push_str(&format!("{digit:04}"));
     }
     // The digits are an integer; the first group is worth 10000^weight.
     let exponent = 4 * (weight - (ndigits as i32 - 1));
     text.push_str(&format!("e{exponent}"));
-    text.parse::<f64>().map_err(|e| format!("numeric {text}: {e}"))
+    text.parse::<f64>().map_err(|source| ValueError::Numeric { text, source })
+}
+
+/// Why a value of a binary COPY stream cannot be decoded.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum ValueError {
+    #[error("a {bytes}-byte value is not a binary {kind:?}")]
+    Size { bytes: usize, kind: PgKind },
+    #[error("text that is not UTF-8")]
+    NotUtf8(#[source] std::str::Utf8Error),
+    #[error("an infinite or out-of-range date")]
+    InfiniteDate,
+    #[error("an infinite or out-of-range timestamp")]
+    InfiniteTimestamp,
+    #[error("a truncated numeric")]
+    TruncatedNumeric,
+    #[error("a numeric with sign word {0:#x}")]
+    NumericSign(u16),
+    #[error("a numeric digit {0} ≥ 10000")]
+    NumericDigit(u16),
+    #[error("numeric {text}: {source}")]
+    Numeric {
+        text: String,
+        #[source]
+        source: std::num::ParseFloatError,
+    },
 }
 
 #[cfg(test)]
