@@ -104,7 +104,7 @@ fn fds_of_one_x_take_the_small_tau_when_the_excess_is_small_and_never_draw_a_deg
     // An excess of 560 never gives way: τ = 30 + DLap(1/0.2).
     let mean = taus.iter().map(|&t| f64::from(t)).sum::<f64>() / taus.len() as f64;
     assert!(taus.iter().all(|&t| t > 2) && (mean - 30.0).abs() < 2.0, "{taus:?}");
-    // A class beyond I_P's noise cap (0.1·ε2·ñ − 1 = 14 on 100 rows) is cut there.
+    // A class beyond I_P's noise cap (⌊0.07·ε2·ñ⌋ − 1 ≈ 9 on 100 rows) is cut there.
     let huge = fd(vec![(1, 5), (90, 1)], 90, 88);
     let mut rng = NoiseRng::seeded(7);
     let prepared = prepare(&spec(2.0, 100), &facts(100, 95, huge.clone()), &mut rng).unwrap();
