@@ -13,4 +13,6 @@
 #[cfg(feature = "python")]
 mod audit;
 #[cfg(feature = "python")]
+mod interrupt;
+#[cfg(feature = "python")]
 mod module;
