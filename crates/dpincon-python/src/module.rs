@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use dpincon_audit::{Failure, Reason};
 use dpincon_engine::{
-    Constraints, EngineError, JobConfig, LocalLoader, NoProgress, Report, TableLoader, run_job_with,
+    Constraints, EngineError, JobConfig, JobLoader, LocalLoader, Report, TableLoader, run_job_with,
 };
 use dpincon_release::{ProjectedRelease, RepairRelease};
 use dpincon_source::{SourceError, TableData};
@@ -14,6 +14,8 @@ use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use pyo3_arrow::PyRecordBatchReader;
+
+use crate::interrupt::{self, Gate, Interruptible, Watch};
 
 create_exception!(
     dpincon,
@@ -358,14 +360,13 @@ fn measure(
     config.table.dataset = dataset.clone();
 
     let outcome = match stream {
-        None => py.detach(|| block_on(run_job_with(&config, &NoProgress, &LocalLoader))),
+        None => run_job(py, &config, LocalLoader)?,
         Some(stream) => {
             let name = dataset.unwrap_or_else(|| UNNAMED.into());
             // The stream is opened only once the options and the ledger
             // passed (a refused job leaves a one-shot reader unread), and
             // read with the GIL released: producers that need it take it.
-            let loader = TableLoader::reading(move || read_stream(stream, name));
-            py.detach(|| block_on(run_job_with(&config, &NoProgress, &loader)))
+            run_job(py, &config, TableLoader::reading(move || read_stream(stream, name)))?
         }
     };
     let outcome = outcome
@@ -375,6 +376,21 @@ fn measure(
         Ok(report) => Ok(Measurement { report }),
         Err(e) => Err(engine_error(py, e, &config)),
     }
+}
+
+/// Runs `config`'s job with `loader` on a thread of its own, the GIL
+/// released, and returns its outcome; a `KeyboardInterrupt` (Ctrl-C)
+/// returns at once, with nothing charged after it ([`interrupt`]).
+fn run_job(
+    py: Python<'_>,
+    config: &JobConfig,
+    loader: impl JobLoader + Send + 'static,
+) -> PyResult<std::io::Result<Result<Report, EngineError>>> {
+    let gate = Gate::new();
+    let loader = Interruptible { loader, gate: gate.clone() };
+    let watch = Watch(gate.clone());
+    let config = config.clone();
+    interrupt::run(py, gate, move || block_on(run_job_with(&config, &watch, &loader)))
 }
 
 /// `__arrow_c_stream__`'s batches, read into a table called `name`.
@@ -483,9 +499,35 @@ fn over_cap(config: &JobConfig) -> bool {
     spent + job > cap
 }
 
+/// mimalloc's `mi_option_purge_delay` (`mimalloc.h` of libmimalloc-sys
+/// 0.1.49, v2 and v3 alike; the lock file pins the version).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Milliseconds mimalloc keeps freed memory before returning it to the OS
+/// (its default is 1000), the CLI's setting: finishing the graph frees
+/// detection's row records while it allocates the frozen rows, and memory
+/// freed within the delay counts in RSS beside them.
+const PURGE_DELAY_MS: std::ffi::c_long = 100;
+
+/// Sets the CLI's purge delay on this module's allocator, unless
+/// `MIMALLOC_PURGE_DELAY` says otherwise. (The CLI also turns transparent
+/// huge pages off for its whole process; this module's mimalloc is built
+/// without huge-page advice instead (`no_thp`), leaving its host's page
+/// policy alone.)
+#[allow(unsafe_code)] // an allocator option: see SAFETY below
+fn return_freed_memory_sooner() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets one integer option of this module's own (statically
+        // linked) mimalloc, which reads it at its next purge; no memory is
+        // touched.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) }
+    }
+}
+
 #[pymodule]
 fn _dpincon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    return_freed_memory_sooner();
     m.add_function(wrap_pyfunction!(measure, m)?)?;
     m.add_class::<Ledger>()?;
     m.add_class::<Release>()?;

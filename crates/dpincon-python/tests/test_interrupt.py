@@ -1,0 +1,99 @@
+"""Ctrl-C during a job: KeyboardInterrupt at once, and no ledger charge,
+not even from the abandoned job once it gets past its detection."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import polars as pl
+
+import dpincon
+from conftest import CONSTRAINTS, write_tax
+
+# Run in a child: a table big enough that its read and detection last
+# (about 40k rows: a second or more in a dev build), the job's table an
+# Arrow stream that says when measure opens it (after the options and the
+# ledger were checked, on the job's thread). Caught there, the interrupt
+# is followed by a wait for the job's thread to end, so a charge it made
+# after the interrupt would be in the ledger the child then reads.
+CHILD = textwrap.dedent(
+    """
+    import json, os, sys, time
+    import polars as pl
+    import dpincon
+
+    csv, ledger_path, constraints = sys.argv[1:4]
+    frame = pl.read_csv(csv)
+    ledger = dpincon.Ledger(ledger_path, 100.0, dataset="warehouse.big")
+
+
+    class Announced:
+        # measure opens the stream on its job's thread: the job is under way.
+        def __arrow_c_stream__(self, requested_schema=None):
+            print("reading", flush=True)
+            return frame.__arrow_c_stream__(requested_schema)
+
+
+    def job_threads():
+        names = []
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/comm") as f:
+                    names.append(f.read().strip())
+            except FileNotFoundError:
+                pass
+        return names.count("dpincon-job")
+
+
+    print("calling measure", flush=True)
+    try:
+        dpincon.measure(Announced(), constraints, epsilon=1.0, seed=3, ledger=ledger)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+        # The abandoned job ends on its own (after detection at the latest).
+        while job_threads():
+            time.sleep(0.01)
+        print("job thread ended", flush=True)
+        print(json.dumps({"spent": ledger.spent}), flush=True)
+        raise
+    print("measure returned", flush=True)
+    """
+)
+
+
+def test_ctrl_c_interrupts_measure_and_charges_nothing(tmp_path: Path) -> None:
+    csv = write_tax(tmp_path / "big.csv", 40_000)
+    ledger = tmp_path / "big.ledger"
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(csv), str(ledger), CONSTRAINTS],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parent,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == "calling measure\n"
+    # Inside measure, the job reading its table: Ctrl-C.
+    assert child.stdout.readline() == "reading\n"
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=600)
+    lines = out.splitlines()
+    assert lines[:2] == ["interrupted", "job thread ended"], (out, err)
+    assert lines[2] == '{"spent": 0.0}', (out, err)
+    assert "measure returned" not in out
+    # The KeyboardInterrupt left the child as Python leaves on one.
+    assert child.returncode == -signal.SIGINT, (child.returncode, err)
+    assert err.rstrip().endswith("KeyboardInterrupt"), err
+    text = ledger.read_text() if ledger.exists() else ""
+    assert "epsilon" not in text, text
+
+    # The same job, not interrupted, is charged: the ledger is the right one.
+    frame = pl.read_csv(csv)
+    book = dpincon.Ledger(ledger, 100.0, dataset="warehouse.big")
+    dpincon.measure(frame, CONSTRAINTS, epsilon=1.0, seed=3, ledger=book)
+    assert book.spent == 3.0
