@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use dpincon_engine::Report;
 
 use crate::context::RunContext;
+use crate::error::{DatasetError, SuiteError};
 use crate::reason::{Failure, Reason};
 use crate::run::{DatasetBudget, DatasetStatus};
 use crate::suite::{Dataset, Suite};
@@ -64,12 +65,10 @@ impl GateSettings {
 
 /// `horizon = "365d"` (or `"52w"`) in days: a whole number of them, at
 /// most a century.
-pub fn horizon_days(horizon: Duration) -> Result<u32, String> {
+pub fn horizon_days(horizon: Duration) -> Result<u32, SuiteError> {
     match horizon.whole_days() {
         Some(days @ 1..=36_600) => Ok(days as u32),
-        _ => {
-            Err(format!("horizon = \"{horizon}\" must be a number of days or weeks, e.g. \"365d\""))
-        }
+        _ => Err(SuiteError::Horizon(horizon)),
     }
 }
 
@@ -88,12 +87,10 @@ impl Dataset {
     /// Checks `[dataset.gate]` against the suite's horizon: the plan must
     /// last it, and every check's α must fit its threshold
     /// ([`GatePlan::check`]).
-    pub(crate) fn validate_gate(&self, horizon: Option<u32>) -> Result<(), String> {
+    pub(crate) fn validate_gate(&self, horizon: Option<u32>) -> Result<(), DatasetError> {
         let Some(g) = &self.gate else { return Ok(()) };
         let Some(days) = horizon else {
-            return Err(
-                "a gated dataset needs the suite's `horizon` (e.g. horizon = \"365d\")".into()
-            );
+            return Err(DatasetError::NoHorizon);
         };
         let plan = GatePlan {
             release_epsilon: self.epsilon,
@@ -109,7 +106,7 @@ impl Dataset {
             .iter()
             .map(|c| (c.name.as_str(), c.threshold(self.max_rows()).floor().max(1.0) as u64))
             .collect();
-        plan.check(self.budget_cap(), &widths)
+        Ok(plan.check(self.budget_cap(), &widths)?)
     }
 
     /// The state file: declared, or beside the ledger.

@@ -32,7 +32,7 @@ pub mod verdict;
 pub mod version;
 
 pub use context::RunContext;
-pub use error::AuditError;
+pub use error::{AuditError, CheckError, DatasetError, SuiteError};
 pub use reason::{Detail, Failure, Reason};
 pub use run::{
     AuditOutcome, AuditRun, CheckResult, DatasetBudget, DatasetResult, DatasetStatus, Job, budgets,

@@ -114,7 +114,7 @@ pub enum GateError {
     /// The plan does not fit the budget, or a check's threshold is
     /// narrower than the gate's α (`GatePlan::check`'s reason).
     #[error("gate: {0}")]
-    Plan(String),
+    Plan(#[source] dpincon_engine::gate::PlanError),
     /// A gated dataset without `max-rows`.
     #[error("gate: a gated dataset needs max-rows (its bounds hold every night)")]
     NoMaxRows,
@@ -184,7 +184,6 @@ impl RawGate {
             widths.push((format!("{} {}", i + 1, c.measure.name()), threshold.max(1) as u64));
         }
         let named: Vec<(&str, u64)> = widths.iter().map(|(n, w)| (n.as_str(), *w)).collect();
-        // (`GatePlan::check` says why in words: the audit shares it.)
         plan.check(budget_cap, &named).map_err(GateError::Plan)?;
         Ok(GateRegistration {
             constraints,

@@ -23,7 +23,7 @@ use dpincon_release::{Direction, MeasureGate};
 use serde::{Deserialize, Serialize};
 
 pub use night::{run_gated_night, run_prepaid_gated_night};
-pub use plan::{DEFAULT_BETA, GatePlan};
+pub use plan::{DEFAULT_BETA, GatePlan, PlanError};
 
 /// A gated dataset's public settings for one night.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
