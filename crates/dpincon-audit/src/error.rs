@@ -8,10 +8,10 @@ use dpincon_api::{Duration, Measure};
 use dpincon_engine::gate::PlanError;
 use dpincon_source::SourceError;
 
+use dpincon_engine::validate::{MAX_EPSILON, MIN_EPSILON};
+
 use crate::notify::NotifyKeyError;
-use crate::suite::{MAX_EPSILON, MIN_EPSILON};
 use crate::time::TimeError;
-use crate::version::MalformedVersion;
 
 /// The crate's one error type.
 #[derive(Debug, thiserror::Error)]
@@ -230,4 +230,25 @@ pub enum CheckError {
     /// `severity` other than `warn` or `fail`.
     #[error("severity '{0}' must be warn or fail")]
     Severity(String),
+}
+
+/// Why a value is not a version; it is never quoted (a file named by
+/// mistake may be the table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum MalformedVersion {
+    /// Nothing but blanks.
+    #[error("is empty")]
+    Empty,
+    /// A line break.
+    #[error("holds more than one line (a version is one short id, not the table)")]
+    Lines,
+    /// Longer than the limit (bytes; [`crate::version::MAX_VERSION_BYTES`]).
+    #[error("is longer than {0} bytes (a version is one short id)")]
+    Long(usize),
+    /// A control character.
+    #[error("holds a control character")]
+    Control,
+    /// A `version-file` that is not UTF-8.
+    #[error("is not UTF-8 text")]
+    NotUtf8,
 }

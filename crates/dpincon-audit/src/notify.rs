@@ -20,8 +20,8 @@ use dpincon_api::{Figure, Measure};
 use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
+use crate::outcome::{AuditRun, DatasetResult};
 use crate::reason::Reason;
-use crate::run::{AuditRun, DatasetResult};
 use crate::verdict::Verdict;
 
 /// `budget-low` fires when a dataset has fewer nights left than this

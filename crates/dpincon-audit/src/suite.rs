@@ -5,18 +5,17 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use dpincon_api::Duration;
+use dpincon_engine::gate::DEFAULT_BETA;
 use dpincon_engine::{DataPolicy, Measure, ReleaseOptions};
 use dpincon_source::{SourceError, TableSpec, is_object_url};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{AuditError, CheckError, DatasetError, SuiteError};
-use crate::gated::{GateSettings, horizon_days};
 use crate::notify::Notify;
 
-/// Largest ε per measure a suite may ask for (the engine's public limit).
-pub const MAX_EPSILON: f64 = 1e4;
-/// Smallest ε per measure (the engine's public limit).
-pub const MIN_EPSILON: f64 = 1e-5;
+/// The smallest and largest ε per measure a suite may ask for: the
+/// engine's public limits.
+pub use dpincon_engine::validate::{MAX_EPSILON, MIN_EPSILON};
 
 /// A parsed, validated suite. Relative paths are resolved against the
 /// suite file's directory.
@@ -124,6 +123,48 @@ pub struct Check {
     /// `fail` (default) or `warn`: a warn check that fails exits 1, not 2.
     #[serde(default)]
     pub severity: Option<String>,
+}
+
+/// `[dataset.gate]`: the dataset's epochs ([`crate::gated`]); here
+/// beside the suite's other keys, which the run's modules read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct GateSettings {
+    /// ε of each epoch's gate, per measure, charged when the epoch opens
+    /// beside the fresh release's `epsilon`.
+    pub epsilon: f64,
+    /// Fresh releases planned per measure over the horizon (the first
+    /// included): the plan reserves ε for this many epochs.
+    pub refreshes: u32,
+    /// β: each epoch's passes hold their α with probability ≥ 1 − β
+    /// (default 0.05, the intervals' own miss).
+    #[serde(default)]
+    pub beta: Option<f64>,
+    /// How far a measure may move past its release's noise before a fresh
+    /// release, in the measure's units (default: the epoch's quiet width α_q,
+    /// so that an unmoved measure reopens with probability ≤ β a horizon).
+    #[serde(default)]
+    pub moved: Option<u64>,
+    /// The secret state file (default: the ledger's path with extension
+    /// `gate`); owner-only.
+    #[serde(default)]
+    pub state: Option<PathBuf>,
+}
+
+impl GateSettings {
+    /// β in force.
+    pub fn beta(&self) -> f64 {
+        self.beta.unwrap_or(DEFAULT_BETA)
+    }
+}
+
+/// `horizon = "365d"` (or `"52w"`) in days: a whole number of them, at
+/// most a century.
+pub fn horizon_days(horizon: Duration) -> Result<u32, SuiteError> {
+    match horizon.whole_days() {
+        Some(days @ 1..=36_600) => Ok(days as u32),
+        _ => Err(SuiteError::Horizon(horizon)),
+    }
 }
 
 impl Check {

@@ -14,6 +14,8 @@
 
 use std::path::Path;
 
+pub use crate::error::MalformedVersion;
+
 use crate::error::DatasetError;
 use crate::reason::{Failure, Reason};
 use crate::suite::Dataset;
@@ -117,27 +119,6 @@ enum Unreadable<'a> {
     Io { path: &'a Path, source: std::io::Error },
 }
 
-/// Why a value is not a version; it is never quoted (a file named by
-/// mistake may be the table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum MalformedVersion {
-    /// Nothing but blanks.
-    #[error("is empty")]
-    Empty,
-    /// A line break.
-    #[error("holds more than one line (a version is one short id, not the table)")]
-    Lines,
-    /// Longer than [`MAX_VERSION_BYTES`].
-    #[error("is longer than {MAX_VERSION_BYTES} bytes (a version is one short id)")]
-    Long,
-    /// A control character.
-    #[error("holds a control character")]
-    Control,
-    /// A `version-file` that is not UTF-8.
-    #[error("is not UTF-8 text")]
-    NotUtf8,
-}
-
 /// `text` trimmed, when it is a version: not empty, one line, at most
 /// [`MAX_VERSION_BYTES`].
 fn well_formed(text: &str) -> Result<String, MalformedVersion> {
@@ -147,7 +128,7 @@ fn well_formed(text: &str) -> Result<String, MalformedVersion> {
     } else if v.contains(['\n', '\r']) {
         Err(MalformedVersion::Lines)
     } else if v.len() > MAX_VERSION_BYTES {
-        Err(MalformedVersion::Long)
+        Err(MalformedVersion::Long(MAX_VERSION_BYTES))
     } else if v.chars().any(char::is_control) {
         Err(MalformedVersion::Control)
     } else {
