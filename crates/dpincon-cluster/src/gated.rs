@@ -27,7 +27,7 @@ use dpincon_engine::{Measure, Report};
 use dpincon_release::Direction;
 use serde::Deserialize;
 
-use crate::submission::QUOTA_CHARGE;
+use crate::refusal::QUOTA_CHARGE;
 
 /// `[datasets.NAME.gate]` as written.
 #[derive(Debug, Deserialize)]
@@ -132,7 +132,7 @@ pub enum GateError {
     /// The gate's constraints or ε, refused as a client's job on the
     /// dataset would be.
     #[error("{}", .0.detail)]
-    Refused(crate::submission::Refusal),
+    Refused(crate::refusal::Refusal),
     /// The engine refuses the gate's options.
     #[error("gate: {0}")]
     Engine(#[source] dpincon_engine::EngineError),
