@@ -9,8 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::gated::HistoryEpochs;
-use crate::history::{History, StoredRelease};
+use crate::history::{History, HistoryEpochs, StoredRelease};
 use crate::time::{iso8601, parse_as_of};
 use crate::{AuditError, Suite};
 

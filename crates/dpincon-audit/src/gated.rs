@@ -13,65 +13,21 @@
 
 use std::path::PathBuf;
 
-use dpincon_api::Duration;
-use dpincon_engine::Measure;
-use dpincon_engine::gate::{
-    GateCheck, GateOptions, GateOutcome, GatePlan, GateReport, OpenReason, PublishedEpochs,
-};
+use dpincon_engine::gate::{GateCheck, GateOptions, GatePlan};
 use dpincon_release::Direction;
-use serde::{Deserialize, Serialize};
 
 use dpincon_engine::Report;
 
 use crate::context::RunContext;
+use crate::error::DatasetError;
+use crate::outcome::{DatasetBudget, DatasetStatus};
 use crate::reason::{Failure, Reason};
-use crate::run::{DatasetBudget, DatasetStatus};
 use crate::suite::{Dataset, Suite};
 
+pub use crate::history::HistoryEpochs;
+pub use crate::outcome::{BudgetPlan, CheckGate};
+pub use crate::suite::{GateSettings, horizon_days};
 pub use dpincon_engine::gate::DEFAULT_BETA;
-
-/// `[dataset.gate]`: the dataset's epochs.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct GateSettings {
-    /// ε of each epoch's gate, per measure, charged when the epoch opens
-    /// beside the fresh release's `epsilon`.
-    pub epsilon: f64,
-    /// Fresh releases planned per measure over the horizon (the first
-    /// included): the plan reserves ε for this many epochs.
-    pub refreshes: u32,
-    /// β: each epoch's passes hold their α with probability ≥ 1 − β
-    /// (default 0.05, the intervals' own miss).
-    #[serde(default)]
-    pub beta: Option<f64>,
-    /// How far a measure may move past its release's noise before a fresh
-    /// release, in the measure's units (default: the epoch's quiet width α_q,
-    /// so that an unmoved measure reopens with probability ≤ β a horizon).
-    #[serde(default)]
-    pub moved: Option<u64>,
-    /// The secret state file (default: the ledger's path with extension
-    /// `gate`); owner-only.
-    #[serde(default)]
-    pub state: Option<PathBuf>,
-}
-
-impl GateSettings {
-    /// β in force.
-    pub fn beta(&self) -> f64 {
-        self.beta.unwrap_or(DEFAULT_BETA)
-    }
-}
-
-/// `horizon = "365d"` (or `"52w"`) in days: a whole number of them, at
-/// most a century.
-pub fn horizon_days(horizon: Duration) -> Result<u32, String> {
-    match horizon.whole_days() {
-        Some(days @ 1..=36_600) => Ok(days as u32),
-        _ => {
-            Err(format!("horizon = \"{horizon}\" must be a number of days or weeks, e.g. \"365d\""))
-        }
-    }
-}
 
 impl Dataset {
     /// ε one epoch of every measure costs: (release + gate) × measures.
@@ -88,12 +44,10 @@ impl Dataset {
     /// Checks `[dataset.gate]` against the suite's horizon: the plan must
     /// last it, and every check's α must fit its threshold
     /// ([`GatePlan::check`]).
-    pub(crate) fn validate_gate(&self, horizon: Option<u32>) -> Result<(), String> {
+    pub(crate) fn validate_gate(&self, horizon: Option<u32>) -> Result<(), DatasetError> {
         let Some(g) = &self.gate else { return Ok(()) };
         let Some(days) = horizon else {
-            return Err(
-                "a gated dataset needs the suite's `horizon` (e.g. horizon = \"365d\")".into()
-            );
+            return Err(DatasetError::NoHorizon);
         };
         let plan = GatePlan {
             release_epsilon: self.epsilon,
@@ -109,7 +63,7 @@ impl Dataset {
             .iter()
             .map(|c| (c.name.as_str(), c.threshold(self.max_rows()).floor().max(1.0) as u64))
             .collect();
-        plan.check(self.budget_cap(), &widths)
+        Ok(plan.check(self.budget_cap(), &widths)?)
     }
 
     /// The state file: declared, or beside the ledger.
@@ -148,25 +102,6 @@ pub fn options(d: &Dataset, suite: &Suite, epochs: &HistoryEpochs) -> Option<Gat
         checks,
         history: epochs.epochs.clone(),
     })
-}
-
-/// The epochs of a dataset as the history shows them.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct HistoryEpochs {
-    /// Each measure's latest epoch and its nights published, and every
-    /// earlier one.
-    pub epochs: PublishedEpochs,
-    /// The dataset's first gated night, when there was one: where the
-    /// horizon started.
-    pub first_unix: Option<u64>,
-}
-
-impl HistoryEpochs {
-    /// Records one stored night of a measure's epoch (oldest first).
-    pub fn record(&mut self, measure: Measure, opened_by: &str, nights_used: u32, unix: u64) {
-        self.first_unix.get_or_insert(unix);
-        self.epochs.record(measure, opened_by, nights_used);
-    }
 }
 
 /// A gated night's failure, classified from public figures only: the
@@ -215,61 +150,6 @@ pub(crate) fn night_budget(
         plan,
         ..before
     }
-}
-
-/// What a check shows of its gate on a gated night (public).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckGate {
-    /// `pass` (the opening release stands within the gate's interval, no
-    /// ε) or `fresh` (tonight's release opened a new epoch).
-    pub outcome: GateOutcome,
-    /// Why fresh.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<OpenReason>,
-    /// α of the epoch, in the statistic's units.
-    pub alpha: u64,
-    /// β.
-    pub beta: f64,
-    /// The job whose release opened the epoch.
-    pub opened_by: String,
-    /// Nights the epoch has answered.
-    pub nights_used: u32,
-    /// Nights planned.
-    pub nights: u32,
-}
-
-impl CheckGate {
-    /// The check's view of a measure's night.
-    pub fn of(g: &GateReport) -> CheckGate {
-        CheckGate {
-            outcome: g.outcome,
-            reason: g.reason,
-            alpha: g.epoch.alpha,
-            beta: g.epoch.beta,
-            opened_by: g.epoch.opened_by.clone(),
-            nights_used: g.epoch.nights_used,
-            nights: g.epoch.nights,
-        }
-    }
-}
-
-/// A gated dataset's budget plan, as reported (public).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BudgetPlan {
-    /// The horizon, in nights.
-    pub horizon_nights: u32,
-    /// ε one epoch of every measure costs.
-    pub epoch_epsilon: f64,
-    /// Refreshes planned over the horizon, per measure.
-    pub refreshes_planned: u32,
-    /// ε the plan reserves: refreshes × epoch.
-    pub planned: f64,
-    /// Lifetime ε spent, this night included.
-    pub spent: f64,
-    /// ε left under the cap.
-    pub left: f64,
-    /// Whole epochs of every measure the ε left still buys.
-    pub refreshes_left: u32,
 }
 
 impl BudgetPlan {

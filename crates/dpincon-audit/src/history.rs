@@ -9,12 +9,11 @@ use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 
 use dpincon_engine::Measure;
-use dpincon_engine::gate::GateOutcome;
+use dpincon_engine::gate::{GateOutcome, PublishedEpochs};
 
-use crate::gated::HistoryEpochs;
-use crate::reserve::{ReleaseSettings, ReservedFrom};
+use crate::outcome::{AuditRun, DatasetStatus, ReleaseSettings, ReservedFrom};
 use crate::verdict::changed;
-use crate::{AuditError, AuditRun, DatasetStatus, Reason};
+use crate::{AuditError, Reason};
 
 /// The history database.
 pub struct History {
@@ -139,6 +138,25 @@ pub struct Trend {
     pub measure: Measure,
     /// The nights.
     pub points: Vec<Point>,
+}
+
+/// The epochs of a dataset as the history shows them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HistoryEpochs {
+    /// Each measure's latest epoch and its nights published, and every
+    /// earlier one.
+    pub epochs: PublishedEpochs,
+    /// The dataset's first gated night, when there was one: where the
+    /// horizon started.
+    pub first_unix: Option<u64>,
+}
+
+impl HistoryEpochs {
+    /// Records one stored night of a measure's epoch (oldest first).
+    pub fn record(&mut self, measure: Measure, opened_by: &str, nights_used: u32, unix: u64) {
+        self.first_unix.get_or_insert(unix);
+        self.epochs.record(measure, opened_by, nights_used);
+    }
 }
 
 impl History {

@@ -16,11 +16,13 @@
 //! message, which may quote the data, is returned apart ([`Detail`]) for
 //! the operator's standard error and never reaches a report or the history.
 
+mod checks;
 mod context;
 mod error;
 pub mod gated;
 pub mod history;
 pub mod notify;
+mod outcome;
 mod reason;
 pub mod report;
 pub mod reserve;
@@ -32,12 +34,12 @@ pub mod verdict;
 pub mod version;
 
 pub use context::RunContext;
-pub use error::AuditError;
-pub use reason::{Detail, Failure, Reason};
-pub use run::{
-    AuditOutcome, AuditRun, CheckResult, DatasetBudget, DatasetResult, DatasetStatus, Job, budgets,
-    run_suite, run_suite_remote,
+pub use error::{AuditError, CheckError, DatasetError, SuiteError};
+pub use outcome::{
+    AuditOutcome, AuditRun, CheckResult, DatasetBudget, DatasetResult, DatasetStatus,
 };
+pub use reason::{Detail, Failure, Reason};
+pub use run::{Job, budgets, run_suite, run_suite_remote};
 pub use session::{Finished, Observer, RunOptions, Session};
 pub use suite::Suite;
 pub use verdict::{ExitStatus, Verdict};

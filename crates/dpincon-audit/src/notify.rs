@@ -20,8 +20,8 @@ use dpincon_api::{Figure, Measure};
 use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
+use crate::outcome::{AuditRun, DatasetResult};
 use crate::reason::Reason;
-use crate::run::{AuditRun, DatasetResult};
 use crate::verdict::Verdict;
 
 /// `budget-low` fires when a dataset has fewer nights left than this
@@ -114,43 +114,31 @@ impl Notify {
     /// Checks the table at suite load; the message names the key. An
     /// unset `webhook-env` variable is not an error here: it is read when
     /// sending, and then only warned about (the audit still counts).
-    pub(crate) fn validate(&self) -> Result<(), String> {
-        let at = |e: String| format!("[notify]: {e}");
+    pub(crate) fn validate(&self) -> Result<(), NotifyKeyError> {
         match (&self.webhook, &self.webhook_env) {
-            (Some(_), Some(_)) => {
-                return Err(at("give `webhook` or `webhook-env`, not both".into()));
-            }
-            (None, None) => {
-                return Err(at("needs `webhook` (the URL) or `webhook-env` (the name of the \
-                               environment variable holding it)"
-                    .into()));
-            }
+            (Some(_), Some(_)) => return Err(NotifyKeyError::Both),
+            (None, None) => return Err(NotifyKeyError::Neither),
             (Some(url), None) => {
-                webhook_url(url).map_err(|e| at(format!("`webhook`: {e}")))?;
+                webhook_url(url).map_err(NotifyKeyError::Webhook)?;
             }
             (None, Some(name)) => {
                 if name.is_empty() || name.contains(['=', '\0']) {
-                    return Err(at(format!(
-                        "`webhook-env` = {name:?} is not an environment variable's name"
-                    )));
+                    return Err(NotifyKeyError::EnvName(name.clone()));
                 }
             }
         }
         if self.on.as_ref().is_some_and(Vec::is_empty) {
-            return Err(at("`on` is empty (remove [notify] to send nothing)".into()));
+            return Err(NotifyKeyError::NoEvents);
         }
         if let Some(n) = self.budget_low_nights
             && !(n.is_finite() && n >= 0.0)
         {
-            return Err(at(format!("`budget-low-nights` = {n} must be a finite number ≥ 0")));
+            return Err(NotifyKeyError::BudgetLowNights(n));
         }
         if let Some(t) = self.timeout
             && !(t.is_finite() && t > 0.0 && t <= MAX_TIMEOUT_SECS)
         {
-            return Err(at(format!(
-                "`timeout` = {t} must be a number of seconds above 0 and at most \
-                 {MAX_TIMEOUT_SECS}"
-            )));
+            return Err(NotifyKeyError::Timeout(t));
         }
         Ok(())
     }
@@ -187,6 +175,36 @@ pub enum UrlError {
     /// No host to send to.
     #[error("the URL has no host")]
     NoHost,
+}
+
+/// Why `[notify]` is refused at suite load, naming the key; no message
+/// quotes the URL (it may hold a token).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NotifyKeyError {
+    /// Both `webhook` and `webhook-env`.
+    #[error("give `webhook` or `webhook-env`, not both")]
+    Both,
+    /// Neither.
+    #[error(
+        "needs `webhook` (the URL) or `webhook-env` (the name of the environment variable \
+         holding it)"
+    )]
+    Neither,
+    /// `webhook` is no usable URL.
+    #[error("`webhook`: {0}")]
+    Webhook(#[source] UrlError),
+    /// `webhook-env` is no variable's name.
+    #[error("`webhook-env` = {0:?} is not an environment variable's name")]
+    EnvName(String),
+    /// `on = []`.
+    #[error("`on` is empty (remove [notify] to send nothing)")]
+    NoEvents,
+    /// `budget-low-nights` negative or not finite.
+    #[error("`budget-low-nights` = {0} must be a finite number ≥ 0")]
+    BudgetLowNights(f64),
+    /// `timeout` outside (0, MAX_TIMEOUT_SECS].
+    #[error("`timeout` = {0} must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}")]
+    Timeout(f64),
 }
 
 /// Why an alert was not sent: one line, without the webhook's URL. The

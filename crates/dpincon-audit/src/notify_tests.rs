@@ -7,7 +7,7 @@ use std::path::Path;
 use dpincon_engine::{NoProgress, run_job};
 
 use super::*;
-use crate::run::{CheckResult, DatasetBudget, DatasetStatus};
+use crate::outcome::{CheckResult, DatasetBudget, DatasetStatus};
 use crate::verdict::ExitStatus;
 use crate::{Failure, RunContext, Suite, run_suite};
 

@@ -14,34 +14,16 @@
 use std::collections::BTreeMap;
 
 use dpincon_engine::Measure;
-use serde::{Deserialize, Serialize};
 
+use crate::checks::{Released, check_results};
 use crate::context::RunContext;
 use crate::history::StoredRelease;
+use crate::outcome::{DatasetBudget, DatasetResult, DatasetStatus};
 use crate::reason::Failure;
-use crate::run::{DatasetBudget, DatasetResult, DatasetStatus, Released, check_results};
 use crate::suite::Dataset;
-use crate::time::{Tz, iso8601};
 
-/// The public settings a release depends on besides the table. A stored
-/// release stands in for a fresh one only when these are equal and the
-/// declared version is: the version vouches for the rows, these for what
-/// was released from them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReleaseSettings {
-    /// ε of each released measure.
-    pub epsilon: f64,
-    /// The released measures, in release order.
-    pub measures: Vec<Measure>,
-    /// The public row bound (the mechanisms' sensitivity depends on it).
-    pub max_rows: u64,
-    /// The constraint file's text: what is measured. Public (the suite's
-    /// own file; a coordinator is sent it whole).
-    pub constraints: String,
-    /// Seeded noise (test mode): a test release never stands in for a
-    /// real one, nor the reverse.
-    pub seeded: bool,
-}
+pub use crate::outcome::{ReleaseSettings, ReservedFrom};
+use crate::time::{Tz, iso8601};
 
 impl ReleaseSettings {
     /// The settings of `d`'s release in this run; `None` when the
@@ -58,16 +40,6 @@ impl ReleaseSettings {
             seeded,
         })
     }
-}
-
-/// The release a re-served night serves: the job that released it and
-/// when that run started.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReservedFrom {
-    /// The engine's (or the coordinator's) job id of the release.
-    pub job_id: String,
-    /// That run's start, seconds since the epoch.
-    pub started_unix: u64,
 }
 
 /// A dataset's declared version, as this run read it, with its settings.

@@ -5,18 +5,17 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use dpincon_api::Duration;
+use dpincon_engine::gate::DEFAULT_BETA;
 use dpincon_engine::{DataPolicy, Measure, ReleaseOptions};
 use dpincon_source::{SourceError, TableSpec, is_object_url};
 use serde::{Deserialize, Serialize};
 
-use crate::AuditError;
-use crate::gated::{GateSettings, horizon_days};
+use crate::error::{AuditError, CheckError, DatasetError, SuiteError};
 use crate::notify::Notify;
 
-/// Largest ε per measure a suite may ask for (the engine's public limit).
-pub const MAX_EPSILON: f64 = 1e4;
-/// Smallest ε per measure (the engine's public limit).
-pub const MIN_EPSILON: f64 = 1e-5;
+/// The smallest and largest ε per measure a suite may ask for: the
+/// engine's public limits.
+pub use dpincon_engine::validate::{MAX_EPSILON, MIN_EPSILON};
 
 /// A parsed, validated suite. Relative paths are resolved against the
 /// suite file's directory.
@@ -126,6 +125,48 @@ pub struct Check {
     pub severity: Option<String>,
 }
 
+/// `[dataset.gate]`: the dataset's epochs ([`crate::gated`]); here
+/// beside the suite's other keys, which the run's modules read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct GateSettings {
+    /// ε of each epoch's gate, per measure, charged when the epoch opens
+    /// beside the fresh release's `epsilon`.
+    pub epsilon: f64,
+    /// Fresh releases planned per measure over the horizon (the first
+    /// included): the plan reserves ε for this many epochs.
+    pub refreshes: u32,
+    /// β: each epoch's passes hold their α with probability ≥ 1 − β
+    /// (default 0.05, the intervals' own miss).
+    #[serde(default)]
+    pub beta: Option<f64>,
+    /// How far a measure may move past its release's noise before a fresh
+    /// release, in the measure's units (default: the epoch's quiet width α_q,
+    /// so that an unmoved measure reopens with probability ≤ β a horizon).
+    #[serde(default)]
+    pub moved: Option<u64>,
+    /// The secret state file (default: the ledger's path with extension
+    /// `gate`); owner-only.
+    #[serde(default)]
+    pub state: Option<PathBuf>,
+}
+
+impl GateSettings {
+    /// β in force.
+    pub fn beta(&self) -> f64 {
+        self.beta.unwrap_or(DEFAULT_BETA)
+    }
+}
+
+/// `horizon = "365d"` (or `"52w"`) in days: a whole number of them, at
+/// most a century.
+pub fn horizon_days(horizon: Duration) -> Result<u32, SuiteError> {
+    match horizon.whole_days() {
+        Some(days @ 1..=36_600) => Ok(days as u32),
+        _ => Err(SuiteError::Horizon(horizon)),
+    }
+}
+
 impl Check {
     /// The threshold in the measure's units (`max`, or `max-fraction` of
     /// the public row bound).
@@ -207,11 +248,7 @@ impl Suite {
         match self.datasets.iter().find(|d| !d.table.names_a_source()) {
             Some(d) => Err(AuditError::Suite {
                 path: path.to_path_buf(),
-                message: format!(
-                    "dataset '{}' has no `data` or `postgres` (only a run with --coordinator, \
-                     where the operator registered the table, may omit them)",
-                    d.name
-                ),
+                source: SuiteError::NoTable(d.name.clone()),
             }),
             None => Ok(()),
         }
@@ -230,7 +267,7 @@ impl Suite {
         let suite = Suite::parse(&text, path)?;
         suite
             .check_schemas()
-            .map_err(|message| AuditError::Suite { path: path.to_path_buf(), message })?;
+            .map_err(|source| AuditError::Suite { path: path.to_path_buf(), source })?;
         Ok(suite)
     }
 
@@ -240,14 +277,14 @@ impl Suite {
     /// against `base` (a file's are against its folder). `origin` names
     /// it in errors, where a file's path would.
     pub fn checked(mut self, origin: &Path, base: &Path) -> Result<Suite, AuditError> {
-        let err = |message: String| AuditError::Suite { path: origin.to_path_buf(), message };
+        let err = |source| AuditError::Suite { path: origin.to_path_buf(), source };
         self.validate().map_err(err)?;
         self.resolve(base);
         self.check_schemas().map_err(err)?;
         Ok(self)
     }
 
-    fn check_schemas(&self) -> Result<(), String> {
+    fn check_schemas(&self) -> Result<(), SuiteError> {
         for d in &self.datasets {
             if d.table.schema.is_none() {
                 continue;
@@ -255,7 +292,7 @@ impl Suite {
             // A table that cannot be read is that dataset's error when it
             // runs (the other datasets still run); a mismatch is the suite's.
             if let Err(SourceError::Schema(e)) = d.table.declared_schema() {
-                return Err(format!("dataset '{}': `schema` {e}", d.name));
+                return Err(d.invalid(DatasetError::Schema(e)));
             }
         }
         Ok(())
@@ -263,72 +300,39 @@ impl Suite {
 
     /// Parses and validates suite `text` read from `path`.
     pub fn parse(text: &str, path: &Path) -> Result<Suite, AuditError> {
-        let err = |message: String| AuditError::Suite { path: path.to_path_buf(), message };
+        let err = |source| AuditError::Suite { path: path.to_path_buf(), source };
         let mut suite: Suite =
-            dpincon_api::toml_file::from_str(text).map_err(|e| err(e.to_string()))?;
+            dpincon_api::toml_file::from_str(text).map_err(|e| err(SuiteError::Toml(e)))?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         suite.validate().map_err(err)?;
         suite.resolve(&base);
         Ok(suite)
     }
 
-    fn validate(&mut self) -> Result<(), String> {
+    fn validate(&mut self) -> Result<(), SuiteError> {
         if self.datasets.is_empty() {
-            return Err("the suite has no [[dataset]]".into());
+            return Err(SuiteError::NoDatasets);
         }
         if let Some(zone) = &self.time_zone {
-            crate::time::parse_zone(zone).map_err(|e| e.to_string())?;
+            crate::time::parse_zone(zone)?;
         }
         if let Some(notify) = &self.notify {
-            notify.validate()?;
+            notify.validate().map_err(SuiteError::Notify)?;
         }
         let horizon = self.horizon.map(horizon_days).transpose()?;
         let mut datasets = HashSet::new();
         let mut checks = HashSet::new();
         for d in &mut self.datasets {
-            let at = format!("dataset '{}'", d.name);
             if !datasets.insert(d.name.clone()) {
-                return Err(format!("duplicate dataset name '{}'", d.name));
+                return Err(SuiteError::DuplicateDataset(d.name.clone()));
             }
-            match (&d.table.data, &d.table.postgres) {
-                (Some(_), Some(_)) => {
-                    return Err(format!("{at}: give `data` or `postgres`, not both"));
-                }
-                (None, Some(pg)) => pg.validate().map_err(|e| format!("{at}: {e}"))?,
-                // A suite run only with --coordinator may leave the table to
-                // the operator's registration; a local run needs one.
-                _ => {}
-            }
-            d.validate_table().map_err(|e| format!("{at}: {e}"))?;
-            d.validate_version().map_err(|e| format!("{at}: {e}"))?;
+            d.validate_keys().map_err(|e| d.invalid(e))?;
             if d.constraints.as_os_str().is_empty() {
-                return Err(format!("{at} has no constraints file"));
+                return Err(SuiteError::NoConstraints(d.name.clone()));
             }
-            if !(d.epsilon.is_finite() && (MIN_EPSILON..=MAX_EPSILON).contains(&d.epsilon)) {
-                return Err(format!(
-                    "{at}: epsilon = {} must be finite, between {MIN_EPSILON} and {MAX_EPSILON}",
-                    d.epsilon
-                ));
-            }
-            let Some(cap) = d.policy.budget_cap else {
-                return Err(format!("{at}: missing field `budget-cap`"));
-            };
-            if !(cap.is_finite() && cap > 0.0) {
-                return Err(format!("{at}: budget-cap = {cap} must be a positive number"));
-            }
-            let Some(max_rows) = d.policy.max_rows else {
-                return Err(format!("{at}: missing field `max-rows`"));
-            };
-            if max_rows == 0 {
-                return Err(format!("{at}: max-rows must be at least 1"));
-            }
-            if let Some(r) = d.runs_per_day
-                && !(r.is_finite() && r > 0.0)
-            {
-                return Err(format!("{at}: runs-per-day = {r} must be a positive number"));
-            }
+            d.validate_budget().map_err(|e| d.invalid(e))?;
             if d.checks.is_empty() {
-                return Err(format!("{at} has no [[dataset.check]]"));
+                return Err(SuiteError::NoChecks(d.name.clone()));
             }
             if d.measures.is_empty() {
                 for m in Measure::ALL {
@@ -338,46 +342,13 @@ impl Suite {
                 }
             }
             for c in &d.checks {
-                let at = format!("check '{}'", c.name);
                 if !checks.insert(c.name.clone()) {
-                    return Err(format!("duplicate check name '{}'", c.name));
+                    return Err(SuiteError::DuplicateCheck(c.name.clone()));
                 }
-                if !d.measures.contains(&c.measure) {
-                    let released: Vec<&str> = d.measures.iter().map(|m| m.name()).collect();
-                    return Err(format!(
-                        "{at}: measure '{}' is not released by dataset '{}' (measures: {})",
-                        c.measure,
-                        d.name,
-                        released.join(", ")
-                    ));
-                }
-                let given = [c.max.is_some(), c.max_fraction.is_some(), c.min.is_some()];
-                if given.iter().filter(|&&g| g).count() > 1 {
-                    return Err(format!("{at}: give one of max, max-fraction and min"));
-                }
-                match (c.max, c.max_fraction.or(c.min)) {
-                    (Some(m), None) if m.is_finite() && m >= 0.0 => {}
-                    (None, Some(f)) if f.is_finite() && f >= 0.0 => {}
-                    (Some(_), Some(_)) => unreachable!("refused above"),
-                    (None, None) => {
-                        return Err(format!("{at}: needs max, max-fraction or min"));
-                    }
-                    (Some(m), None) => {
-                        return Err(format!("{at}: max = {m} must be a finite number ≥ 0"));
-                    }
-                    (None, Some(f)) => {
-                        let key = if c.min.is_some() { "min" } else { "max-fraction" };
-                        return Err(format!("{at}: {key} = {f} must be a finite number ≥ 0"));
-                    }
-                }
-                if let Some(s) = &c.severity
-                    && s != "warn"
-                    && s != "fail"
-                {
-                    return Err(format!("{at}: severity '{s}' must be warn or fail"));
-                }
+                c.validate(d)
+                    .map_err(|source| SuiteError::Check { name: c.name.clone(), source })?;
             }
-            d.validate_gate(horizon).map_err(|e| format!("{at}: {e}"))?;
+            d.validate_gate(horizon).map_err(|e| d.invalid(e))?;
         }
         Ok(())
     }
@@ -404,9 +375,46 @@ impl Suite {
 }
 
 impl Dataset {
+    /// `source` as the suite's error, naming the dataset.
+    fn invalid(&self, source: DatasetError) -> SuiteError {
+        SuiteError::Dataset { name: self.name.clone(), source: Box::new(source) }
+    }
+
+    /// The table's keys, its ledger and its version keys.
+    fn validate_keys(&self) -> Result<(), DatasetError> {
+        match (&self.table.data, &self.table.postgres) {
+            (Some(_), Some(_)) => return Err(DatasetError::DataAndPostgres),
+            (None, Some(pg)) => pg.validate().map_err(DatasetError::Postgres)?,
+            // A suite run only with --coordinator may leave the table to
+            // the operator's registration; a local run needs one.
+            _ => {}
+        }
+        self.validate_table()?;
+        self.validate_version()
+    }
+
+    /// ε, the cap, `max-rows` and `runs-per-day`.
+    fn validate_budget(&self) -> Result<(), DatasetError> {
+        let e = self.epsilon;
+        if !(e.is_finite() && (MIN_EPSILON..=MAX_EPSILON).contains(&e)) {
+            return Err(DatasetError::Epsilon(e));
+        }
+        let cap = self.policy.budget_cap.ok_or(DatasetError::Missing("budget-cap"))?;
+        if !(cap.is_finite() && cap > 0.0) {
+            return Err(DatasetError::BudgetCap(cap));
+        }
+        if self.policy.max_rows.ok_or(DatasetError::Missing("max-rows"))? == 0 {
+            return Err(DatasetError::NoRows);
+        }
+        match self.runs_per_day {
+            Some(r) if !(r.is_finite() && r > 0.0) => Err(DatasetError::RunsPerDay(r)),
+            _ => Ok(()),
+        }
+    }
+
     /// The keys that describe the table: `format` and `schema` only for a
     /// `data` file, `ledger` for any table this process may release.
-    fn validate_table(&self) -> Result<(), String> {
+    fn validate_table(&self) -> Result<(), DatasetError> {
         let table = &self.table;
         let declared = match (&table.format, &table.schema) {
             (Some(_), _) => Some("format"),
@@ -415,31 +423,51 @@ impl Dataset {
         };
         if let Some(key) = declared {
             if table.postgres.is_some() {
-                return Err(format!(
-                    "`{key}` describes a `data` file; a PostgreSQL source's column types come \
-                     from the server"
-                ));
+                return Err(DatasetError::NotAFile(key));
             }
             if table.data.is_none() {
-                return Err(format!(
-                    "`{key}` describes `data`, which this dataset does not give (with \
-                     --coordinator the operator declares the table)"
-                ));
+                return Err(DatasetError::NoData(key));
             }
         }
         if table.infer_rows.is_some() {
-            return Err("`infer-rows`: a suite declares its column types (`schema`) or lets \
-                        the engine read every row"
-                .into());
+            return Err(DatasetError::InferRows);
         }
         if table.names_a_source() && self.ledger().is_none() {
-            return Err("`ledger` is required: the file that keeps the ε this table has spent \
-                        (no default, so renaming the dataset cannot reset its budget)"
-                .into());
+            return Err(DatasetError::NoLedger);
         }
         if self.ledger().is_some_and(|l| l.as_os_str().is_empty()) {
-            return Err("`ledger` is empty".into());
+            return Err(DatasetError::EmptyLedger);
         }
         Ok(())
+    }
+}
+
+impl Check {
+    /// The check's measure is released, one threshold, a known severity.
+    fn validate(&self, d: &Dataset) -> Result<(), CheckError> {
+        if !d.measures.contains(&self.measure) {
+            return Err(CheckError::NotReleased {
+                measure: self.measure,
+                dataset: d.name.clone(),
+                released: d.measures.clone(),
+            });
+        }
+        let given = [self.max.is_some(), self.max_fraction.is_some(), self.min.is_some()];
+        if given.iter().filter(|&&g| g).count() > 1 {
+            return Err(CheckError::Thresholds);
+        }
+        let (key, value) = match (self.max, self.max_fraction, self.min) {
+            (Some(m), ..) => ("max", m),
+            (None, Some(f), _) => ("max-fraction", f),
+            (None, None, Some(m)) => ("min", m),
+            (None, None, None) => return Err(CheckError::NoThreshold),
+        };
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(CheckError::Threshold { key, value });
+        }
+        match &self.severity {
+            Some(s) if s != "warn" && s != "fail" => Err(CheckError::Severity(s.clone())),
+            _ => Ok(()),
+        }
     }
 }

@@ -14,6 +14,9 @@
 
 use std::path::Path;
 
+pub use crate::error::MalformedVersion;
+
+use crate::error::DatasetError;
 use crate::reason::{Failure, Reason};
 use crate::suite::Dataset;
 
@@ -46,7 +49,7 @@ impl Dataset {
 
     /// The version keys, checked when the suite loads: at most one, none
     /// empty, a literal one well formed, a file that is not the table.
-    pub(crate) fn validate_version(&self) -> Result<(), String> {
+    pub(crate) fn validate_version(&self) -> Result<(), DatasetError> {
         let given = [
             self.version.as_ref().map(|_| "version"),
             self.version_env.as_ref().map(|_| "version-env"),
@@ -54,23 +57,19 @@ impl Dataset {
         ];
         let given: Vec<&str> = given.into_iter().flatten().collect();
         if given.len() > 1 {
-            return Err(format!("give at most one of `{}`", given.join("`, `")));
+            return Err(DatasetError::VersionKeys(given));
         }
         match self.version_source() {
-            Some(Source::Literal(v)) => {
-                well_formed(v).map(drop).map_err(|e| format!("`version` {e}"))
-            }
+            Some(Source::Literal(v)) => well_formed(v).map(drop).map_err(DatasetError::Version),
             Some(Source::Env(var)) if var.is_empty() || var.contains(['=', '\0']) => {
-                Err(format!("`version-env` = {var:?} is not an environment variable's name"))
+                Err(DatasetError::VersionEnv(var.to_string()))
             }
             Some(Source::File(path)) if path.as_os_str().is_empty() => {
-                Err("`version-file` is empty".into())
+                Err(DatasetError::EmptyVersionFile)
             }
-            Some(Source::File(path)) if self.table.data.as_deref() == Some(path) => Err(
-                "`version-file` names the table itself: the version is a short id the load job \
-                 writes, never the table's contents"
-                    .into(),
-            ),
+            Some(Source::File(path)) if self.table.data.as_deref() == Some(path) => {
+                Err(DatasetError::VersionFileIsTable)
+            }
             _ => Ok(()),
         }
     }
@@ -80,38 +79,58 @@ impl Dataset {
     /// dataset before any work ([`Reason::UnreadableVersion`]); the detail
     /// names the key and the variable or file, never the file's contents.
     pub(crate) fn read_version(&self) -> Result<Option<String>, Failure> {
-        let fail = |detail: String| Failure::new(Reason::UnreadableVersion, detail);
         let version = match self.version_source() {
             None => return Ok(None),
-            Some(Source::Literal(v)) => well_formed(v),
+            Some(Source::Literal(v)) => well_formed(v).map_err(Unreadable::Literal),
             Some(Source::Env(var)) => match std::env::var(var) {
-                Ok(v) => well_formed(&v).map_err(|e| format!("`version-env`: ${var} {e}")),
-                Err(_) => Err(format!("`version-env`: the environment variable {var} is not set")),
+                Ok(v) => well_formed(&v).map_err(|source| Unreadable::Env { var, source }),
+                Err(_) => Err(Unreadable::EnvUnset(var)),
             },
             Some(Source::File(path)) => match std::fs::read(path) {
                 Ok(bytes) => std::str::from_utf8(&bytes)
-                    .map_err(|_| "is not UTF-8 text".to_string())
+                    .map_err(|_| MalformedVersion::NotUtf8)
                     .and_then(well_formed)
-                    .map_err(|e| format!("`version-file` '{}' {e}", path.display())),
-                Err(e) => Err(format!("`version-file` '{}': {e}", path.display())),
+                    .map_err(|source| Unreadable::File { path, source }),
+                Err(source) => Err(Unreadable::Io { path, source }),
             },
         };
-        version.map(Some).map_err(fail)
+        version.map(Some).map_err(|e| Failure::new(Reason::UnreadableVersion, e))
     }
 }
 
+/// Why a declared version cannot be read at run time: the detail of the
+/// dataset's failure (it names the variable or file, never the contents).
+#[derive(Debug, thiserror::Error)]
+enum Unreadable<'a> {
+    /// A literal `version` (checked at load already).
+    #[error("{0}")]
+    Literal(#[source] MalformedVersion),
+    /// `version-env`'s variable holds no version.
+    #[error("`version-env`: ${var} {source}")]
+    Env { var: &'a str, source: MalformedVersion },
+    /// `version-env`'s variable is not set.
+    #[error("`version-env`: the environment variable {0} is not set")]
+    EnvUnset(&'a str),
+    /// `version-file` holds no version.
+    #[error("`version-file` '{}' {source}", path.display())]
+    File { path: &'a Path, source: MalformedVersion },
+    /// `version-file` cannot be read.
+    #[error("`version-file` '{}': {source}", path.display())]
+    Io { path: &'a Path, source: std::io::Error },
+}
+
 /// `text` trimmed, when it is a version: not empty, one line, at most
-/// [`MAX_VERSION_BYTES`]. The error does not quote it.
-fn well_formed(text: &str) -> Result<String, String> {
+/// [`MAX_VERSION_BYTES`].
+fn well_formed(text: &str) -> Result<String, MalformedVersion> {
     let v = text.trim();
     if v.is_empty() {
-        Err("is empty".into())
+        Err(MalformedVersion::Empty)
     } else if v.contains(['\n', '\r']) {
-        Err("holds more than one line (a version is one short id, not the table)".into())
+        Err(MalformedVersion::Lines)
     } else if v.len() > MAX_VERSION_BYTES {
-        Err(format!("is longer than {MAX_VERSION_BYTES} bytes (a version is one short id)"))
+        Err(MalformedVersion::Long(MAX_VERSION_BYTES))
     } else if v.chars().any(char::is_control) {
-        Err("holds a control character".into())
+        Err(MalformedVersion::Control)
     } else {
         Ok(v.to_string())
     }
@@ -122,15 +141,13 @@ mod tests {
     use super::*;
     use crate::Suite;
 
-    fn dataset(keys: &str) -> Result<Dataset, String> {
+    fn dataset(keys: &str) -> Result<Dataset, crate::AuditError> {
         let text = format!(
             "name = \"s\"\n[[dataset]]\nname = \"t\"\ndata = \"t.csv\"\n{keys}\n\
              constraints = \"t.dcs\"\nepsilon = 1\nmax-rows = 10\nledger = \"t.ledger\"\n\
              budget-cap = 5\n[[dataset.check]]\nname = \"c\"\nmeasure = \"mi\"\nmax = 1\n"
         );
-        Suite::parse(&text, Path::new("/suites/suite.toml"))
-            .map(|mut s| s.datasets.remove(0))
-            .map_err(|e| e.to_string())
+        Suite::parse(&text, Path::new("/suites/suite.toml")).map(|mut s| s.datasets.remove(0))
     }
 
     #[test]
@@ -160,13 +177,13 @@ mod tests {
             ("version = 3", "line 5: `version`: invalid type: integer `3`"),
         ];
         for (keys, expected) in cases {
-            let e = dataset(keys).unwrap_err();
+            let e = dataset(keys).unwrap_err().to_string();
             assert!(e.starts_with("/suites/suite.toml: "), "{e}");
             assert!(e.contains("dataset 't'") || e.contains("line "), "{e}");
             assert!(e.contains(expected), "{keys}: expected {expected:?} in {e:?}");
         }
         let long = format!("version = \"{}\"", "x".repeat(MAX_VERSION_BYTES + 1));
-        assert!(dataset(&long).unwrap_err().contains("longer than 256 bytes"));
+        assert!(dataset(&long).unwrap_err().to_string().contains("longer than 256 bytes"));
     }
 
     #[test]

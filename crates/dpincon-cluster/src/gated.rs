@@ -27,7 +27,7 @@ use dpincon_engine::{Measure, Report};
 use dpincon_release::Direction;
 use serde::Deserialize;
 
-use crate::submission::QUOTA_CHARGE;
+use crate::refusal::QUOTA_CHARGE;
 
 /// `[datasets.NAME.gate]` as written.
 #[derive(Debug, Deserialize)]
@@ -114,7 +114,7 @@ pub enum GateError {
     /// The plan does not fit the budget, or a check's threshold is
     /// narrower than the gate's α (`GatePlan::check`'s reason).
     #[error("gate: {0}")]
-    Plan(String),
+    Plan(#[source] dpincon_engine::gate::PlanError),
     /// A gated dataset without `max-rows`.
     #[error("gate: a gated dataset needs max-rows (its bounds hold every night)")]
     NoMaxRows,
@@ -132,7 +132,7 @@ pub enum GateError {
     /// The gate's constraints or ε, refused as a client's job on the
     /// dataset would be.
     #[error("{}", .0.detail)]
-    Refused(crate::submission::Refusal),
+    Refused(crate::refusal::Refusal),
     /// The engine refuses the gate's options.
     #[error("gate: {0}")]
     Engine(#[source] dpincon_engine::EngineError),
@@ -184,7 +184,6 @@ impl RawGate {
             widths.push((format!("{} {}", i + 1, c.measure.name()), threshold.max(1) as u64));
         }
         let named: Vec<(&str, u64)> = widths.iter().map(|(n, w)| (n.as_str(), *w)).collect();
-        // (`GatePlan::check` says why in words: the audit shares it.)
         plan.check(budget_cap, &named).map_err(GateError::Plan)?;
         Ok(GateRegistration {
             constraints,

@@ -27,8 +27,39 @@ use dpincon_engine::{
 use dpincon_proto::v1::FailureReason;
 use serde::{Deserialize, Serialize};
 
-use crate::coordinator::BallistaOptions;
 use crate::detection::{BallistaLoader, DetectStats, OnSubmitted};
+
+/// How jobs reach the Ballista cluster.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct BallistaOptions {
+    /// The scheduler, `http://host:port`.
+    pub scheduler: String,
+    /// Hash partitions per constraint group (and Parquet scan partitions):
+    /// more than the executors' slots balances load and makes a lost
+    /// task cheaper to rerun.
+    pub partitions: usize,
+    /// The least bytes of a CSV table a scan task reads.
+    pub csv_range_bytes: u64,
+    /// Graph memory before it spills, when the dataset sets no
+    /// `memory-limit` (bytes).
+    pub graph_memory: u64,
+    /// Mutual TLS to the scheduler and executors (`None`: plaintext, tests).
+    pub tls: Option<dpincon_ballista::tls::ClusterTlsFiles>,
+}
+
+impl BallistaOptions {
+    /// Options with the defaults of the `dpincon-coordinator` command.
+    pub fn new(scheduler: impl Into<String>) -> Self {
+        BallistaOptions {
+            scheduler: scheduler.into(),
+            partitions: crate::detection::DEFAULT_PARTITIONS,
+            csv_range_bytes: dpincon_source::MIN_RANGE_BYTES,
+            graph_memory: crate::detection::DEFAULT_GRAPH_MEMORY,
+            tls: None,
+        }
+    }
+}
 
 /// What the child runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -18,6 +18,7 @@ mod job;
 pub mod ledger;
 mod load;
 mod privacy;
+mod progress;
 pub mod repair;
 mod report;
 pub mod validate;
@@ -27,14 +28,14 @@ pub use dpincon_api::{Measure, ReleaseOptions, TestOptions};
 pub use dpincon_source::{ColumnTypes, TableSpec};
 pub use dpincon_source::{DataFormat, OutputFile, PostgresSource};
 pub use job::{
-    JobOutcome, NoProgress, Phase, Prepaid, Progress, UnknownPhase, new_job_id, run_job,
-    run_job_on_table, run_job_with, run_prepaid_job,
+    JobOutcome, Prepaid, new_job_id, run_job, run_job_on_table, run_job_with, run_prepaid_job,
 };
 pub use load::{
     BoundTable, Detected, EncodedTable, JobLoader, LoadContext, LoadedJob, LocalLoader, ReadTable,
     TableLoader, load, load_with,
 };
 pub use privacy::{check_repair_memory, repair_is_exact, validate};
+pub use progress::{NoProgress, Phase, Progress, UnknownPhase};
 pub use report::{
     BudgetReport, DetectionReport, MeasuresReport, NON_PRIVATE_LABEL, NonPrivateReport, PlanReport,
     Report, Timings,

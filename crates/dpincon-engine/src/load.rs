@@ -19,8 +19,9 @@ use dpincon_release::{ClassFacts, CoverFacts, TableFacts, UpperCover};
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::privacy::check_repair_memory;
+use crate::progress::{Phase, Progress};
 use crate::report::PlanReport;
-use crate::{EngineError, JobConfig, Phase, Progress};
+use crate::{EngineError, JobConfig};
 
 /// A table turned into its conflict graph, with what the releases need
 /// and the loader's own figures (`S`, [`JobLoader::Stats`]).

@@ -1,7 +1,7 @@
 //! The job's report: the typed value every consumer reads.
 
 use dpincon_api::Measure;
-use dpincon_release::{ProjectedRelease, RepairRelease};
+use dpincon_release::{MeasureGate, ProjectedRelease, RepairRelease};
 use serde::{Deserialize, Serialize};
 
 use crate::ledger::LedgerState;
@@ -44,7 +44,7 @@ pub struct Report {
     /// A gated night's measures ([`crate::gate`]): each passed its epoch
     /// (nothing charged) or released afresh (in `measures`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gated: Option<Vec<crate::gate::GateReport>>,
+    pub gated: Option<Vec<GateReport>>,
 }
 
 impl Report {
@@ -169,4 +169,86 @@ pub struct MeasuresReport {
     /// I_R: a point estimate, an interval and the releases behind them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub r: Option<RepairRelease>,
+}
+
+/// What a measure's night was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GateOutcome {
+    /// The epoch passed: the opening release stands, within the gate's
+    /// interval. Nothing charged.
+    Pass,
+    /// A fresh release (in the report's `measures`) opened a new epoch.
+    Fresh,
+}
+
+/// Why a measure released afresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpenReason {
+    /// No epoch yet.
+    First,
+    /// The epoch answered `above`: the measure moved or crossed a check.
+    Above,
+    /// The epoch's planned nights are used up.
+    Exhausted,
+    /// The suite's settings for it changed (ε, β, nights, checks).
+    Changed,
+    /// The state was missing, unreadable or behind the history: a new,
+    /// charged epoch (ρ is never redrawn for free).
+    Lost,
+    /// A fresh release charged before a crash and never stored: drawn
+    /// again under its charge (nothing of the first draw was published).
+    Recovered,
+}
+
+/// An epoch's public figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpochReport {
+    /// The job whose release opened it.
+    pub opened_by: String,
+    /// ε of its gate.
+    pub epsilon: f64,
+    /// ε of its opening release.
+    pub release_epsilon: f64,
+    /// Δ of the night's query.
+    pub sensitivity: u64,
+    /// Nights planned.
+    pub nights: u32,
+    /// Nights answered so far (tonight's included).
+    pub nights_used: u32,
+    /// β.
+    pub beta: f64,
+    /// α: with probability ≥ 1 − β every pass of the epoch had each
+    /// statistic within α of its band.
+    pub alpha: u64,
+    /// α₂: also, no night α₂ inside the bands ended it.
+    pub alpha_two_sided: u64,
+    /// α_q ≤ α₂: with probability ≥ 1 − β, no night α_q inside the bands
+    /// ends the epoch (the default `moved`).
+    pub alpha_quiet: u64,
+    /// The moved gate's width past the release noise.
+    pub moved: u64,
+    /// The statistics and their bands.
+    pub gate: MeasureGate,
+}
+
+/// One measure's night.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateReport {
+    /// The measure.
+    pub measure: Measure,
+    /// Pass or fresh.
+    pub outcome: GateOutcome,
+    /// Why fresh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<OpenReason>,
+    /// The value shown: the opening release's, clamped into `ci95` on a
+    /// pass; tonight's release when fresh.
+    pub value: i64,
+    /// On a pass, the gate's interval (α and the bands; it holds the
+    /// measure with probability ≥ 1 − β); when fresh, the release's.
+    pub ci95: [i64; 2],
+    /// The epoch answering tonight, or opened tonight.
+    pub epoch: EpochReport,
 }

@@ -98,7 +98,8 @@ impl PySuite {
         let base = base_dir.map(fspath).transpose()?.unwrap_or_default();
         let origin = PathBuf::from(FROM_DICT);
         let parsed: AuditSuite = pythonize::depythonize(suite).map_err(|e| {
-            audit_error(AuditError::Suite { path: origin.clone(), message: e.to_string() })
+            let source = dpincon_audit::SuiteError::Keys(e.to_string());
+            audit_error(AuditError::Suite { path: origin.clone(), source })
         })?;
         let suite = py.detach(|| parsed.checked(&origin, &base)).map_err(audit_error)?;
         Ok(PySuite { suite, origin })

@@ -10,7 +10,7 @@ use super::escape;
 use dpincon_api::{Figure, Measure};
 
 use crate::history::Trend;
-use crate::run::{CheckResult, DatasetStatus};
+use crate::outcome::{CheckResult, DatasetStatus};
 use crate::{AuditRun, Verdict};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}\

@@ -16,54 +16,10 @@ use datafusion::physical_plan::{
     PlanProperties,
 };
 use futures::TryStreamExt;
-use serde::{Deserialize, Serialize};
 
-use super::Blocks;
+use super::spec::{DetectSpec, KeyDomain};
 use super::stream::detect_rows;
 use super::wire::output_schema;
-
-/// How a key column of X is compared (the predicate's domain).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum KeyDomain {
-    /// Integers, booleans, dates: equal keys are equal raw values.
-    Int,
-    /// Strings: equal keys are equal values.
-    Str,
-    /// Floats: `-0.0 = 0.0` and every NaN is one key, which raw hashing
-    /// would split; the shuffle hashes `TRY_CAST(x AS BIGINT)` instead, a
-    /// function of the value that keeps equal keys together.
-    Float,
-}
-
-/// What a `DetectExec` runs: everything it is rebuilt from on an executor.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DetectSpec {
-    /// The group's number (the order of the facts' equality sets).
-    pub group: u32,
-    /// The job's constraint text (parsed and bound on the executor as on
-    /// the coordinator: the same bound list, the same ids).
-    pub constraints: String,
-    /// Ids of the bound constraints this group detects.
-    pub members: Vec<usize>,
-    /// X: the columns the input is hash-partitioned on (empty for the
-    /// unbounded group: one partition, or a pair task per partition).
-    pub keys: Vec<(String, KeyDomain)>,
-    /// The unbounded group's pair tasks (input partition `t` reads task
-    /// `t`'s blocks); `None`: one partition reads the table.
-    pub blocks: Option<Blocks>,
-    /// Test every pair (the reference oracle; non-private test jobs).
-    pub brute_force: bool,
-    /// Detect nothing: only the chain covers of the members (order pairs
-    /// without equality, whose detection runs as pair tasks that each see
-    /// part of the table; `dpincon_detect::chain_cover`), from one
-    /// partition that reads every row.
-    #[serde(default)]
-    pub covers_only: bool,
-    /// Pairs the task's drivers may emit before it stops and reports the
-    /// job over its edge cap (`dpincon_detect::DetectOptions::max_pairs`).
-    #[serde(default)]
-    pub max_pairs: Option<u64>,
-}
 
 /// Detects one constraint group per input partition (see the module docs).
 #[derive(Debug)]

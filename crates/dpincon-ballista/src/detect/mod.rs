@@ -21,11 +21,13 @@
 
 pub mod blocks;
 mod exec;
+mod spec;
 mod stream;
 #[cfg(test)]
 mod tests;
 pub mod wire;
 
 pub use blocks::Blocks;
-pub use exec::{DetectExec, DetectSpec, KeyDomain};
+pub use exec::DetectExec;
+pub use spec::{DetectSpec, KeyDomain};
 pub use stream::detect_rows;

@@ -17,7 +17,7 @@ use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::BallistaError;
 
-use super::exec::DetectSpec;
+use super::spec::DetectSpec;
 use super::wire::{
     ROWS_BYTES, Summary, encode_group, groups as groups_batch, rows as rows_batch, summary,
 };

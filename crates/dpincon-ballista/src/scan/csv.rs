@@ -15,7 +15,7 @@ use dpincon_source::{
 };
 use tokio::sync::mpsc::Sender;
 
-use super::exec::{ScanFormat, ScanSpec, read_error, with_row_ids};
+use super::spec::{ScanFormat, ScanSpec, read_error, with_row_ids};
 
 /// Reads this partition's ranges of the CSV table in order, sending each
 /// batch behind its row ids; stops early when the receiver is gone.

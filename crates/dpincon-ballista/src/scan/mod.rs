@@ -23,5 +23,7 @@
 mod csv;
 mod exec;
 mod object;
+mod spec;
 
-pub use exec::{ROW_ID, ScanFormat, ScanSpec, TableScanExec};
+pub use exec::TableScanExec;
+pub use spec::{ROW_ID, ScanFormat, ScanSpec};

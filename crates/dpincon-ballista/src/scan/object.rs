@@ -13,7 +13,7 @@ use dpincon_source::{ObjectUrl, S3Settings};
 use futures::TryStreamExt;
 use tokio::sync::mpsc::Sender;
 
-use super::exec::{ScanFormat, ScanSpec, read_error, with_row_ids};
+use super::spec::{ScanFormat, ScanSpec, read_error, with_row_ids};
 
 /// A store error, named by the URL (its message says which object).
 fn source_error(e: dpincon_source::SourceError) -> DataFusionError {

@@ -17,7 +17,7 @@ use prometheus_client::registry::Registry;
 use dpincon_engine::ledger;
 
 use super::Shared;
-use crate::runner::SlotUse;
+use super::active::SlotUse;
 use crate::store::now_ms;
 
 /// The content type of the `/metrics` text.

@@ -39,16 +39,20 @@ use tonic::transport::server::TcpIncoming;
 use crate::ClusterError;
 use crate::auth::{ClientTokens, RequireClient};
 use crate::datasets::{CoordinatorConfig, ReleaseMode};
-use crate::runner::run_queue;
 use crate::schedule::Lanes;
 use crate::store::{Ending, JobStore, StoredJob};
 use crate::submission::{self, Rules};
 use crate::tls::ServerTls;
 
+mod active;
 mod metrics;
 mod rpc;
+mod runner;
 mod shared;
 
+use runner::run_queue;
+
+pub use crate::job_process::BallistaOptions;
 pub use metrics::CONTENT_TYPE as METRICS_CONTENT_TYPE;
 
 pub(crate) use shared::Shared;
@@ -68,38 +72,6 @@ pub struct CoordinatorOptions {
     /// The program that runs one job (`PROGRAM run-job`): the
     /// `dpincon-coordinator` binary.
     pub job_program: PathBuf,
-}
-
-/// How jobs reach the Ballista cluster.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct BallistaOptions {
-    /// The scheduler, `http://host:port`.
-    pub scheduler: String,
-    /// Hash partitions per constraint group (and Parquet scan partitions):
-    /// more than the executors' slots balances load and makes a lost
-    /// task cheaper to rerun.
-    pub partitions: usize,
-    /// The least bytes of a CSV table a scan task reads.
-    pub csv_range_bytes: u64,
-    /// Graph memory before it spills, when the dataset sets no
-    /// `memory-limit` (bytes).
-    pub graph_memory: u64,
-    /// Mutual TLS to the scheduler and executors (`None`: plaintext, tests).
-    pub tls: Option<dpincon_ballista::tls::ClusterTlsFiles>,
-}
-
-impl BallistaOptions {
-    /// Options with the defaults of the `dpincon-coordinator` command.
-    pub fn new(scheduler: impl Into<String>) -> Self {
-        BallistaOptions {
-            scheduler: scheduler.into(),
-            partitions: crate::detection::DEFAULT_PARTITIONS,
-            csv_range_bytes: dpincon_source::MIN_RANGE_BYTES,
-            graph_memory: crate::detection::DEFAULT_GRAPH_MEMORY,
-            tls: None,
-        }
-    }
 }
 
 /// Jobs listed by `ListJobs` at most (the latest).

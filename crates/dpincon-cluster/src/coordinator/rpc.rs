@@ -9,8 +9,8 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
+use super::runner::sleep_until_ms;
 use crate::auth::ClientName;
-use crate::runner::sleep_until_ms;
 use crate::store::now_ms;
 use crate::submission;
 

@@ -11,9 +11,9 @@ use prost::Message;
 use tokio::sync::mpsc;
 use tonic::Status;
 
+use super::active::{Active, SlotUse};
 use crate::ClusterError;
 use crate::datasets::ReleaseMode;
-use crate::runner::{Active, SlotUse};
 use crate::schedule::Lanes;
 use crate::store::{JobStore, Slot, StoredJob, now_ms};
 use crate::submission::{self, Refusal, Rules};

@@ -47,54 +47,95 @@ impl GatePlan {
     /// Checks the settings, that the plan fits `cap`, and that each
     /// check's threshold (`(name, width)`, in the measure's units) is
     /// wider than the gate's least α; the error says what would do.
-    pub fn check(&self, cap: f64, thresholds: &[(&str, u64)]) -> Result<(), String> {
+    pub fn check(&self, cap: f64, thresholds: &[(&str, u64)]) -> Result<(), PlanError> {
         let e = self.gate_epsilon;
         if !(e.is_finite() && (MIN_EPSILON..=MAX_EPSILON).contains(&e)) {
-            return Err(format!(
-                "gate epsilon = {e} must be finite, between {MIN_EPSILON} and {MAX_EPSILON}"
-            ));
+            return Err(PlanError::GateEpsilon(e));
         }
         if self.refreshes == 0 {
-            return Err(
-                "gate refreshes must be at least 1 (the first release opens the first epoch)"
-                    .into(),
-            );
+            return Err(PlanError::NoRefreshes);
         }
         if !(self.beta > 0.0 && self.beta <= 0.5) {
-            return Err(format!("gate beta = {} must lie in (0, 0.5]", self.beta));
+            return Err(PlanError::Beta(self.beta));
         }
-        let planned = self.planned();
-        if planned > cap * (1.0 + 1e-9) {
-            let nightly = match self.nightly > 0.0 {
-                true => format!(" + {} nights × ε {} a night", self.nights, self.nightly),
-                false => String::new(),
-            };
-            return Err(format!(
-                "the budget plan cannot last the horizon: {} refreshes × ε {} an epoch \
-                 (({} + {}) × {} measures){nightly} = {planned} > budget-cap {cap}; plan fewer \
-                 refreshes, less ε, or a larger cap",
-                self.refreshes,
-                self.per_epoch(),
-                self.release_epsilon,
-                e,
-                self.measures,
-            ));
+        if self.planned() > cap * (1.0 + 1e-9) {
+            return Err(PlanError::OverCap { plan: *self, cap });
         }
-        let alpha = alpha_pass(e, 1, self.beta).map_err(|e| e.to_string())?;
+        let alpha = alpha_pass(e, 1, self.beta)?;
         for &(name, width) in thresholds {
             if alpha > width {
-                let least = min_epsilon(1, self.beta, width).map_err(|e| e.to_string())?;
-                return Err(format!(
-                    "check '{name}': the gate's α = {alpha} (at ε {e} and β {}, for a statistic \
-                     of sensitivity 1) is wider than its threshold {width}, so a pass would say \
-                     nothing; a gate epsilon of at least {:.3} would do",
-                    self.beta,
-                    (least * 1000.0).ceil() / 1000.0
-                ));
+                let least = min_epsilon(1, self.beta, width)?;
+                return Err(PlanError::TooNarrow {
+                    check: name.to_string(),
+                    alpha,
+                    epsilon: e,
+                    beta: self.beta,
+                    width,
+                    least: (least * 1000.0).ceil() / 1000.0,
+                });
             }
         }
         Ok(())
     }
+
+    /// The nightly charges' part of the over-cap message.
+    fn nightly_text(&self) -> String {
+        match self.nightly > 0.0 {
+            true => format!(" + {} nights × ε {} a night", self.nights, self.nightly),
+            false => String::new(),
+        }
+    }
+}
+
+/// Why a gated dataset's plan is refused; the message says what would do.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The gate's ε is outside the engine's public limits.
+    #[error("gate epsilon = {0} must be finite, between {MIN_EPSILON} and {MAX_EPSILON}")]
+    GateEpsilon(f64),
+    /// No epoch planned.
+    #[error("gate refreshes must be at least 1 (the first release opens the first epoch)")]
+    NoRefreshes,
+    /// β outside (0, 0.5].
+    #[error("gate beta = {0} must lie in (0, 0.5]")]
+    Beta(f64),
+    /// The planned ε is above the cap.
+    #[error(
+        "the budget plan cannot last the horizon: {} refreshes × ε {} an epoch \
+         (({} + {}) × {} measures){} = {} > budget-cap {cap}; plan fewer \
+         refreshes, less ε, or a larger cap",
+        plan.refreshes, plan.per_epoch(), plan.release_epsilon, plan.gate_epsilon,
+        plan.measures, plan.nightly_text(), plan.planned()
+    )]
+    OverCap {
+        /// The plan.
+        plan: GatePlan,
+        /// `budget-cap`.
+        cap: f64,
+    },
+    /// The gate's α cannot be computed at these settings.
+    #[error(transparent)]
+    Alpha(#[from] dpincon_release::ReleaseError),
+    /// A check's threshold is narrower than the gate's α.
+    #[error(
+        "check '{check}': the gate's α = {alpha} (at ε {epsilon} and β {beta}, for a statistic \
+         of sensitivity 1) is wider than its threshold {width}, so a pass would say \
+         nothing; a gate epsilon of at least {least:.3} would do"
+    )]
+    TooNarrow {
+        /// The check's name.
+        check: String,
+        /// The gate's α at Δ = 1.
+        alpha: u64,
+        /// The gate's ε.
+        epsilon: f64,
+        /// β.
+        beta: f64,
+        /// The threshold, in the measure's units.
+        width: u64,
+        /// The least gate ε that would do, rounded up to 0.001.
+        least: f64,
+    },
 }
 
 #[cfg(test)]
@@ -117,15 +158,15 @@ mod tests {
     fn the_plan_must_fit_the_cap_and_every_threshold_the_gate() {
         assert_eq!(plan().planned(), 30.0);
         assert!(plan().check(30.0, &[("r", 175)]).is_ok());
-        let err = plan().check(29.0, &[]).unwrap_err();
+        let err = plan().check(29.0, &[]).unwrap_err().to_string();
         assert!(err.contains("cannot last the horizon") && err.contains("= 30 >"), "{err}");
         // The nightly charges count too.
         let quota = GatePlan { nightly: 0.01, ..plan() };
-        let err = quota.check(30.0, &[]).unwrap_err();
+        let err = quota.check(30.0, &[]).unwrap_err().to_string();
         assert!(err.contains("365 nights × ε 0.01 a night"), "{err}");
         assert!(quota.check(33.7, &[]).is_ok());
         // A threshold narrower than α names the gate ε that would do.
-        let err = plan().check(30.0, &[("tight", 1)]).unwrap_err();
+        let err = plan().check(30.0, &[("tight", 1)]).unwrap_err().to_string();
         assert!(err.contains("check 'tight'") && err.contains("would do"), "{err}");
         for bad in [
             GatePlan { refreshes: 0, ..plan() },

@@ -20,7 +20,6 @@ use std::time::Duration;
 
 use dpincon_ballista::tls::ClusterTls;
 use dpincon_ballista::{BallistaJobId, Scheduler};
-use dpincon_engine::Prepaid;
 use dpincon_proto::v1::{FailureReason, JobState, JobStatus, PhaseTime};
 use prost::Message;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -28,64 +27,12 @@ use tokio::process::Command;
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::ClusterError;
-use crate::coordinator::Shared;
 use crate::detection::{DetectSeconds, DetectStats};
 use crate::job_process::{ChildMessage, JobSpec};
-use crate::store::{Ending, Slot, now_ms};
-use crate::submission::Accepted;
+use crate::store::{Ending, now_ms};
 
-/// A job accepted and not yet ended, in memory. Finished jobs live only in
-/// the store, so memory is bounded by the queue limit.
-#[derive(Debug)]
-pub(crate) struct Active {
-    pub id: String,
-    /// The client that submitted it.
-    pub owner: String,
-    /// Submission order, for queue positions.
-    pub seq: u64,
-    pub accepted: Accepted,
-    /// Its time slot, fixed at acceptance.
-    pub slot: Slot,
-    /// The charge made at acceptance.
-    pub prepaid: Prepaid,
-    /// The full status (operator and non-private view).
-    pub status: Arc<watch::Sender<JobStatus>>,
-    pub cancel: watch::Sender<bool>,
-}
-
-impl Active {
-    pub(crate) fn new(
-        id: String,
-        owner: String,
-        seq: u64,
-        accepted: Accepted,
-        slot: Slot,
-        prepaid: Prepaid,
-    ) -> Self {
-        let status = JobStatus {
-            job_id: id.clone(),
-            state: JobState::Queued as i32,
-            ..JobStatus::default()
-        };
-        Active {
-            id,
-            owner,
-            seq,
-            accepted,
-            slot,
-            prepaid,
-            status: Arc::new(watch::Sender::new(status)),
-            cancel: watch::Sender::new(false),
-        }
-    }
-
-    /// Still waiting for its slot at `now_ms`: on a fixed-time coordinator
-    /// read from its booking (public), elsewhere from its state.
-    pub(crate) fn waiting(&self, fixed_time: bool, now_ms: i64) -> bool {
-        let queued = self.status.borrow().state == JobState::Queued as i32;
-        if fixed_time { queued && now_ms < self.slot.start_ms } else { queued }
-    }
-}
+use super::active::Active;
+use super::shared::Shared;
 
 /// Runs accepted jobs on a runtime of their own: each fixed-time job in a
 /// task that waits for its slot (the bookings keep K at once), when-done
@@ -124,33 +71,6 @@ pub(crate) async fn sleep_until_ms(at: i64) {
     let wait = at.saturating_sub(now_ms());
     if wait > 0 {
         tokio::time::sleep(Duration::from_millis(wait as u64)).await;
-    }
-}
-
-/// How much of their slots a dataset's jobs used: the operator's aggregate
-/// for sizing `job-deadline` (metrics `dpincon_slot_use`), never per job.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub(crate) struct SlotUse {
-    /// Jobs that ended using at most each of [`SlotUse::BOUNDS`] of their
-    /// slot (not cumulative).
-    pub within: [u64; SlotUse::BOUNDS.len()],
-    /// Jobs stopped at their slot's end.
-    pub overruns: u64,
-}
-
-impl SlotUse {
-    /// The histogram's upper bounds, as fractions of the slot.
-    pub const BOUNDS: [f64; 6] = [0.1, 0.25, 0.5, 0.75, 0.9, 1.0];
-
-    fn record(&mut self, used: f64, overrun: bool) {
-        if overrun {
-            self.overruns += 1;
-        } else if let Some(i) = Self::BOUNDS.iter().position(|b| used <= *b) {
-            self.within[i] += 1;
-        } else {
-            // Ended after the slot's end but before the kill landed.
-            self.within[Self::BOUNDS.len() - 1] += 1;
-        }
     }
 }
 
