@@ -206,7 +206,7 @@ mod tests {
             excess_from: 2,
             ..Default::default()
         };
-        let looks = |_| ClassLooks {
+        let looks = ClassLooks {
             bound: Budget::new(0.1).unwrap(),
             excess: Budget::new(0.025).unwrap(),
             release: Budget::new(0.35).unwrap(),
@@ -214,7 +214,7 @@ mod tests {
         let (mut low, mut taus) = (0, Vec::new());
         for seed in 0..400 {
             let mut rng = NoiseRng::seeded(seed);
-            let (bound, tau, _) = class_bound(&facts, Some(looks(seed)), &mut rng).unwrap();
+            let (bound, tau, _) = class_bound(&facts, Some(looks), &mut rng).unwrap();
             low += usize::from(bound.max_class <= 1);
             taus.push(tau);
         }
