@@ -227,9 +227,6 @@ pub enum CheckError {
         /// The value given.
         value: f64,
     },
-    /// `severity` other than `warn` or `fail`.
-    #[error("severity '{0}' must be warn or fail")]
-    Severity(String),
 }
 
 /// Why a value is not a version; it is never quoted (a file named by

@@ -122,7 +122,18 @@ pub struct Check {
     pub min: Option<f64>,
     /// `fail` (default) or `warn`: a warn check that fails exits 1, not 2.
     #[serde(default)]
-    pub severity: Option<String>,
+    pub severity: Severity,
+}
+
+/// What a failing check does to the run's exit status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The run fails (exit 2).
+    #[default]
+    Fail,
+    /// The run only warns (exit 1).
+    Warn,
 }
 
 /// `[dataset.gate]`: the dataset's epochs ([`crate::gated`]); here
@@ -186,7 +197,7 @@ impl Check {
 
     /// Whether a failure only warns.
     pub fn warn_only(&self) -> bool {
-        self.severity.as_deref() == Some("warn")
+        self.severity == Severity::Warn
     }
 }
 
@@ -443,7 +454,7 @@ impl Dataset {
 }
 
 impl Check {
-    /// The check's measure is released, one threshold, a known severity.
+    /// The check's measure is released, and it has one threshold.
     fn validate(&self, d: &Dataset) -> Result<(), CheckError> {
         if !d.measures.contains(&self.measure) {
             return Err(CheckError::NotReleased {
@@ -465,9 +476,6 @@ impl Check {
         if !(value.is_finite() && value >= 0.0) {
             return Err(CheckError::Threshold { key, value });
         }
-        match &self.severity {
-            Some(s) if s != "warn" && s != "fail" => Err(CheckError::Severity(s.clone())),
-            _ => Ok(()),
-        }
+        Ok(())
     }
 }

@@ -92,6 +92,10 @@ fn malformed_values_are_named() {
             edit("measure = \"mi\"", "measure = \"x\""),
             "`measure`: unknown measure 'x' (use mi, p, r)",
         ),
+        (
+            edit("max-fraction = 0.5", "max-fraction = 0.5\nseverity = \"fatal\""),
+            "line 18: `severity`: unknown variant `fatal`, expected `fail` or `warn`",
+        ),
     ]);
 }
 

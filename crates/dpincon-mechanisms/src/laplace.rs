@@ -168,6 +168,13 @@ impl DiscreteLaplace {
         self.halfwidth(0.05)
     }
 
+    /// The one-sided quantile: the smallest `h` with P(X > h) ≤ `miss`
+    /// (0 < miss < ½). Public scale only.
+    pub fn upper_quantile(&self, miss: f64) -> u64 {
+        // Symmetric: P(X > h) = P(|X| > h)/2.
+        self.halfwidth(2.0 * miss)
+    }
+
     /// The smallest `h` with P(|X| > h) ≤ `miss` (0 < miss < 1): the
     /// half-width of a (1 − miss) interval for the noise. Public scale only.
     pub fn halfwidth(&self, miss: f64) -> u64 {

@@ -24,4 +24,4 @@ mod module;
 // their producer's release callback), are not ours and are untouched.
 #[cfg(feature = "python")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: dpincon_alloc::Allocator = dpincon_alloc::Allocator;

@@ -499,35 +499,11 @@ fn over_cap(config: &JobConfig) -> bool {
     spent + job > cap
 }
 
-/// mimalloc's `mi_option_purge_delay` (`mimalloc.h` of libmimalloc-sys
-/// 0.1.49, v2 and v3 alike; the lock file pins the version).
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// Milliseconds mimalloc keeps freed memory before returning it to the OS
-/// (its default is 1000), the CLI's setting: finishing the graph frees
-/// detection's row records while it allocates the frozen rows, and memory
-/// freed within the delay counts in RSS beside them.
-const PURGE_DELAY_MS: std::ffi::c_long = 100;
-
-/// Sets the CLI's purge delay on this module's allocator, unless
-/// `MIMALLOC_PURGE_DELAY` says otherwise. (The CLI also turns transparent
-/// huge pages off for its whole process; this module's mimalloc is built
-/// without huge-page advice instead (`no_thp`), leaving its host's page
-/// policy alone.)
-#[allow(unsafe_code)] // an allocator option: see SAFETY below
-fn return_freed_memory_sooner() {
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-        // SAFETY: sets one integer option of this module's own (statically
-        // linked) mimalloc, which reads it at its next purge; no memory is
-        // touched.
-        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) }
-    }
-}
-
 #[pymodule]
 fn _dpincon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
-    return_freed_memory_sooner();
+    // The CLI's purge delay; the host's huge-page policy is left alone.
+    dpincon_alloc::return_freed_memory_sooner();
     m.add_function(wrap_pyfunction!(measure, m)?)?;
     m.add_class::<Ledger>()?;
     m.add_class::<Release>()?;

@@ -18,7 +18,7 @@ use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 use serde::{Deserialize, Serialize};
 
 use crate::ReleaseError;
-use crate::interval::{BOUND_MISS, upper_quantile};
+use crate::miss::BOUND_MISS;
 
 /// The classes of the table's keys and FDs (private: exact counts): of its
 /// one X, or, when the FDs have several X, of each (`others`).
@@ -151,7 +151,7 @@ pub(crate) fn class_bound(
             largest
         };
     // Three bounds share the class count's miss (module `interval`).
-    let q = |n: &DiscreteLaplace| upper_quantile(n, BOUND_MISS / 3.0) as i64;
+    let q = |n: &DiscreteLaplace| n.upper_quantile(BOUND_MISS / 3.0) as i64;
     let high = |v: i64, n: &DiscreteLaplace| v.saturating_add(q(n)).max(0) as u64;
     let bounds = ClassBounds {
         max_class: high(max_class, &noise).max(1),

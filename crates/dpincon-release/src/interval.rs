@@ -22,13 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ProjectedMeasure;
 use crate::classes::{ClassBounds, class_upper_end};
-
-/// The probability that an interval holds the measure.
-pub const COVERAGE: f64 = 0.95;
-/// The release noise's share of the miss (two-sided).
-pub(crate) const NOISE_MISS: f64 = 0.04;
-/// Each high-confidence bound's share (row count, degree bound).
-pub(crate) const BOUND_MISS: f64 = 0.005;
+use crate::miss::NOISE_MISS;
 
 /// The public bounds an interval's upper end rests on, each holding with
 /// probability at least 1 − 0.5% (or always, when declared).
@@ -44,12 +38,6 @@ pub struct IntervalBounds {
     /// `classes`), replacing the degree bound.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classes: Option<ClassBounds>,
-}
-
-/// `noise`'s one-sided quantile: P(X > q) ≤ `miss`.
-pub(crate) fn upper_quantile(noise: &DiscreteLaplace, miss: f64) -> u64 {
-    // Symmetric: P(X > h) = P(|X| > h)/2.
-    noise.halfwidth(2.0 * miss)
 }
 
 /// The interval of `measure` released as `noisy` (before clamping) with

@@ -34,23 +34,23 @@ mod classes;
 pub mod gem;
 mod interval;
 mod measure;
+mod miss;
 mod prepare;
 mod projected;
 pub mod quota;
 pub mod repair;
 mod selection;
 pub mod sparse;
+mod spec;
 mod table;
 
 pub use classes::{ClassBounds, ClassFacts, ExcessBound, NoisyClassBound};
 pub use dpincon_mechanisms::{Budget, MechanismError, NoiseRng, Selector, SelectorExt};
-pub use interval::{COVERAGE, IntervalBounds};
+pub use interval::IntervalBounds;
 pub use measure::{COVER_SENSITIVITY, ProjectedMeasure};
+pub use miss::COVERAGE;
 pub use prepare::{Prepared, default_candidates, halving_candidates, prepare};
-pub use projected::{
-    BudgetUse, MaxRows, NoisyDegreeBound, ProjectedRelease, ProjectedSpec, SelectionStep,
-    TableFacts, release_projected,
-};
+pub use projected::{ProjectedRelease, SelectionStep, release_projected};
 pub use repair::{
     CoverFacts, RepairMethod, RepairMethodExt, RepairRelease, RepairValues, UpperCover,
     release_repair,
@@ -60,6 +60,7 @@ pub use sparse::{
     Accuracy, Band, Direction, Epoch, EpochParams, EpochSecret, GateVerdict, GatedStatistic,
     MeasureGate, NightFacts, Statistic, alpha_pass, alpha_quiet, alpha_two_sided, min_epsilon,
 };
+pub use spec::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
 pub use table::ProjectionTable;
 
 /// The crate's one error type.

@@ -1,128 +1,17 @@
 //! The second half of a projected release: choosing θ* from the pass's
 //! projection table and adding the final noise (SPEC §4, §4.1, §8).
 
-use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng, Selector, SelectorExt};
+use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng, SelectorExt};
 use serde::{Deserialize, Serialize};
 
-use crate::classes::{ClassFacts, NoisyClassBound};
+use crate::classes::NoisyClassBound;
 use crate::gem;
-use crate::interval::{COVERAGE, IntervalBounds, measure_interval};
+use crate::interval::{IntervalBounds, measure_interval};
+use crate::miss::COVERAGE;
 use crate::prepare::{Choice, Prepared};
 use crate::selection::{Strategy, quality_scores};
+use crate::spec::{BudgetUse, MaxRows, NoisyDegreeBound};
 use crate::{ProjectedMeasure, ProjectionTable, ReleaseError};
-
-/// What to release for one projected measure, and how.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProjectedSpec {
-    /// I_MI or I_P.
-    pub measure: ProjectedMeasure,
-    /// How θ* is chosen.
-    pub strategy: Strategy,
-    /// Exponential mechanism or permute-and-flip for each selection step.
-    pub selector: Selector,
-    /// ε of this measure's release.
-    pub epsilon: Budget,
-    /// ε1/ε, the share spent before the release (choosing θ*); ε2 is the
-    /// rest. `None`: the strategy's default
-    /// ([`crate::StrategyExt::default_selection_share`]).
-    pub selection_share: Option<f64>,
-    /// Candidate degree bounds Θ; default [`default_candidates`](crate::default_candidates) of n_max.
-    pub candidates: Option<Vec<u32>>,
-    /// The public upper bound n_max on the row count, when declared.
-    pub max_rows: Option<u64>,
-}
-
-impl ProjectedSpec {
-    /// The SPEC's defaults for `measure` at budget `epsilon`.
-    pub fn new(measure: ProjectedMeasure, epsilon: Budget) -> Self {
-        ProjectedSpec {
-            measure,
-            strategy: Strategy::default(),
-            selector: Selector::default(),
-            epsilon,
-            selection_share: None,
-            candidates: None,
-            max_rows: None,
-        }
-    }
-}
-
-/// Private facts about the table that [`prepare`](crate::prepare()) releases with noise.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TableFacts {
-    /// The row count n (never a noise scale or candidate, SPEC §6.4).
-    pub rows: u64,
-    /// maxfreq_X(D) for each distinct equality attribute set X.
-    pub max_frequencies: Vec<u64>,
-    /// maxfreq_X(D) for the minimal sets among them (SPEC §4.1's d̃).
-    pub minimal_max_frequencies: Vec<u64>,
-    /// Some constraint has no `t1.A = t2.A` predicate.
-    pub unbounded: bool,
-    /// The covers of the constraints' own graphs: I_R's lower bound, and
-    /// its exact value or an upper bound.
-    pub covers: crate::repair::CoverFacts,
-    /// The classes of the table's one X when every constraint is a key or
-    /// an FD of it (`dpincon_detect::fd_classes`): I_P by class count.
-    pub classes: Option<ClassFacts>,
-}
-
-impl TableFacts {
-    /// I_R itself when the constraints make one set's cover exact: one X
-    /// whose keys and FDs include a key (the graph is a clique per X
-    /// group) or have one B only (complete multipartite by B per group; a
-    /// row with B NULL conflicts with none), or one order pair (its
-    /// chain cover, `dpincon_detect::chain_cover`). Which case applies is
-    /// public (the constraints); the value is private.
-    pub fn exact_repair(&self) -> Option<u64> {
-        self.covers.sum.filter(|u| u.exact).map(|u| u.value)
-    }
-
-    /// U when every constraint is a key, an FD or an order pair and no one
-    /// cover is exact ([`TableFacts::exact_repair`]): an upper bound on
-    /// I_R with sensitivity k, the number of sets.
-    pub fn upper_cover(&self) -> Option<crate::repair::UpperCover> {
-        self.covers.sum.filter(|u| !u.exact)
-    }
-}
-
-/// The row bound n_max in use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MaxRows {
-    /// n_max.
-    pub value: u64,
-    /// Estimated as ñ + ⌈ln 20 / ε_n⌉ (a DP release) rather than declared.
-    pub estimated: bool,
-}
-
-/// The noisy degree bound d̃ = Σ_X (maxfreq_X − 1) + DLap(k/ε0): over every
-/// distinct equality set for `ub-hem`, over the minimal ones for `ub-gem`
-/// and `ub-direct`, which then cap θ at d̃ + margin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NoisyDegreeBound {
-    /// d̃ (a DP release).
-    pub value: i64,
-    /// k, the number of equality attribute sets summed.
-    pub sets: usize,
-    /// The public upward margin added before d̃ caps θ (0 for `ub-hem`).
-    pub margin: i64,
-}
-
-/// Where one measure's ε went. The parts never sum to more than `total`.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct BudgetUse {
-    /// ε_n for ñ (0 when n_max is declared).
-    pub max_rows: f64,
-    /// ε0 for d̃ (ub-hem only).
-    pub degree_bound: f64,
-    /// ε_c for the class bound (I_P by class count).
-    pub class_bound: f64,
-    /// The steps choosing θ* (EM, GEM, ub-direct's look).
-    pub selection: f64,
-    /// ε2 of the final noise.
-    pub release: f64,
-    /// The measure's ε.
-    pub total: f64,
-}
 
 /// One selection step, as reported (everything here is public).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

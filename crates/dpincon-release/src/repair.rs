@@ -70,7 +70,7 @@ pub const LP_SHARE: f64 = 0.75;
 /// the released LP (see the module doc for how it was chosen).
 pub const POINT_FACTOR: (i64, i64) = (11, 10);
 
-use crate::interval::COVERAGE;
+use crate::miss::COVERAGE;
 
 /// How I_R is released: public, chosen by the job (`--ir-method`), never
 /// by anything private. Declared in [`dpincon_api`] with the job's other

@@ -27,7 +27,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Band, Direction};
 use crate::classes::{ClassBounds, ExcessBound};
-use crate::interval::{IntervalBounds, NOISE_MISS, statistic_upper_end};
+use crate::interval::{IntervalBounds, statistic_upper_end};
+use crate::miss::NOISE_MISS;
 use crate::repair::{EXACT_COVER_SENSITIVITY, TWICE_LP_SENSITIVITY};
 use crate::{
     COVER_SENSITIVITY, ProjectedMeasure, ProjectedRelease, ProjectionTable, ReleaseError,

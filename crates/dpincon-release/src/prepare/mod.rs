@@ -4,22 +4,25 @@
 //! (SPEC §4, §4.1).
 
 use dpincon_measures::DegreeBound;
-use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
+use dpincon_mechanisms::{Budget, NoiseRng};
+
+mod bounds;
+mod candidates;
 
 use crate::classes::{ClassFacts, ClassLooks, NoisyClassBound, class_bound};
-use crate::interval::{BOUND_MISS, IntervalBounds, upper_quantile};
-use crate::projected::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
+use crate::interval::IntervalBounds;
+use crate::spec::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
 use crate::{ProjectedMeasure, ReleaseError, Strategy, StrategyExt, gem};
+use bounds::{
+    MAX_ROWS_SHARE, minimal_set_bound, noisy_degree_bound, row_bound, row_bound_share,
+    sharper_degree_bound, sharper_rows, split2,
+};
+pub(crate) use candidates::clamp_theta;
+use candidates::{candidates_or, floor_grid};
+pub use candidates::{default_candidates, halving_candidates};
 
-/// Share of ε1 spent on ñ when the job declares no row bound (SPEC §4).
-const MAX_ROWS_SHARE: f64 = 0.05;
 /// Share of the selection budget spent on d̃ by `ub-hem` and `ub-gem`.
 const DEGREE_BOUND_SHARE: f64 = 0.25;
-/// Upward margin on the minimal-set d̃, in standard deviations of its noise.
-/// d̃ below the true maximum degree truncates (biases) the release, above it
-/// only adds noise: half a standard deviation had the lowest mean error on
-/// the training tables (README of this crate).
-const DEGREE_BOUND_MARGIN_SD: f64 = 0.5;
 /// `ub-direct` projects at no θ below this where d̃ bounds the degrees:
 /// d̃'s noise (scale ≈ 15 at ε = 0.5) puts d̃ + margin below 1 in about a
 /// fifth of the runs, and on duplicated keys, whose degrees are 1–2, θ = 1
@@ -167,56 +170,6 @@ impl Prepared {
     }
 }
 
-/// SPEC §4's default candidates: {1, 2, 5} × 10^k up to n_max, plus n_max.
-pub fn default_candidates(max_rows: u64) -> Vec<u32> {
-    let top = clamp_theta(max_rows);
-    let mut out: Vec<u32> = (0..10)
-        .flat_map(|k| [1u64, 2, 5].map(|m| m * 10u64.pow(k)))
-        .filter(|&t| t <= u64::from(top))
-        .map(|t| t as u32)
-        .collect();
-    out.push(top);
-    out.sort_unstable();
-    out.dedup();
-    out
-}
-
-/// GEM's default candidates: `top`, ⌊top/2⌋, ⌊top/4⌋, … down to 1. Few
-/// candidates keep the selection's spread (ln K) small, and the grid is
-/// anchored at the bound itself, the one candidate that truncates nothing.
-pub fn halving_candidates(top: u32) -> Vec<u32> {
-    let mut out = vec![top.max(1)];
-    while let Some(&last) = out.last()
-        && last > 1
-    {
-        out.push(last / 2);
-    }
-    out.reverse();
-    out
-}
-
-/// The θ a floored release may take: θ_c·2^{j/4} below `top`, then `top`
-/// (each a projection of the one pass; θ* rounds down onto them).
-fn floor_grid(floor: u32, top: u32) -> Vec<u32> {
-    let mut grid: Vec<u32> = (0..)
-        .map(|j| (f64::from(floor) * 2f64.powf(f64::from(j) / 4.0)) as u64)
-        .take_while(|&t| t < u64::from(top))
-        .map(clamp_theta)
-        .collect();
-    grid.push(top);
-    grid.dedup();
-    grid
-}
-
-pub(crate) fn clamp_theta(v: u64) -> u32 {
-    v.clamp(1, u64::from(u32::MAX)) as u32
-}
-
-fn split2(b: Budget, first: f64) -> Result<(Budget, Budget), ReleaseError> {
-    let parts = b.split(&[first, 1.0 - first])?;
-    Ok((parts[0], parts[1]))
-}
-
 /// Takes `of_epsilon` of the measure's ε `total` out of `release`, at
 /// most half of what it holds whatever split a job asks for (selection
 /// and earlier looks may have left little), and returns it.
@@ -264,104 +217,6 @@ fn validate(spec: &ProjectedSpec) -> Result<(), ReleaseError> {
     Ok(())
 }
 
-/// The user's candidates, sorted, or `default` of the top bound.
-fn candidates_or(spec: &ProjectedSpec, top: u32, default: fn(u32) -> Vec<u32>) -> Vec<u32> {
-    match &spec.candidates {
-        Some(c) => {
-            let mut c = c.clone();
-            c.sort_unstable();
-            c.dedup();
-            c
-        }
-        None => default(top),
-    }
-}
-
-/// A row bound: n_max in use, ñ (at least 1), and the interval's bound.
-struct RowBound {
-    bound: MaxRows,
-    rows: u64,
-    /// ñ plus its noise's 99.5% quantile, or the declared n_max.
-    high: u64,
-}
-
-/// Releases ñ = n + DLap(1/ε_n) with `share` of `source` and returns
-/// n_max = ñ + ⌈ln 20 / ε_n⌉, ñ itself and the budget left of `source`;
-/// or the declared bound and all of `source` (SPEC §4). With `sharpen`,
-/// ñ is drawn beside a declared bound too: n_max stays the declared one,
-/// but the noise caps, the floor and the interval read the smaller of it
-/// and ñ's 99.5% upper bound (so a noisy ñ never undercuts n where the
-/// declared bound would not: small tables keep theirs). An audit declares a generous
-/// public bound (twice the rows is common), which would double I_P's
-/// noise cap and leave its interval's upper end at the bound.
-fn row_bound(
-    spec: &ProjectedSpec,
-    facts: &TableFacts,
-    source: Budget,
-    share: f64,
-    sharpen: bool,
-    budget: &mut BudgetUse,
-    rng: &mut NoiseRng,
-) -> Result<(RowBound, Option<Budget>), ReleaseError> {
-    let declared = spec.max_rows;
-    if let Some(value) = declared
-        && !sharpen
-    {
-        let bound = MaxRows { value, estimated: false };
-        return Ok((RowBound { bound, rows: value, high: value }, Some(source)));
-    }
-    let (eps_n, rest) = if share < 1.0 {
-        let (a, b) = split2(source, share)?;
-        (a, Some(b))
-    } else {
-        (source, None)
-    };
-    budget.max_rows = eps_n.value();
-    let noise = DiscreteLaplace::new(1, eps_n.value())?;
-    let noisy = noise.release(facts.rows as i64, rng).max(1);
-    let high = (noisy as u64).saturating_add(upper_quantile(&noise, BOUND_MISS));
-    let bound = match declared {
-        Some(value) => {
-            let bound = MaxRows { value, estimated: false };
-            return Ok((RowBound { bound, rows: high.min(value), high: high.min(value) }, rest));
-        }
-        None => {
-            let margin = (20f64.ln() / eps_n.value()).ceil() as i64;
-            MaxRows { value: noisy.saturating_add(margin) as u64, estimated: true }
-        }
-    };
-    Ok((RowBound { bound, rows: noisy as u64, high }, rest))
-}
-
-/// [`row_bound`] with [`MAX_ROWS_SHARE`] of `source`: the rest is returned.
-fn row_bound_share(
-    spec: &ProjectedSpec,
-    facts: &TableFacts,
-    source: Budget,
-    sharpen: bool,
-    budget: &mut BudgetUse,
-    rng: &mut NoiseRng,
-) -> Result<(RowBound, Budget), ReleaseError> {
-    let (bound, rest) = row_bound(spec, facts, source, MAX_ROWS_SHARE, sharpen, budget, rng)?;
-    Ok((bound, rest.expect("a share below 1 leaves a rest")))
-}
-
-/// ñ drawn again with `second` and averaged with the `first` draw (made
-/// with `first_epsilon`) by inverse variance: post-processing of two ε-DP
-/// counts. The first's 5% of ε1 left θ_c = ⌊0.1·ñ⌋ anywhere from 30 to 170
-/// on 1,000 rows at ε = 0.5 (noise scale 280; README, "the eighth round").
-fn sharper_rows(
-    facts: &TableFacts,
-    (first, first_epsilon): (u64, f64),
-    second: Budget,
-    rng: &mut NoiseRng,
-) -> Result<u64, ReleaseError> {
-    let noise = DiscreteLaplace::new(1, second.value())?;
-    let drawn = noise.release(facts.rows as i64, rng) as f64;
-    let (w1, w2) = (first_epsilon.powi(2), second.value().powi(2));
-    Ok(((w1 * first as f64 + w2 * drawn) / (w1 + w2)).round().max(1.0) as u64)
-}
-
 /// I_P's θ* under `ub-direct`: `top`, lowered until the noise scale
 /// (θ + 1)/ε2 is at most [`PROBLEMATIC_NOISE_SHARE`] of ñ. I_MI keeps `top`.
 fn problematic_cap(measure: ProjectedMeasure, top: u32, rows: u64, release: Budget) -> u32 {
@@ -370,74 +225,6 @@ fn problematic_cap(measure: ProjectedMeasure, top: u32, rows: u64, release: Budg
     }
     let cap = (PROBLEMATIC_NOISE_SHARE * release.value() * rows as f64).floor() - 1.0;
     top.min(clamp_theta(cap.max(1.0) as u64))
-}
-
-/// d̃ = Σ_X (maxfreq_X − 1) + DLap(k/ε0) over `frequencies` (k sets): a
-/// neighbour moves each maxfreq by at most 1, so the sum by at most k, and
-/// one draw at scale k/ε0 is ε0-DP. (The paper draws k times, once per set,
-/// for the same ε0: √k times the noise.) Also returns the degree bound
-/// that holds with probability ≥ 1 − [`BOUND_MISS`]: d̃ plus the noise's
-/// one-sided quantile.
-fn noisy_degree_bound(
-    frequencies: &[u64],
-    eps0: Budget,
-    margin_sd: f64,
-    rng: &mut NoiseRng,
-) -> Result<(NoisyDegreeBound, u64), ReleaseError> {
-    let k = frequencies.len();
-    let noise = DiscreteLaplace::new(k as u64, eps0.value())?;
-    let value = noise.release(degree_sum(frequencies), rng);
-    // DLap(s) has standard deviation ≈ s·√2; public.
-    let margin = (margin_sd * noise.scale_f64() * 2f64.sqrt()).ceil() as i64;
-    let high = value.saturating_add(upper_quantile(&noise, BOUND_MISS) as i64).max(1) as u64;
-    Ok((NoisyDegreeBound { value, sets: k, margin }, high))
-}
-
-/// Σ_X (maxfreq_X − 1): what d̃ releases.
-fn degree_sum(frequencies: &[u64]) -> i64 {
-    frequencies.iter().map(|&f| f.saturating_sub(1) as i64).fold(0, i64::saturating_add)
-}
-
-/// d̃ drawn again with `second` and averaged with the `first` (drawn with
-/// `first_epsilon`) by inverse variance: post-processing of two ε-DP sums,
-/// whose average has standard deviation √2·k/√(ε0² + ε_s²); the margin is
-/// half of it. The high-confidence bound is the lower of the two draws'
-/// own, each at half the miss (a union bound keeps the miss).
-fn sharper_degree_bound(
-    facts: &TableFacts,
-    (first, first_epsilon): (NoisyDegreeBound, f64),
-    second: Budget,
-    rng: &mut NoiseRng,
-) -> Result<(NoisyDegreeBound, u64), ReleaseError> {
-    let k = first.sets;
-    let noise = DiscreteLaplace::new(k as u64, second.value())?;
-    let drawn = noise.release(degree_sum(&facts.minimal_max_frequencies), rng);
-    let (w1, w2) = (first_epsilon.powi(2), second.value().powi(2));
-    let value = ((w1 * first.value as f64 + w2 * drawn as f64) / (w1 + w2)).round() as i64;
-    let sd = 2f64.sqrt() * k as f64 / (w1 + w2).sqrt();
-    let margin = (DEGREE_BOUND_MARGIN_SD * sd).ceil() as i64;
-    let first_noise = DiscreteLaplace::new(k as u64, first_epsilon)?;
-    let high = |value: i64, noise: &DiscreteLaplace| {
-        value.saturating_add(upper_quantile(noise, BOUND_MISS / 2.0) as i64).max(1) as u64
-    };
-    let high = high(first.value, &first_noise).min(high(drawn, &noise));
-    Ok((NoisyDegreeBound { value, sets: k, margin }, high))
-}
-
-/// `ub-direct`'s and `ub-gem`'s d̃ over the minimal equality sets with `eps0`
-/// (margin ½ sd), the θ it allows (d̃ + margin, at least 1) and its
-/// high-confidence degree bound.
-fn minimal_set_bound(
-    facts: &TableFacts,
-    eps0: Budget,
-    budget: &mut BudgetUse,
-    rng: &mut NoiseRng,
-) -> Result<(NoisyDegreeBound, u32, u64), ReleaseError> {
-    budget.degree_bound = eps0.value();
-    let (bound, high) =
-        noisy_degree_bound(&facts.minimal_max_frequencies, eps0, DEGREE_BOUND_MARGIN_SD, rng)?;
-    let top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64);
-    Ok((bound, top, high))
 }
 
 /// Spends the budget that needs no graph (ñ, d̃) and fixes the candidates.
@@ -736,28 +523,4 @@ pub fn prepare(
         budget,
         bounds,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn halving_candidates_run_from_the_bound_down_to_one() {
-        assert_eq!(halving_candidates(444), vec![1, 3, 6, 13, 27, 55, 111, 222, 444]);
-        assert_eq!(halving_candidates(1), vec![1]);
-        assert_eq!(halving_candidates(0), vec![1]);
-    }
-
-    #[test]
-    fn the_floor_grid_runs_in_quarter_octaves_to_the_top() {
-        assert_eq!(floor_grid(100, 300), vec![100, 118, 141, 168, 200, 237, 282, 300]);
-        assert_eq!(floor_grid(1, 2), vec![1, 2]);
-    }
-
-    #[test]
-    fn default_candidates_follow_spec() {
-        assert_eq!(default_candidates(60), vec![1, 2, 5, 10, 20, 50, 60]);
-        assert_eq!(default_candidates(50), vec![1, 2, 5, 10, 20, 50]);
-    }
 }
