@@ -25,83 +25,9 @@
 //! rows by one and its longest chain by zero or one, so the cover moves by
 //! at most 1: node sensitivity 1, like an FD's cover.
 
-use crate::compile::{KeyConstraint, KeyOperand, KeyPredicate};
-use crate::frequencies::equality_attributes;
 use crate::relation::Relation;
+use crate::shape::OrderPair;
 use crate::tuples::{NO_TUPLE, TupleIds, TupleIndex};
-use dpincon_constraints::{Operator, TupleVar};
-
-/// An order pair's canonical form: two DCs with one form have one graph
-/// (the mirrored `Salary > ∧ Rate <` and `Salary < ∧ Rate >` are one).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct OrderPair {
-    /// The equality attributes X (slots, sorted; empty: one group).
-    pub x: Vec<usize>,
-    /// A: the lower slot of the two.
-    pub a: usize,
-    /// B: the other.
-    pub b: usize,
-    /// op_A is `<` (else `≤`).
-    pub a_strict: bool,
-    /// op_B is `>` (else `≥`).
-    pub b_strict: bool,
-    /// B's order is reversed (the DC read `op_B ∈ {<, ≤}`).
-    pub b_reversed: bool,
-}
-
-/// σ's [`OrderPair`] when σ is one (module docs), else `None`.
-pub fn order_pair(constraint: &KeyConstraint) -> Option<OrderPair> {
-    let x: Vec<usize> = equality_attributes(constraint).into_iter().collect();
-    let mut inequalities = Vec::new();
-    for p in &constraint.predicates {
-        let op = p.op.get();
-        let cross = matches!(p.right, KeyOperand::Column { tuple, slot }
-            if tuple != p.tuple && slot == p.slot);
-        if op == Operator::Eq && cross && x.contains(&p.slot) {
-            continue;
-        }
-        if !cross || matches!(op, Operator::Eq | Operator::Ne) || x.contains(&p.slot) {
-            return None;
-        }
-        inequalities.push(as_t1(p));
-    }
-    let [(a, op_a), (b, op_b)] = inequalities.as_slice() else { return None };
-    if a == b {
-        return None;
-    }
-    // A is the lower slot; swapping t1 and t2 turns each op around.
-    let (a, mut op_a, b, mut op_b) =
-        if a < b { (*a, *op_a, *b, *op_b) } else { (*b, *op_b, *a, *op_a) };
-    if matches!(op_a, Operator::Gt | Operator::Ge) {
-        (op_a, op_b) = (converse(op_a), converse(op_b));
-    }
-    let b_reversed = matches!(op_b, Operator::Lt | Operator::Le);
-    Some(OrderPair {
-        x,
-        a,
-        b,
-        a_strict: op_a == Operator::Lt,
-        b_strict: matches!(op_b, Operator::Gt | Operator::Lt),
-        b_reversed,
-    })
-}
-
-/// `(slot, op)` of `t1.slot op t2.slot`, whichever tuple `p` names first.
-fn as_t1(p: &KeyPredicate) -> (usize, Operator) {
-    let op = p.op.get();
-    (p.slot, if p.tuple == TupleVar::T1 { op } else { converse(op) })
-}
-
-/// `op` with its operands swapped.
-fn converse(op: Operator) -> Operator {
-    match op {
-        Operator::Lt => Operator::Gt,
-        Operator::Gt => Operator::Lt,
-        Operator::Le => Operator::Ge,
-        Operator::Ge => Operator::Le,
-        other => other,
-    }
-}
 
 /// The minimum vertex cover of `pair`'s own conflict graph over
 /// `relation` (module docs): exact, node sensitivity 1.
@@ -163,8 +89,11 @@ fn longest_chain(keys: impl Iterator<Item = (u64, u64)>, strict: bool) -> usize 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compile::{KeyConstraint, KeyOperand, KeyPredicate};
     use crate::exec::brute_force;
     use crate::fixtures::{brute_cover_of, relation, xorshift};
+    use crate::shape::order_pair;
+    use dpincon_constraints::{Operator, TupleVar};
     use dpincon_graph::Edge;
 
     /// The minimum vertex cover of the graph that detection finds

@@ -14,9 +14,10 @@
 use std::collections::BTreeSet;
 
 use crate::chains::chain_cover_in;
-use crate::compile::{KeyConstraint, KeyOperand};
+use crate::compile::KeyConstraint;
 use crate::relation::Relation;
 use crate::sets::{fd_sets, order_pairs};
+use crate::shape::{equality_attributes, fd_shape};
 use crate::tuples::{NO_TUPLE, TupleIndex};
 
 /// Max frequencies of the distinct equality attribute sets, and whether some
@@ -41,16 +42,6 @@ pub struct EqualityFrequencies {
     /// With `fd_classes`, the covers of the sets [`crate::cover_sets`]
     /// describes from the constraints alone.
     pub chain_covers: Vec<u64>,
-}
-
-/// The slots of σ's `t1.A = t2.A` predicates (X_σ), empty when σ has none.
-pub fn equality_attributes(constraint: &KeyConstraint) -> BTreeSet<usize> {
-    constraint
-        .predicates
-        .iter()
-        .filter(|p| p.op.get() == dpincon_constraints::Operator::Eq && is_cross(p))
-        .map(|p| p.slot)
-        .collect()
 }
 
 /// Computes [`EqualityFrequencies`]: private values, to be released with noise.
@@ -90,39 +81,6 @@ pub fn equality_frequencies(
         chain_covers,
         ..EqualityFrequencies::from_maxima(&sets, max_frequencies, unbounded)
     }
-}
-
-/// X and B when σ is FD-shaped: cross equalities `t1.A = t2.A` (A ∈ X, at
-/// least one) and at most one `t1.B != t2.B`, nothing else (no B: a key).
-///
-/// `t1.B < t2.B` or `t1.B > t2.B` in place of `!=` is the same FD: keys
-/// are totally ordered and a NULL compares with nothing, so an unordered
-/// pair satisfies the strict order one way round exactly when both B are
-/// set and differ. (Users write a sanity rule such as `not(t1.Title =
-/// t2.Title & t1.Year > t2.Year)`; read as a general DC its cliques left
-/// I_R on LP's k/2: issue 49.)
-pub fn fd_shape(constraint: &KeyConstraint) -> Option<(Vec<usize>, Option<usize>)> {
-    use dpincon_constraints::Operator;
-    let x: Vec<usize> = equality_attributes(constraint).into_iter().collect();
-    let mut rest = constraint
-        .predicates
-        .iter()
-        .filter(|p| !(p.op.get() == Operator::Eq && x.contains(&p.slot) && is_cross(p)));
-    let b = match (rest.next(), rest.next()) {
-        (None, _) => None,
-        (Some(p), None)
-            if matches!(p.op.get(), Operator::Ne | Operator::Lt | Operator::Gt) && is_cross(p) =>
-        {
-            Some(p.slot)
-        }
-        _ => return None,
-    };
-    (!x.is_empty() && b.is_none_or(|b| !x.contains(&b))).then_some((x, b))
-}
-
-/// `t1.A op t2.A`: the same attribute of both tuples.
-fn is_cross(p: &crate::compile::KeyPredicate) -> bool {
-    matches!(p.right, KeyOperand::Column { tuple, slot } if tuple != p.tuple && slot == p.slot)
 }
 
 /// The classes of one X's keys and FDs X → B1, …, Bm (issue 28): within a

@@ -32,22 +32,23 @@ mod frequencies;
 mod plan;
 mod relation;
 mod sets;
+mod shape;
 mod tuples;
 
 pub use across::detect_parts_across;
-pub use chains::{OrderPair, chain_cover, order_pair};
+pub use chains::chain_cover;
 pub use compile::{
     KeyConstraint, KeyOperand, KeyPredicate, OrderedOperator, compile, required_columns,
     string_constants,
 };
 pub use exec::{DetectOptions, Detection, brute_force, detect, detect_parts};
 pub use frequencies::{
-    ConflictClasses, EXCESS_FROM, EqualityFrequencies, equality_attributes, equality_frequencies,
-    fd_classes,
+    ConflictClasses, EXCESS_FROM, EqualityFrequencies, equality_frequencies, fd_classes,
 };
 pub use plan::{DetectionPlan, DriverKind, brute_force_plans, describe_plans, residual_predicates};
 pub use relation::{KeyColumn, Relation, float_key, int_key};
 pub use sets::{CoverSets, compile_shapes, cover_sets};
+pub use shape::{OrderPair, equality_attributes, fd_shape, order_pair};
 
 /// The crate's one error type.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

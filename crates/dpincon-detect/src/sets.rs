@@ -10,10 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use dpincon_constraints::BoundConstraint;
 
 use crate::DetectError;
-use crate::chains::{OrderPair, order_pair};
 use crate::compile::{KeyConstraint, compile, required_columns, string_constants};
-use crate::frequencies::fd_shape;
 use crate::relation::{KeyColumn, Relation};
+use crate::shape::{OrderPair, fd_shape, order_pair};
 
 /// The shape of the constraints' cover sets (public).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -19,7 +19,7 @@
 
 use std::ops::Range;
 
-use crate::frozen::{ARRAY_MAX, BITMAP_WORDS, Container};
+use crate::container::{ARRAY_MAX, BITMAP_WORDS, Container};
 
 /// Why a piece of a graph from another process (a cluster executor's row
 /// records and groups) is refused: a malformed piece is an error, never a

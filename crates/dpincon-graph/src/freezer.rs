@@ -15,9 +15,10 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use crate::builder::bucket_by_row;
+use crate::buckets::bucket_by_row;
+use crate::container::BITMAP_WORDS;
 use crate::encoded::{EncodedRow, records};
-use crate::frozen::{BITMAP_WORDS, UnionScratch};
+use crate::frozen::UnionScratch;
 use crate::graph::balanced_ranges;
 use crate::spill::{Segment, SpillStore};
 use crate::{FrozenShard, Multipartite, UpperStart};

@@ -16,8 +16,10 @@
 //! edges or how many threads or executors it used; removing a row keeps the relative order
 //! of all other edges, which the privacy proofs need.
 
+mod buckets;
 mod builder;
 mod bytes;
+mod container;
 mod encoded;
 mod fingerprint;
 mod freezer;

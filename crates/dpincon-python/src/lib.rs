@@ -25,3 +25,13 @@ mod module;
 #[cfg(feature = "python")]
 #[global_allocator]
 static ALLOCATOR: dpincon_alloc::Allocator = dpincon_alloc::Allocator;
+
+/// The extension module: the job ([`module`]), then the audits ([`audit`]).
+#[cfg(feature = "python")]
+#[pyo3::pymodule]
+fn _dpincon(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+    // The CLI's purge delay; the host's huge-page policy is left alone.
+    dpincon_alloc::return_freed_memory_sooner();
+    module::register(m)?;
+    audit::register(m)
+}

@@ -499,11 +499,9 @@ fn over_cap(config: &JobConfig) -> bool {
     spent + job > cap
 }
 
-#[pymodule]
-fn _dpincon(m: &Bound<'_, PyModule>) -> PyResult<()> {
+/// Adds the job's function, classes and exceptions to the module `m`.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
-    // The CLI's purge delay; the host's huge-page policy is left alone.
-    dpincon_alloc::return_freed_memory_sooner();
     m.add_function(wrap_pyfunction!(measure, m)?)?;
     m.add_class::<Ledger>()?;
     m.add_class::<Release>()?;
@@ -513,6 +511,5 @@ fn _dpincon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LedgerRefused", py.get_type::<LedgerRefused>())?;
     m.add("ConstraintError", py.get_type::<ConstraintError>())?;
     m.add("DataError", py.get_type::<DataError>())?;
-    m.add("ConfigError", py.get_type::<ConfigError>())?;
-    crate::audit::register(m)
+    m.add("ConfigError", py.get_type::<ConfigError>())
 }

@@ -15,6 +15,7 @@
 //! `s3://bucket/key` URL is read from an S3-compatible store ([`object`]:
 //! settings, the row order of a prefix, secrets).
 
+mod arrow_io;
 mod csv_file;
 mod encode;
 pub mod object;

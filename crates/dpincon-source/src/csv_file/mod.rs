@@ -21,7 +21,7 @@ use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::RecordBatch;
 
 use self::infer::InferredType;
-use crate::read::{BATCH_ROWS, clean_message};
+use crate::arrow_io::{BATCH_ROWS, clean_message};
 use crate::{ReadOptions, SchemaOverride, SourceError};
 
 /// Reads a CSV file with a header row, in input order; an empty cell is NULL.

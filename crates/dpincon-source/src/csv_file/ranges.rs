@@ -25,7 +25,7 @@ use arrow::record_batch::RecordBatch;
 use serde::{Deserialize, Serialize};
 
 use crate::SourceError;
-use crate::read::{BATCH_ROWS, clean_message};
+use crate::arrow_io::{BATCH_ROWS, clean_message};
 
 /// A range is not cut smaller than this by default: a task per few
 /// records would cost more in scheduling than it saves.

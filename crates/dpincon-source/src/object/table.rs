@@ -21,7 +21,7 @@ use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use serde::{Deserialize, Serialize};
 
 use super::{ObjectUrl, S3Settings, error_chain, root_cause, scrub, without_userinfo};
-use crate::read::{BATCH_ROWS, clean_message};
+use crate::arrow_io::{BATCH_ROWS, clean_message};
 use crate::{DataFormat, ReadOptions, SourceError, TableData};
 
 /// One object of a table: its key and size (what every reader of the
