@@ -30,7 +30,7 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// 1.6 GiB with 1000 ms, 1.3 GiB with 100 ms.
 const PURGE_DELAY_MS: std::ffi::c_long = 100;
 
-/// Sets the purge delay to [`PURGE_DELAY_MS`], unless the environment's
+/// Sets the purge delay to 100 ms (`PURGE_DELAY_MS`), unless the environment's
 /// `MIMALLOC_PURGE_DELAY` says otherwise.
 #[allow(unsafe_code)] // an allocator option: see SAFETY below
 pub fn return_freed_memory_sooner() {

@@ -94,7 +94,7 @@ fn malformed_values_are_named() {
         ),
         (
             edit("max-fraction = 0.5", "max-fraction = 0.5\nseverity = \"fatal\""),
-            "line 18: `severity`: unknown variant `fatal`, expected `fail` or `warn`",
+            "line 17: `severity`: unknown variant `fatal`, expected `fail` or `warn`",
         ),
     ]);
 }
