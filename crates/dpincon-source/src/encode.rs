@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use arrow::array::{ArrayRef, AsArray};
+use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::compute::{CastOptions, cast_with_options};
 use arrow::datatypes::{DataType, Float64Type, Int64Type};
 use dpincon_constraints::{BoundConstraint, Domain};
@@ -81,19 +81,75 @@ enum Keyed {
 /// The string constants' codes, and the string columns' keys.
 type StringKeys = (Vec<(String, u64)>, Vec<KeyColumn>);
 
-/// `index` cast to `to`, batch by batch; an error names the column.
-fn cast(table: &TableData, index: usize, to: &DataType) -> Result<Vec<ArrayRef>, SourceError> {
+/// One batch's column `index` cast to `to` (no copy when it already is
+/// `to`); an error names the column.
+fn cast(
+    table: &TableData,
+    batch: usize,
+    index: usize,
+    to: &DataType,
+) -> Result<ArrayRef, SourceError> {
     let strict = CastOptions { safe: false, ..Default::default() };
-    table
-        .batches
-        .iter()
-        .map(|b| cast_with_options(b.column(index), to, &strict))
-        .collect::<Result<_, _>>()
-        .map_err(|e| SourceError::Encode {
+    cast_with_options(table.batches[batch].column(index), to, &strict).map_err(|e| {
+        SourceError::Encode {
             column: table.arrow_schema.field(index).name().clone(),
             row: 0,
             message: format!("cannot compare as {to}: {e}"),
-        })
+        }
+    })
+}
+
+/// Whether [`string_cells`] reads arrays of type `t` in place.
+fn reads_in_place(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, value) => reads_in_place(value),
+        _ => false,
+    }
+}
+
+/// Appends each cell of `array` to `out` as `intern` numbers its string,
+/// reading every string encoding a producer sends (Utf8, pandas'
+/// LargeUtf8, Polars' Utf8View, categoricals' dictionaries of these) from
+/// the producer's own buffers: a table from Python is never copied (issue
+/// 51). A dictionary's values are interned only where a key uses them, so
+/// every encoding of a table gets the same codes.
+fn string_cells<'a>(
+    array: &'a dyn Array,
+    intern: &mut impl FnMut(&'a str) -> u32,
+    out: &mut Vec<Option<u32>>,
+) {
+    match array.data_type() {
+        DataType::Utf8 => out.extend(array.as_string::<i32>().iter().map(|v| v.map(&mut *intern))),
+        DataType::LargeUtf8 => {
+            out.extend(array.as_string::<i64>().iter().map(|v| v.map(&mut *intern)))
+        }
+        DataType::Utf8View => {
+            out.extend(array.as_string_view().iter().map(|v| v.map(&mut *intern)))
+        }
+        DataType::Dictionary(..) => {
+            let dictionary = array.as_any_dictionary();
+            let values = dictionary.values().as_ref();
+            let value = |k: usize| -> Option<&'a str> {
+                match values.data_type() {
+                    _ if values.is_null(k) => None,
+                    DataType::Utf8 => Some(values.as_string::<i32>().value(k)),
+                    DataType::LargeUtf8 => Some(values.as_string::<i64>().value(k)),
+                    DataType::Utf8View => Some(values.as_string_view().value(k)),
+                    t => unreachable!("{t} dictionary values are cast before"),
+                }
+            };
+            let keys = dictionary.keys();
+            let cells = dictionary.normalized_keys().into_iter().enumerate();
+            // A null key's normalized value is arbitrary: test it first.
+            out.extend(
+                cells.map(
+                    |(row, k)| if keys.is_null(row) { None } else { value(k).map(&mut *intern) },
+                ),
+            );
+        }
+        t => unreachable!("{t} is cast to Utf8 before"),
+    }
 }
 
 /// The string columns `indices` and the constraints' string constants in
@@ -104,8 +160,19 @@ fn string_columns(
     indices: &[usize],
     constraints: &[BoundConstraint],
 ) -> Result<StringKeys, SourceError> {
-    let arrays: Vec<Vec<ArrayRef>> =
-        indices.iter().map(|&i| cast(table, i, &DataType::Utf8)).collect::<Result<_, _>>()?;
+    // Each column's batches, shared with the table (no copy) unless of a
+    // type read through a cast.
+    let arrays: Vec<Vec<ArrayRef>> = indices
+        .iter()
+        .map(|&i| {
+            (0..table.batches.len())
+                .map(|b| match table.batches[b].column(i) {
+                    a if reads_in_place(a.data_type()) => Ok(a.clone()),
+                    _ => cast(table, b, i, &DataType::Utf8),
+                })
+                .collect::<Result<_, _>>()
+        })
+        .collect::<Result<_, _>>()?;
     let constants = string_constants(constraints);
     let mut ids: HashMap<&str, u32, foldhash::fast::RandomState> = HashMap::default();
     let mut distinct: Vec<&str> = Vec::new();
@@ -119,8 +186,9 @@ fn string_columns(
     let column_ids: Vec<Vec<Option<u32>>> = arrays
         .iter()
         .map(|arrays| {
-            let cells = arrays.iter().flat_map(|a| a.as_string::<i32>().iter());
-            cells.map(|v| v.map(&mut intern)).collect()
+            let mut ids = Vec::with_capacity(table.rows as usize);
+            arrays.iter().for_each(|a| string_cells(a.as_ref(), &mut intern, &mut ids));
+            ids
         })
         .collect();
     let mut order: Vec<u32> = (0..distinct.len() as u32).collect();
@@ -137,39 +205,43 @@ fn string_columns(
     Ok((codes.collect(), columns))
 }
 
-/// A numeric column's order-preserving keys.
+/// A numeric column's order-preserving keys, read batch by batch: a batch
+/// of another width is cast alone, so no copy of the column is ever held.
 fn numeric_column(
     table: &TableData,
     (index, domain): (usize, Domain),
 ) -> Result<KeyColumn, SourceError> {
-    let keys = match domain {
-        Domain::Int => {
-            let arrays = cast(table, index, &DataType::Int64)?;
-            KeyColumn::from_keys(
-                arrays
-                    .iter()
-                    .flat_map(|a| a.as_primitive::<Int64Type>().iter().map(|v| v.map(int_key))),
-            )
-        }
-        Domain::Float => {
-            let arrays = cast(table, index, &DataType::Float64)?;
-            KeyColumn::from_keys(
-                arrays
-                    .iter()
-                    .flat_map(|a| a.as_primitive::<Float64Type>().iter().map(|v| v.map(float_key))),
-            )
-        }
+    let to = match domain {
+        Domain::Int => DataType::Int64,
+        Domain::Float => DataType::Float64,
         Domain::Str => unreachable!("strings are keyed together"),
     };
-    debug_assert_eq!(keys.len(), table.rows as usize);
-    Ok(keys)
+    let mut failed = None;
+    let arrays = (0..table.batches.len())
+        .map_while(|b| cast(table, b, index, &to).map_err(|e| failed = Some(e)).ok());
+    let cells = arrays.flat_map(|a| -> Vec<Option<u64>> {
+        match domain {
+            Domain::Int => a.as_primitive::<Int64Type>().iter().map(|v| v.map(int_key)).collect(),
+            _ => a.as_primitive::<Float64Type>().iter().map(|v| v.map(float_key)).collect(),
+        }
+    });
+    let keys = KeyColumn::from_keys(cells);
+    match failed {
+        Some(e) => Err(e),
+        None => {
+            debug_assert_eq!(keys.len(), table.rows as usize);
+            Ok(keys)
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
-    use arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatchIterator, StringArray};
+    use arrow::array::{
+        ArrayRef, AsArray, Float64Array, Int64Array, RecordBatchIterator, StringArray,
+    };
     use arrow::compute::cast;
     use arrow::datatypes::{DataType, Field, Schema};
     use arrow::record_batch::RecordBatch;
@@ -252,6 +324,43 @@ mod tests {
             assert_eq!(got.schema().columns, want.schema().columns, "{int} {float}");
             assert!(encoded(&got) == want_relation, "{int} and {float}");
         }
+    }
+
+    /// A dictionary read in place gets the codes its strings get as Utf8:
+    /// values no key uses (a Polars categorical's whole category list) are
+    /// not in the dictionary, and a null key or a null value is NULL.
+    #[test]
+    fn dictionaries_are_coded_by_the_values_their_keys_use() {
+        use arrow::array::{DictionaryArray, Int32Array};
+        let want = table([DataType::Int64, DataType::Utf8, DataType::Float64, DataType::Int64]);
+        let city = want.batches.iter().map(|b| b.column(1).as_string::<i32>().iter());
+        let cells: Vec<Option<&str>> = city.flatten().collect();
+        // Values: the distinct cities, then unused strings ranking first and
+        // last, then a null value that the NULL cells' keys point at half
+        // the time (the other half: a null key).
+        let mut values: Vec<Option<&str>> = cells.iter().filter(|c| c.is_some()).copied().collect();
+        values.sort_unstable();
+        values.dedup();
+        values.extend([Some("!unused"), Some("~unused"), None]);
+        let null_value = values.len() as i32 - 1;
+        let keys = cells.iter().enumerate().map(|(row, cell)| match cell {
+            Some(c) => Some(values.iter().position(|v| *v == Some(c)).unwrap() as i32),
+            None => (row % 2 == 0).then_some(null_value),
+        });
+        let dictionary =
+            DictionaryArray::new(Int32Array::from_iter(keys), Arc::new(StringArray::from(values)));
+        let mut columns: Vec<ArrayRef> = columns();
+        columns[1] = Arc::new(dictionary);
+        let names = ["Zip", "City", "Rate", "Salary"];
+        let fields: Vec<Field> = names
+            .iter()
+            .zip(&columns)
+            .map(|(n, c)| Field::new(*n, c.data_type().clone(), true))
+            .collect();
+        let schema = Arc::new(Schema::new(fields));
+        let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+        let got = read_batches("memory", RecordBatchIterator::new([Ok(batch)], schema)).unwrap();
+        assert!(encoded(&got) == encoded(&want));
     }
 
     /// A stream batch of other column types than the stream's schema is
