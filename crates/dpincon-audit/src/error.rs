@@ -57,6 +57,10 @@ pub enum AuditError {
         /// Why.
         message: String,
     },
+    /// The caller gave up on the run ([`crate::Observer::cancelled`]):
+    /// it is neither recorded nor reported.
+    #[error("the run was interrupted: neither recorded nor reported")]
+    Interrupted,
 }
 
 /// Why a suite is refused, naming the key, dataset or check at fault.

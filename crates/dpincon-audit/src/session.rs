@@ -21,11 +21,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use dpincon_engine::gate::run_gated_night;
-use dpincon_engine::{NoProgress, Progress, run_job};
+use dpincon_engine::{NoProgress, Progress, Report, run_job};
 
 use crate::history::History;
 use crate::notify::{self, NotifyError};
-use crate::{AuditError, AuditOutcome, AuditRun, Detail, Failure, Job, RunContext, Suite, report};
+use crate::{
+    AuditError, AuditOutcome, AuditRun, Detail, Failure, Job, Reason, RunContext, Suite, report,
+};
 
 /// How to run a suite (`dpincon-cli audit`'s `--out`, `--seed`, `--as-of`).
 #[derive(Debug, Clone, Default)]
@@ -60,6 +62,14 @@ pub trait Observer {
 
     /// The webhook was told of the run (the number of events sent), or not.
     fn notified(&self, _result: &Result<usize, NotifyError>) {}
+
+    /// Whether the caller gave up on the run (Python's Ctrl-C): no dataset
+    /// starts once it did, and the run ends [`AuditError::Interrupted`],
+    /// neither recorded nor reported. Datasets already charged keep their
+    /// charges (the ledger is the budget's truth; the safe side).
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 /// An [`Observer`] that shows nothing.
@@ -120,8 +130,7 @@ impl<'a> Session<'a> {
         path: &Path,
         observer: &dyn Observer,
     ) -> Result<Finished, AuditError> {
-        self.suite.require_tables(path)?;
-        let outcome = crate::run_suite(self.suite, &self.ctx, async |job, name: &str| {
+        self.run_with(path, observer, async |job, name: &str| {
             let progress = observer.progress(name);
             match job {
                 Job::Release(config) => run_job(&config, progress.as_ref()).await,
@@ -131,7 +140,29 @@ impl<'a> Session<'a> {
             }
             .map_err(Failure::from)
         })
+        .await
+    }
+
+    /// [`Session::run_here`] with each dataset's job run by `exec` (the
+    /// Python package's, which it can interrupt), unless the `observer`
+    /// has [`Observer::cancelled`] the run.
+    pub async fn run_with(
+        self,
+        path: &Path,
+        observer: &dyn Observer,
+        exec: impl AsyncFn(Job, &str) -> Result<Report, Failure>,
+    ) -> Result<Finished, AuditError> {
+        self.suite.require_tables(path)?;
+        let outcome = crate::run_suite(self.suite, &self.ctx, async |job, name: &str| {
+            if observer.cancelled() {
+                return Err(Failure::new(Reason::Internal, "interrupted"));
+            }
+            exec(job, name).await
+        })
         .await;
+        if observer.cancelled() {
+            return Err(AuditError::Interrupted);
+        }
         self.finish(outcome, observer).await
     }
 

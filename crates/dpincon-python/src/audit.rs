@@ -4,18 +4,22 @@
 //! its typed `AuditResult`, and the history's trends.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use dpincon_audit::history::{Point, Trend};
-use dpincon_audit::session::{self, Quiet};
+use dpincon_audit::session;
 use dpincon_audit::time::Tz;
 use dpincon_audit::{
-    AuditError, AuditRun, CheckResult as Check, DatasetBudget, DatasetResult as Dataset, Finished,
-    Reason, RunOptions, Suite as AuditSuite,
+    AuditError, AuditRun, CheckResult as Check, DatasetBudget, DatasetResult as Dataset, Failure,
+    Finished, Job, Observer, Reason, RunOptions, Session, Suite as AuditSuite,
 };
+use dpincon_engine::gate::run_gated_night;
+use dpincon_engine::{LocalLoader, NoProgress, Report, run_job_with};
 use pyo3::create_exception;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
+use crate::interrupt::{self, Ends, Interruptible, Stop, Watch};
 use crate::module::{ConfigError, DpinconError, block_on, fspath, text_of, to_python, with_detail};
 
 create_exception!(
@@ -44,6 +48,7 @@ const INVALID_SUITE: &str = "invalid suite";
 const UNUSABLE_HISTORY: &str = "unusable history";
 const INVALID_TEST_CLOCK: &str = "invalid test clock";
 const REPORT_NOT_WRITTEN: &str = "report not written";
+const INTERRUPTED: &str = "interrupted";
 
 /// What a suite built from a dict is called in errors, where a file's
 /// path would be.
@@ -61,8 +66,41 @@ fn audit_error(e: AuditError) -> PyErr {
             (ConfigError::new_err(INVALID_TEST_CLOCK), INVALID_TEST_CLOCK)
         }
         AuditError::Report { .. } => (ReportError::new_err(REPORT_NOT_WRITTEN), REPORT_NOT_WRITTEN),
+        // The caller raised KeyboardInterrupt already: nobody sees this.
+        AuditError::Interrupted => (DpinconError::new_err(INTERRUPTED), INTERRUPTED),
     };
     with_detail(err, reason, &detail)
+}
+
+/// One dataset's job in a suite run from Python: stopped by `stop` as
+/// `measure`'s job is by its gate (module `interrupt`), and not started
+/// once `stop` was cancelled.
+async fn run_dataset(stop: &Stop, job: Job) -> Result<Report, Failure> {
+    let Some(gate) = stop.begin() else {
+        return Err(Failure::new(Reason::Internal, "interrupted"));
+    };
+    let _ends = Ends(gate.clone());
+    match job {
+        Job::Release(config) => {
+            let loader = Interruptible { loader: LocalLoader, gate: gate.clone() };
+            run_job_with(&config, &Watch(gate), &loader).await
+        }
+        Job::Gated(config, settings) => match interrupt::uncancellable(&gate) {
+            Ok(()) => run_gated_night(&config, &settings, &NoProgress).await,
+            Err(e) => Err(e),
+        },
+    }
+    .map_err(Failure::from)
+}
+
+/// A suite run's observer from Python: shows nothing (the result holds
+/// it all) and tells the session when Ctrl-C cancelled the run.
+struct Stopping(Arc<Stop>);
+
+impl Observer for Stopping {
+    fn cancelled(&self) -> bool {
+        self.0.cancelled()
+    }
 }
 
 /// An audit suite: datasets, their budgets and the checks on their
@@ -144,9 +182,22 @@ impl PySuite {
             seed,
             as_of: as_of.map(date_text).transpose()?,
         };
-        let (suite, origin) = (&self.suite, &self.origin);
-        let finished = py
-            .detach(|| block_on(session::run_here(suite, origin, &options, &Quiet)))
+        let (suite, origin) = (self.suite.clone(), self.origin.clone());
+        let zone = suite.zone();
+        let stop = Arc::new(Stop::default());
+        let stopping = stop.clone();
+        let work = move || {
+            let observer = Stopping(stopping.clone());
+            block_on(async {
+                let session = Session::open(&suite, &options)?;
+                session
+                    .run_with(&origin, &observer, async |job, _: &str| {
+                        run_dataset(&stopping, job).await
+                    })
+                    .await
+            })
+        };
+        let finished = interrupt::run(py, move || stop.cancel(), work)?
             .map_err(|e| {
                 let reason = Reason::Internal.text();
                 with_detail(
@@ -156,7 +207,7 @@ impl PySuite {
                 )
             })?
             .map_err(audit_error)?;
-        Ok(AuditResult::new(finished, suite.zone()))
+        Ok(AuditResult::new(finished, zone))
     }
 
     /// Each check's nights in the history, oldest first.

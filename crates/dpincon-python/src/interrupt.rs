@@ -24,6 +24,12 @@
 //!
 //! The abandoned thread ends on its own (after detection at the latest);
 //! it writes nothing and releases nothing.
+//!
+//! A suite (`Suite.run`) runs its datasets' jobs one after another on one
+//! such thread; its [`Stop`] hands each job a gate and, on an interrupt,
+//! refuses every later job and interrupts the running one through its
+//! gate. The session then neither records nor reports the run
+//! (`dpincon_audit::Observer::cancelled`).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -107,7 +113,7 @@ impl Gate {
 
     /// The caller was interrupted: cancels a job that has not committed,
     /// else waits until its charge is durable or it ended.
-    fn interrupt(&self) {
+    pub(crate) fn interrupt(&self) {
         let mut stage = self.lock();
         if *stage == Stage::Running {
             *stage = Stage::Cancelled;
@@ -183,20 +189,87 @@ impl Progress for Watch {
     fn finish(&self, _: Phase, _: f64) {}
 }
 
+/// Marks its gate's job `Done` when dropped: the job's end, a panic's too.
+pub(crate) struct Ends(pub(crate) Arc<Gate>);
+
+impl Drop for Ends {
+    fn drop(&mut self) {
+        self.0.advance(Stage::Done);
+    }
+}
+
+/// A suite run's datasets, as one Ctrl-C stops them (`Suite.run`): no
+/// dataset's job starts after it, and the one running is stopped as
+/// `measure`'s job is ([`Gate::interrupt`]). A gated night is not
+/// cancelled (its gate commits as it starts): an interrupt waits for it.
+#[derive(Debug, Default)]
+pub(crate) struct Stop {
+    state: Mutex<StopState>,
+}
+
+#[derive(Debug, Default)]
+struct StopState {
+    cancelled: bool,
+    /// The running dataset's gate.
+    current: Option<Arc<Gate>>,
+}
+
+impl Stop {
+    fn lock(&self) -> MutexGuard<'_, StopState> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The gate of the next dataset's job, or `None` once cancelled: one
+    /// lock with [`Stop::cancel`], so no job starts unseen by it.
+    pub(crate) fn begin(&self) -> Option<Arc<Gate>> {
+        let mut state = self.lock();
+        if state.cancelled {
+            return None;
+        }
+        let gate = Gate::new();
+        state.current = Some(gate.clone());
+        Some(gate)
+    }
+
+    /// The caller was interrupted: no job starts from now on, and the
+    /// running one is cancelled before its charge or waited for.
+    pub(crate) fn cancel(&self) {
+        let current = {
+            let mut state = self.lock();
+            state.cancelled = true;
+            state.current.take()
+        };
+        if let Some(gate) = current {
+            gate.interrupt();
+        }
+    }
+
+    /// Whether [`Stop::cancel`] was called.
+    pub(crate) fn cancelled(&self) -> bool {
+        self.lock().cancelled
+    }
+}
+
+/// A gated night's gate: committed as it starts, since its charges are
+/// not behind one loader step; an interrupt waits for its end.
+pub(crate) fn uncancellable(gate: &Gate) -> Result<(), EngineError> {
+    gate.commit()
+}
+
 /// Runs `work` on a thread of its own and waits for it without the GIL,
 /// running Python's signal handlers every [`POLL`]: a `KeyboardInterrupt`
-/// (or any exception a handler raises) is returned at once, once `gate`
-/// says the job will not charge after it (see the module's notes).
+/// (or any exception a handler raises) is returned once `interrupt` (run
+/// without the GIL) has made sure that `work` charges nothing after it:
+/// [`Gate::interrupt`] for a job, [`Stop::cancel`] for a suite (see the
+/// module's notes). `work` marks its gates `Done` itself ([`Ends`]).
 pub(crate) fn run<T: Send + 'static>(
     py: Python<'_>,
-    gate: Arc<Gate>,
+    interrupt: impl FnOnce() + Send,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> PyResult<T> {
     let (done, mut result) = mpsc::channel();
-    let job_gate = gate.clone();
     std::thread::Builder::new().name("dpincon-job".into()).stack_size(STACK).spawn(move || {
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(work));
-        job_gate.advance(Stage::Done);
         // The caller may have gone (interrupted): nobody to tell.
         let _ = done.send(outcome);
     })?;
@@ -209,7 +282,7 @@ pub(crate) fn run<T: Send + 'static>(
             Ok(Err(panic)) => std::panic::resume_unwind(panic),
             Err(RecvTimeoutError::Timeout) => {
                 if let Err(raised) = py.check_signals() {
-                    py.detach(|| gate.interrupt());
+                    py.detach(interrupt);
                     return Err(raised);
                 }
             }

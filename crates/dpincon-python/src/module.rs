@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use pyo3_arrow::PyRecordBatchReader;
 
-use crate::interrupt::{self, Gate, Interruptible, Watch};
+use crate::interrupt::{self, Ends, Gate, Interruptible, Watch};
 
 create_exception!(
     dpincon,
@@ -388,9 +388,16 @@ fn run_job(
 ) -> PyResult<std::io::Result<Result<Report, EngineError>>> {
     let gate = Gate::new();
     let loader = Interruptible { loader, gate: gate.clone() };
-    let watch = Watch(gate.clone());
+    let (watch, ends) = (Watch(gate.clone()), Ends(gate.clone()));
     let config = config.clone();
-    interrupt::run(py, gate, move || block_on(run_job_with(&config, &watch, &loader)))
+    interrupt::run(
+        py,
+        move || gate.interrupt(),
+        move || {
+            let _ends = ends;
+            block_on(run_job_with(&config, &watch, &loader))
+        },
+    )
 }
 
 /// `__arrow_c_stream__`'s batches, read into a table called `name`.

@@ -1,5 +1,7 @@
 """Ctrl-C during a job: KeyboardInterrupt at once, and no ledger charge,
-not even from the abandoned job once it gets past its detection."""
+not even from the abandoned job once it gets past its detection; during
+a suite run: no dataset charged after it, and the run neither recorded
+nor reported."""
 
 import os
 import signal
@@ -97,3 +99,115 @@ def test_ctrl_c_interrupts_measure_and_charges_nothing(tmp_path: Path) -> None:
     book = dpincon.Ledger(ledger, 100.0, dataset="warehouse.big")
     dpincon.measure(frame, CONSTRAINTS, epsilon=1.0, seed=3, ledger=book)
     assert book.spent == 3.0
+
+
+SUITE = """\
+name = "stopped"
+[[dataset]]
+name = "small"
+data = "small.csv"
+constraints = "tax.dcs"
+epsilon = 1
+max-rows = 1000
+ledger = "small.ledger"
+budget-cap = 100
+[[dataset.check]]
+name = "pairs"
+measure = "mi"
+max = 1
+[[dataset]]
+name = "big"
+data = "big.csv"
+constraints = "tax.dcs"
+epsilon = 1
+max-rows = 100000
+ledger = "big.ledger"
+budget-cap = 100
+[[dataset.check]]
+name = "big-pairs"
+measure = "mi"
+max = 1
+"""
+
+# The suite's first dataset is small, its second about 40k rows (its read
+# and detection last a second or more in a dev build). Once the first
+# dataset's ledger holds its charge, a thread of the child sends it
+# SIGINT: the second dataset is then not started, or reading, or
+# detecting, and in every case must not charge.
+SUITE_CHILD = textwrap.dedent(
+    """
+    import os, signal, sys, threading, time
+    from pathlib import Path
+    import dpincon
+
+    suite_path, small_ledger = sys.argv[1:3]
+    suite = dpincon.Suite.from_toml(suite_path)
+
+
+    def interrupt_once_the_first_is_charged():
+        ledger = Path(small_ledger)
+        while not (ledger.exists() and "epsilon" in ledger.read_text()):
+            time.sleep(0.01)
+        print("first dataset charged", flush=True)
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+    def job_threads():
+        names = []
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/comm") as f:
+                    names.append(f.read().strip())
+            except FileNotFoundError:
+                pass
+        return names.count("dpincon-job")
+
+
+    threading.Thread(target=interrupt_once_the_first_is_charged, daemon=True).start()
+    try:
+        suite.run(out=Path(suite_path).parent / "out", seed=3)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+        while job_threads():
+            time.sleep(0.01)
+        print("job thread ended", flush=True)
+        raise
+    print("run returned", flush=True)
+    """
+)
+
+
+def test_ctrl_c_stops_a_suite_run_and_records_nothing(tmp_path: Path) -> None:
+    write_tax(tmp_path / "small.csv", 500)
+    write_tax(tmp_path / "big.csv", 40_000)
+    (tmp_path / "tax.dcs").write_text(CONSTRAINTS)
+    suite_path = tmp_path / "suite.toml"
+    suite_path.write_text(SUITE)
+    script = tmp_path / "child.py"
+    script.write_text(SUITE_CHILD)
+    child = subprocess.run(
+        [sys.executable, str(script), str(suite_path), str(tmp_path / "small.ledger")],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent,
+        timeout=600,
+    )
+    out, err = child.stdout, child.stderr
+    assert out.splitlines() == ["first dataset charged", "interrupted", "job thread ended"], (out, err)
+    assert child.returncode == -signal.SIGINT, (child.returncode, err)
+    assert err.rstrip().endswith("KeyboardInterrupt"), err
+    # The first dataset keeps its charge; the second has none.
+    assert "epsilon" in (tmp_path / "small.ledger").read_text()
+    big = tmp_path / "big.ledger"
+    assert "epsilon" not in (big.read_text() if big.exists() else "")
+    # Neither recorded nor reported.
+    suite = dpincon.Suite.from_toml(suite_path)
+    assert suite.history() == []
+    assert not (tmp_path / "out" / "report.json").exists()
+
+    # Run again, not interrupted: both datasets charged, the run recorded.
+    result = suite.run(out=tmp_path / "out", seed=3)
+    assert [d.name for d in result.datasets] == ["small", "big"]
+    assert "epsilon" in big.read_text()
+    assert suite.history() != []
+    assert (tmp_path / "out" / "report.json").exists()
