@@ -119,35 +119,27 @@ fn string_cells<'a>(
     intern: &mut impl FnMut(&'a str) -> u32,
     out: &mut Vec<Option<u32>>,
 ) {
-    match array.data_type() {
-        DataType::Utf8 => out.extend(array.as_string::<i32>().iter().map(|v| v.map(&mut *intern))),
-        DataType::LargeUtf8 => {
-            out.extend(array.as_string::<i64>().iter().map(|v| v.map(&mut *intern)))
-        }
-        DataType::Utf8View => {
-            out.extend(array.as_string_view().iter().map(|v| v.map(&mut *intern)))
-        }
-        DataType::Dictionary(..) => {
-            let dictionary = array.as_any_dictionary();
-            let values = dictionary.values().as_ref();
-            let value = |k: usize| -> Option<&'a str> {
-                match values.data_type() {
-                    _ if values.is_null(k) => None,
-                    DataType::Utf8 => Some(values.as_string::<i32>().value(k)),
-                    DataType::LargeUtf8 => Some(values.as_string::<i64>().value(k)),
-                    DataType::Utf8View => Some(values.as_string_view().value(k)),
-                    t => unreachable!("{t} dictionary values are cast before"),
-                }
-            };
+    match array.as_any_dictionary_opt() {
+        Some(dictionary) => {
+            // The values once (few: the distinct strings), not per key.
+            let values: Vec<Option<&'a str>> = flat_strings(dictionary.values().as_ref()).collect();
             let keys = dictionary.keys();
             let cells = dictionary.normalized_keys().into_iter().enumerate();
             // A null key's normalized value is arbitrary: test it first.
-            out.extend(
-                cells.map(
-                    |(row, k)| if keys.is_null(row) { None } else { value(k).map(&mut *intern) },
-                ),
-            );
+            out.extend(cells.map(|(row, k)| {
+                if keys.is_null(row) { None } else { values[k].map(&mut *intern) }
+            }));
         }
+        None => out.extend(flat_strings(array).map(|v| v.map(&mut *intern))),
+    }
+}
+
+/// The cells of a Utf8, LargeUtf8 or Utf8View array, where they are.
+fn flat_strings<'a>(array: &'a dyn Array) -> Box<dyn Iterator<Item = Option<&'a str>> + 'a> {
+    match array.data_type() {
+        DataType::Utf8 => Box::new(array.as_string::<i32>().iter()),
+        DataType::LargeUtf8 => Box::new(array.as_string::<i64>().iter()),
+        DataType::Utf8View => Box::new(array.as_string_view().iter()),
         t => unreachable!("{t} is cast to Utf8 before"),
     }
 }
