@@ -11,7 +11,7 @@ use dpincon_audit::session;
 use dpincon_audit::time::Tz;
 use dpincon_audit::{
     AuditError, AuditRun, CheckResult as Check, DatasetBudget, DatasetResult as Dataset, Failure,
-    Finished, Job, Observer, Reason, RunOptions, Session, Suite as AuditSuite,
+    Finished, Job, Reason, RunOptions, Session, Suite as AuditSuite,
 };
 use dpincon_engine::gate::run_gated_night;
 use dpincon_engine::{LocalLoader, NoProgress, Report, run_job_with};
@@ -85,22 +85,14 @@ async fn run_dataset(stop: &Stop, job: Job) -> Result<Report, Failure> {
             let loader = Interruptible { loader: LocalLoader, gate: gate.clone() };
             run_job_with(&config, &Watch(gate), &loader).await
         }
-        Job::Gated(config, settings) => match interrupt::uncancellable(&gate) {
+        // A gated night's charges are not behind one loader step: its gate
+        // commits as it starts, so an interrupt waits for its end.
+        Job::Gated(config, settings) => match gate.commit() {
             Ok(()) => run_gated_night(&config, &settings, &NoProgress).await,
             Err(e) => Err(e),
         },
     }
     .map_err(Failure::from)
-}
-
-/// A suite run's observer from Python: shows nothing (the result holds
-/// it all) and tells the session when Ctrl-C cancelled the run.
-struct Stopping(Arc<Stop>);
-
-impl Observer for Stopping {
-    fn cancelled(&self) -> bool {
-        self.0.cancelled()
-    }
 }
 
 /// An audit suite: datasets, their budgets and the checks on their
@@ -187,11 +179,10 @@ impl PySuite {
         let stop = Arc::new(Stop::default());
         let stopping = stop.clone();
         let work = move || {
-            let observer = Stopping(stopping.clone());
             block_on(async {
                 let session = Session::open(&suite, &options)?;
                 session
-                    .run_with(&origin, &observer, async |job, _: &str| {
+                    .run_with(&origin, &*stopping, async |job, _: &str| {
                         run_dataset(&stopping, job).await
                     })
                     .await

@@ -100,7 +100,7 @@ impl Gate {
     }
 
     /// Detection ended: the job may go on to its charge, unless cancelled.
-    fn commit(&self) -> Result<(), EngineError> {
+    pub(crate) fn commit(&self) -> Result<(), EngineError> {
         let mut stage = self.lock();
         match *stage {
             Stage::Cancelled => Err(interrupted()),
@@ -243,17 +243,15 @@ impl Stop {
             gate.interrupt();
         }
     }
-
-    /// Whether [`Stop::cancel`] was called.
-    pub(crate) fn cancelled(&self) -> bool {
-        self.lock().cancelled
-    }
 }
 
-/// A gated night's gate: committed as it starts, since its charges are
-/// not behind one loader step; an interrupt waits for its end.
-pub(crate) fn uncancellable(gate: &Gate) -> Result<(), EngineError> {
-    gate.commit()
+/// The session's view of a stopped suite: no dataset starts once
+/// [`Stop::cancel`] was called, and the run is neither recorded nor
+/// reported. It shows nothing else (the result holds it all).
+impl dpincon_audit::Observer for Stop {
+    fn cancelled(&self) -> bool {
+        self.lock().cancelled
+    }
 }
 
 /// Runs `work` on a thread of its own and waits for it without the GIL,
