@@ -134,6 +134,13 @@ fn degree_sum(frequencies: &[u64]) -> i64 {
     frequencies.iter().map(|&f| f.saturating_sub(1) as i64).fold(0, i64::saturating_add)
 }
 
+/// The standard deviation of d̃ over `sets` minimal sets, drawn once per
+/// ε in `epsilons` and averaged by inverse variance: √2·k/√(Σ ε²) (DLap(s)
+/// has standard deviation ≈ s·√2). Public: it reads only k and the budget.
+pub(crate) fn degree_noise_sd(sets: usize, epsilons: &[f64]) -> f64 {
+    2f64.sqrt() * sets as f64 / epsilons.iter().map(|e| e * e).sum::<f64>().sqrt()
+}
+
 /// d̃ drawn again with `second` and averaged with the `first` (drawn with
 /// `first_epsilon`) by inverse variance: post-processing of two ε-DP sums,
 /// whose average has standard deviation √2·k/√(ε0² + ε_s²); the margin is
@@ -150,7 +157,7 @@ pub(crate) fn sharper_degree_bound(
     let drawn = noise.release(degree_sum(&facts.minimal_max_frequencies), rng);
     let (w1, w2) = (first_epsilon.powi(2), second.value().powi(2));
     let value = ((w1 * first.value as f64 + w2 * drawn as f64) / (w1 + w2)).round() as i64;
-    let sd = 2f64.sqrt() * k as f64 / (w1 + w2).sqrt();
+    let sd = degree_noise_sd(k, &[first_epsilon, second.value()]);
     let margin = (DEGREE_BOUND_MARGIN_SD * sd).ceil() as i64;
     let first_noise = DiscreteLaplace::new(k as u64, first_epsilon)?;
     let high = |value: i64, noise: &DiscreteLaplace| {

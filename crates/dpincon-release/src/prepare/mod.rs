@@ -14,8 +14,8 @@ use crate::interval::IntervalBounds;
 use crate::spec::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
 use crate::{ProjectedMeasure, ReleaseError, Strategy, StrategyExt, gem};
 use bounds::{
-    MAX_ROWS_SHARE, minimal_set_bound, noisy_degree_bound, row_bound, row_bound_share,
-    sharper_degree_bound, sharper_rows, split2,
+    MAX_ROWS_SHARE, degree_noise_sd, minimal_set_bound, noisy_degree_bound, row_bound,
+    row_bound_share, sharper_degree_bound, sharper_rows, split2,
 };
 pub(crate) use candidates::clamp_theta;
 use candidates::{candidates_or, floor_grid};
@@ -30,6 +30,7 @@ const DEGREE_BOUND_SHARE: f64 = 0.25;
 /// of noise. 2 is I_P's τ₀ (`dpincon_detect::EXCESS_FROM`: exact copies
 /// come in pairs most often); chosen on the training suite (README, the
 /// tenth round).
+/// The fourteenth round's GEM step may choose 1: it sees what θ = 1 drops.
 const THETA_FLOOR: u32 = 2;
 /// `ub-direct` draws d̃ a second time when d̃ + margin is at most this many
 /// standard deviations of its noise: there θ* is mostly d̃'s noise (scale
@@ -39,6 +40,16 @@ const THETA_FLOOR: u32 = 2;
 const SHARPER_BOUND_SDS: f64 = 3.0;
 /// Share of ε (from the release's) on that second d̃ (among 0.1–0.3).
 const SHARPER_BOUND_SHARE: f64 = 0.2;
+/// After the second draw, I_MI's θ* is chosen by a GEM step over the
+/// halvings of d̃ + margin when that is still at most this many standard
+/// deviations of the average's noise: there the degrees may be 1 or 40
+/// alike (duplicated keys, Stock's copies), and GEM reads f(G_θ) itself
+/// (README, the fourteenth round: chosen on the training suite among 1–3
+/// by the worst ratio to the limit, left-one-family-out, and checked on a
+/// second suite drawn with another seed).
+const GEM_BELOW_SDS: f64 = 2.0;
+/// Share of ε (from the release's) on that GEM step (among 0.1–0.3).
+const GEM_BELOW_SHARE: f64 = 0.2;
 /// `ub-direct` keeps I_P's noise scale (θ + 1)/ε2 at most this share of the
 /// row count ñ: I_P ≤ n, so noise near a tenth of n buys nothing, and a
 /// smaller θ trades it for a truncation bias that is often near zero (I_P
@@ -337,19 +348,31 @@ pub fn prepare(
             let n_max = clamp_theta(rows.bound.value);
             let (mut bound, mut top, mut high) = minimal_set_bound(facts, eps0, &mut budget, rng)?;
             // Where d̃ is mostly its own noise, θ* is too: a second draw
-            // from the release's share (the eleventh round).
-            let sd = 2f64.sqrt() * bound.sets as f64 / eps0.value();
+            // from the release's share (the eleventh round), and where the
+            // average is still mostly noise, I_MI's θ* by a GEM step below
+            // it (the fourteenth round).
+            let sd = degree_noise_sd(bound.sets, &[eps0.value()]);
+            let mut gem_below = false;
             if ((bound.value + bound.margin) as f64) <= SHARPER_BOUND_SDS * sd {
                 let second = take_from_release(&mut release, SHARPER_BOUND_SHARE, spec.epsilon)?;
                 (bound, high) = sharper_degree_bound(facts, (bound, eps0.value()), second, rng)?;
                 budget.degree_bound += second.value();
                 top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64);
+                let sd = degree_noise_sd(bound.sets, &[eps0.value(), second.value()]);
+                gem_below = spec.measure == ProjectedMeasure::Mi
+                    && !facts.unbounded
+                    && f64::from(top) <= GEM_BELOW_SDS * sd;
             }
             // d̃ bounds the degrees only when every DC has an equality.
             (degree_bound, degree_high) = (Some(bound), (!facts.unbounded).then_some(high));
             let top = top.max(THETA_FLOOR).min(n_max);
             let floor = hub_floor(rows.rows);
-            if spec.measure == ProjectedMeasure::Mi && top > floor {
+            if gem_below && top <= floor {
+                let epsilon = take_from_release(&mut release, GEM_BELOW_SHARE, spec.epsilon)?;
+                let candidates = halving_candidates(top);
+                let penalty = gem::penalty(candidates.len(), epsilon.value());
+                Choice::Generalized { candidates, epsilon, penalty }
+            } else if spec.measure == ProjectedMeasure::Mi && top > floor {
                 // A vacuous bound (hubs: group sizes far above any real
                 // degree): θ* from the floor up, by one noisy look.
                 let test = take_from_release(&mut release, FLOOR_LOOK_SHARE, spec.epsilon)?;
