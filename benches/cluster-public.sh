@@ -12,6 +12,7 @@
 # and a Python with pyarrow ($PYTHON) to write each CSV as Parquet (empty
 # cell = NULL), the one input both sides read.
 set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=${BIN:-${CARGO_TARGET_DIR:-target}/release}
 BIN=$(cd "$BIN" && pwd)
 WORK=${1:-/tmp/dpincon-cluster-public}
@@ -50,32 +51,10 @@ TOML
 } > coordinator.toml
 TOKEN=bench-token-$$-$RANDOM
 echo "bench $TOKEN" > clients.txt
-if [ ! -f pki/server.crt ]; then
-  mkdir -p pki
-  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=bench-ca -keyout pki/ca.key -out pki/ca.crt 2>/dev/null
-  for name in scheduler executor coordinator server; do
-    san="DNS:$name.dpincon-cluster"; [ "$name" = server ] && san=DNS:localhost
-    printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$san" > "pki/$name.ext"
-    openssl req -newkey rsa:2048 -nodes -subj "/CN=$name" -keyout "pki/$name.key" -out "pki/$name.csr" 2>/dev/null
-    openssl x509 -req -in "pki/$name.csr" -CA pki/ca.crt -CAkey pki/ca.key -CAcreateserial -days 2 \
-      -extfile "pki/$name.ext" -out "pki/$name.crt" 2>/dev/null
-  done
-fi
-cluster_tls() { echo --cluster-ca pki/ca.crt --cluster-cert "pki/$1.crt" --cluster-key "pki/$1.key"; }
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; pids=(); }
+# start, cleanup, make_pki, cluster_tls.
+source "$HERE/cluster-lib.sh"
 trap cleanup EXIT
-start() {
-  local name=$1; shift
-  "$@" > "$name.out" 2> "$name.log" &
-  pids+=($!)
-  for _ in $(seq 600); do
-    grep -q "^listening on " "$name.out" 2>/dev/null && break
-    kill -0 "${pids[-1]}" 2>/dev/null || { cat "$name.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  eval "${name}_addr=$(sed -n 's/^listening on //p' "$name.out" | head -1)"
-}
+make_pki
 for mode in plain tls; do
   if [ "$mode" = tls ]; then
     scheme=https

@@ -35,6 +35,7 @@
 # Needs release binaries:
 #   cargo build --release -p dpincon-cli -p dpincon-cluster -p dpincon-ballista
 set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
 ROWS=${1:-1e6}
 WORK=${2:-/tmp/dpincon-cluster-bench}
 BIN=${BIN:-${CARGO_TARGET_DIR:-target}/release}
@@ -104,46 +105,15 @@ TOML
 TOKEN=bench-token-$$-$RANDOM
 echo "bench $TOKEN" > clients.txt
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+# start, cleanup, make_pki, cluster_tls.
+source "$HERE/cluster-lib.sh"
 trap 'cleanup; [ -n "${MOTO_PID:-}" ] && kill "$MOTO_PID" 2>/dev/null; true' EXIT
-# Starts a process; waits for its "listening on ADDR" line.
-start() {
-  local name=$1; shift
-  "$@" > "$name.out" 2> "$name.log" &
-  pids+=($!)
-  eval "${name}_pid=$!"
-  for _ in $(seq 600); do
-    grep -q "^listening on " "$name.out" 2>/dev/null && break
-    kill -0 "${pids[-1]}" 2>/dev/null || { cat "$name.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  eval "${name}_addr=$(sed -n 's/^listening on //p' "$name.out" | head -1)"
-}
 hwm() { awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' "/proc/$1/status"; }
 # CPU seconds of a process and of its children it has reaped (the
 # coordinator's job processes).
 cpu() { awk '{printf "%.1f s", ($14 + $15 + $16 + $17) / 100}' "/proc/$1/stat"; }
 
-# Mutual TLS on the cluster's hops (issues 27, 47): a throwaway CA, a
-# certificate per role carrying its name (ROLE.dpincon-cluster), and the
-# coordinator's client-facing one (localhost).
-if [ ! -f pki/server.crt ]; then
-  mkdir -p pki
-  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=bench-ca \
-    -keyout pki/ca.key -out pki/ca.crt 2>/dev/null
-  for name in scheduler executor coordinator server; do
-    san="DNS:$name.dpincon-cluster"
-    [ "$name" = server ] && san=DNS:localhost
-    printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$san" > "pki/$name.ext"
-    openssl req -newkey rsa:2048 -nodes -subj "/CN=$name" -keyout "pki/$name.key" \
-      -out "pki/$name.csr" 2>/dev/null
-    openssl x509 -req -in "pki/$name.csr" -CA pki/ca.crt -CAkey pki/ca.key -CAcreateserial \
-      -days 2 -extfile "pki/$name.ext" -out "pki/$name.crt" 2>/dev/null
-  done
-fi
-# The --cluster-* arguments of ROLE's certificate.
-cluster_tls() { echo --cluster-ca pki/ca.crt --cluster-cert "pki/$1.crt" --cluster-key "pki/$1.key"; }
+make_pki
 
 # The largest peak RSS (VmHWM, KiB) of the coordinator's job processes
 # while the poll runs, sampled every 0.1 s into job-hwm (a peak is kept by

@@ -15,13 +15,32 @@ import polars as pl
 import dpincon
 from conftest import CONSTRAINTS, write_tax
 
+# Both children's count of the job threads (named dpincon-job) they have,
+# to wait for the job's end after the interrupt.
+JOB_THREADS = textwrap.dedent(
+    """
+    import os
+
+
+    def job_threads():
+        names = []
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/comm") as f:
+                    names.append(f.read().strip())
+            except FileNotFoundError:
+                pass
+        return names.count("dpincon-job")
+    """
+)
+
 # Run in a child: a table big enough that its read and detection last
 # (about 40k rows: a second or more in a dev build), the job's table an
 # Arrow stream that says when measure opens it (after the options and the
 # ledger were checked, on the job's thread). Caught there, the interrupt
 # is followed by a wait for the job's thread to end, so a charge it made
 # after the interrupt would be in the ledger the child then reads.
-CHILD = textwrap.dedent(
+CHILD = JOB_THREADS + textwrap.dedent(
     """
     import json, os, sys, time
     import polars as pl
@@ -37,17 +56,6 @@ CHILD = textwrap.dedent(
         def __arrow_c_stream__(self, requested_schema=None):
             print("reading", flush=True)
             return frame.__arrow_c_stream__(requested_schema)
-
-
-    def job_threads():
-        names = []
-        for task in os.listdir("/proc/self/task"):
-            try:
-                with open(f"/proc/self/task/{task}/comm") as f:
-                    names.append(f.read().strip())
-            except FileNotFoundError:
-                pass
-        return names.count("dpincon-job")
 
 
     print("calling measure", flush=True)
@@ -134,7 +142,7 @@ max = 1
 # dataset's ledger holds its charge, a thread of the child sends it
 # SIGINT: the second dataset is then not started, or reading, or
 # detecting, and in every case must not charge.
-SUITE_CHILD = textwrap.dedent(
+SUITE_CHILD = JOB_THREADS + textwrap.dedent(
     """
     import os, signal, sys, threading, time
     from pathlib import Path
@@ -150,17 +158,6 @@ SUITE_CHILD = textwrap.dedent(
             time.sleep(0.01)
         print("first dataset charged", flush=True)
         os.kill(os.getpid(), signal.SIGINT)
-
-
-    def job_threads():
-        names = []
-        for task in os.listdir("/proc/self/task"):
-            try:
-                with open(f"/proc/self/task/{task}/comm") as f:
-                    names.append(f.read().strip())
-            except FileNotFoundError:
-                pass
-        return names.count("dpincon-job")
 
 
     threading.Thread(target=interrupt_once_the_first_is_charged, daemon=True).start()
