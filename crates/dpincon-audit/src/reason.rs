@@ -93,6 +93,12 @@ impl Failure {
     pub fn new(reason: Reason, detail: impl std::fmt::Display) -> Self {
         Failure { reason, detail: detail.to_string() }
     }
+
+    /// The failure of a dataset whose job was not started, or was stopped,
+    /// because the caller gave up on the run ([`crate::Observer::cancelled`]).
+    pub fn interrupted() -> Self {
+        Failure::new(Reason::Internal, "interrupted")
+    }
 }
 
 impl From<EngineError> for Failure {

@@ -25,9 +25,7 @@ use dpincon_engine::{NoProgress, Progress, Report, run_job};
 
 use crate::history::History;
 use crate::notify::{self, NotifyError};
-use crate::{
-    AuditError, AuditOutcome, AuditRun, Detail, Failure, Job, Reason, RunContext, Suite, report,
-};
+use crate::{AuditError, AuditOutcome, AuditRun, Detail, Failure, Job, RunContext, Suite, report};
 
 /// How to run a suite (`dpincon-cli audit`'s `--out`, `--seed`, `--as-of`).
 #[derive(Debug, Clone, Default)]
@@ -155,7 +153,7 @@ impl<'a> Session<'a> {
         self.suite.require_tables(path)?;
         let outcome = crate::run_suite(self.suite, &self.ctx, async |job, name: &str| {
             if observer.cancelled() {
-                return Err(Failure::new(Reason::Internal, "interrupted"));
+                return Err(Failure::interrupted());
             }
             exec(job, name).await
         })

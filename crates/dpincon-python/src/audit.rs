@@ -77,7 +77,7 @@ fn audit_error(e: AuditError) -> PyErr {
 /// once `stop` was cancelled.
 async fn run_dataset(stop: &Stop, job: Job) -> Result<Report, Failure> {
     let Some(gate) = stop.begin() else {
-        return Err(Failure::new(Reason::Internal, INTERRUPTED));
+        return Err(Failure::interrupted());
     };
     let _ends = Ends(gate.clone());
     match job {

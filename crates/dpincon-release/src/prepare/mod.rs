@@ -202,6 +202,13 @@ fn hub_floored(floor: u32, top: u32, test: Budget, density_cap: Option<u32>) -> 
     Choice::Floored { floor, top, test, grid, density_cap, ratio: FLOOR_LOOK_NOISE_RATIO }
 }
 
+/// One GEM step over `candidates` with `epsilon`, at the penalty its grid
+/// size and budget give (`gem::penalty`).
+fn generalized(candidates: Vec<u32>, epsilon: Budget) -> Choice {
+    let penalty = gem::penalty(candidates.len(), epsilon.value());
+    Choice::Generalized { candidates, epsilon, penalty }
+}
+
 /// The hubs' floor θ_c = ⌊0.1·ñ⌋.
 fn hub_floor(rows: u64) -> u32 {
     clamp_theta((HUB_FLOOR_SHARE * rows as f64) as u64)
@@ -369,9 +376,7 @@ pub fn prepare(
             let floor = hub_floor(rows.rows);
             if gem_below && top <= floor {
                 let epsilon = take_from_release(&mut release, GEM_BELOW_SHARE, spec.epsilon)?;
-                let candidates = halving_candidates(top);
-                let penalty = gem::penalty(candidates.len(), epsilon.value());
-                Choice::Generalized { candidates, epsilon, penalty }
+                generalized(halving_candidates(top), epsilon)
             } else if spec.measure == ProjectedMeasure::Mi && top > floor {
                 // A vacuous bound (hubs: group sizes far above any real
                 // degree): θ* from the floor up, by one noisy look.
@@ -450,8 +455,7 @@ pub fn prepare(
             if candidates.last() != Some(&top) {
                 candidates.push(top);
             }
-            let penalty = gem::penalty(candidates.len(), epsilon.value());
-            Choice::Generalized { candidates, epsilon, penalty }
+            generalized(candidates, epsilon)
         }
         (Strategy::Gem | Strategy::UbGem, Some(selection)) => {
             let (bound, epsilon) =
@@ -459,8 +463,7 @@ pub fn prepare(
             (max_rows, rows_high) = (Some(bound.bound), Some(bound.high));
             let candidates =
                 candidates_or(spec, clamp_theta(bound.bound.value), halving_candidates);
-            let penalty = gem::penalty(candidates.len(), epsilon.value());
-            Choice::Generalized { candidates, epsilon, penalty }
+            generalized(candidates, epsilon)
         }
         (Strategy::Em | Strategy::Hem | Strategy::UbHem, Some(selection)) => {
             let (bound, selection) =
