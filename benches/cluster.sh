@@ -189,7 +189,6 @@ run_cluster() {
     | tee -a runs.txt
   [ "$run" = check ] || echo "$mode $(echo "$t1 - $t0" | bc)" >> walls.txt
   cleanup
-  pids=()
 }
 
 rm -f runs.txt walls.txt cluster-*.json embedded-*.json
