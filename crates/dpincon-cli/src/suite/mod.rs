@@ -1,6 +1,7 @@
 //! `dpincon-cli experiment suite`: every θ-selection configuration and the
 //! oracle on every table of a `generate suite` manifest (and, with
-//! `--public-data`, RNoise and CONoise copies of the public tables), scored
+//! `--public-data`, RNoise and CONoise copies of the public tables; with
+//! `--tables`, a list of one's own), scored
 //! against the exact values (NON-PRIVATE). Writes `cells.csv` (one row per
 //! table × ε × measure × configuration), `summary.json` and `suite.svg`,
 //! and prints the per-family table, the pass criteria and, with
@@ -12,6 +13,7 @@
 //! keeps what it measured, and `--cells` judges a written file again
 //! without running anything.
 
+mod listed;
 mod public;
 mod report;
 
@@ -28,8 +30,13 @@ use crate::output::emit;
 #[derive(Debug, clap::Args)]
 pub struct SuiteArgs {
     /// The suite's `manifest.json` (from `generate suite`).
-    #[arg(long, required_unless_present = "cells")]
+    #[arg(long, required_unless_present_any = ["cells", "tables", "public_data"])]
     manifest: Option<PathBuf>,
+    /// A TOML list of further tables (`[[table]]` with name, family, data
+    /// and constraints, paths relative to the list): tables nobody tuned
+    /// on, judged by the same criteria.
+    #[arg(long)]
+    tables: Option<PathBuf>,
     /// The public tables (`../shared/data`): adds their RNoise (α = 0.01)
     /// and CONoise (200 iterations) copies, seed 1, as family
     /// `public-noise`, and the shipped dirty tables as `public-dirty`.
@@ -221,6 +228,9 @@ async fn run_tables(
     };
     if let Some(dir) = &args.public_data {
         entries.extend(public::entries(dir, &args.out.join("public"), args.families.as_deref())?);
+    }
+    if let Some(list) = &args.tables {
+        entries.extend(listed::entries(list)?);
     }
     if let Some(keep) = &args.families {
         entries.retain(|e| keep.contains(&e.family));

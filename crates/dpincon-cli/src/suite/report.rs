@@ -83,6 +83,8 @@ pub struct SuiteSummary {
     pub manifest: Option<PathBuf>,
     /// The public tables, if scored.
     pub public_data: Option<PathBuf>,
+    /// The list of further tables, if scored.
+    pub tables_list: Option<PathBuf>,
     /// Judged from this cells.csv instead of run.
     pub cells: Option<PathBuf>,
     /// ε per measure.
@@ -164,6 +166,7 @@ pub fn summarize(
         label: dpincon_engine::NON_PRIVATE_LABEL,
         manifest: args.manifest.clone(),
         public_data: args.public_data.clone(),
+        tables_list: args.tables.clone(),
         cells: args.cells.clone(),
         epsilons: args.epsilons.clone(),
         runs: args.runs,
