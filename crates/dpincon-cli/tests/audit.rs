@@ -4,11 +4,9 @@
 //! detail on standard error only.
 
 use std::path::Path;
-use std::process::Command;
 
-fn cli(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_dpincon-cli")).args(args).output().unwrap()
-}
+mod common;
+use common::cli;
 
 /// A → B with one violating group of three rows: I_MI = 3, I_P = 3.
 fn suite(dir: &Path, max_pairs: u32) -> String {

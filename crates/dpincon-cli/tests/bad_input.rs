@@ -4,17 +4,12 @@
 //! ledger charge.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use dpincon_engine::{NonPrivateReport, Report};
 
-fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dpincon-cli")).args(args).output().unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+mod common;
+use common::{cli, s};
 
 struct Case {
     dir: tempfile::TempDir,
