@@ -26,7 +26,10 @@ pub async fn exact(config: JobConfig) -> (u64, EdgeFingerprint, ExactView) {
 /// `shared/data` beside the repository, when it is there (CI has it; a
 /// checkout on its own may not). Tests that need it say so when skipping.
 pub fn shared_data() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    // At run time: `env!` keeps the path of the checkout that compiled it,
+    // stale when a shared build cache serves another checkout.
+    let dir =
+        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap()).join("../../shared/data");
     dir.is_dir().then_some(dir)
 }
 
