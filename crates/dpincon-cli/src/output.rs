@@ -38,8 +38,20 @@ pub fn table(report: &Report) -> String {
         );
         let _ = writeln!(out, "  {:<18} {:>12} {:>23}  how", "measure", "value", "95% interval");
         let interval = |ci: [i64; 2]| format!("[{}, {}]", ci[0], ci[1]);
+        let mut notes = Vec::new();
         for (name, release) in [("I_MI (pairs)", &m.mi), ("I_P (rows)", &m.p)] {
             if let Some(r) = release {
+                let short = &name[..name.find(' ').unwrap_or(name.len())];
+                // Public values only: a reader should not act on a point
+                // whose noise is larger than the point itself.
+                if r.noise_scale >= r.value.max(1) as f64 {
+                    notes.push(format!(
+                        "  note: {short} is mostly noise here (noise scale {} against a value of \
+                         {}): read its interval, not the point",
+                        Figure(r.noise_scale),
+                        r.value
+                    ));
+                }
                 let _ = writeln!(
                     out,
                     "  {name:<18} {:>12} {:>23}  θ* = {} by {}{}; the interval holds {} itself \
@@ -49,7 +61,7 @@ pub fn table(report: &Report) -> String {
                     r.theta,
                     r.strategy,
                     if r.private { "" } else { " (NON-PRIVATE strategy)" },
-                    &name[..name.find(' ').unwrap_or(name.len())],
+                    short,
                     Figure(r.coverage)
                 );
             }
@@ -70,6 +82,9 @@ pub fn table(report: &Report) -> String {
                 parts.join(", "),
                 Figure(r.coverage)
             );
+        }
+        for note in notes {
+            let _ = writeln!(out, "{note}");
         }
         if let Some(l) = &b.ledger {
             let cap = l.cap.map_or_else(|| "no cap".into(), |c| format!("cap {}", Figure(c)));

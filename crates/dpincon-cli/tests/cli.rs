@@ -408,3 +408,37 @@ fn schema_override_changes_comparison_order() {
     let (ok, _, stderr) = run(Some("W:string"));
     assert!(!ok && stderr.contains("unknown column 'W'"), "{stderr}");
 }
+
+/// The table says when a release is mostly noise (its noise scale at
+/// least its value), from the report's public figures alone: checked both
+/// ways on seeded runs at ε = 0.05, where six rows' releases are mostly
+/// noise in some runs at least, and at ε = 1000, where none is.
+#[test]
+fn a_release_that_is_mostly_noise_says_so_in_the_table() {
+    let dir = Dir::new();
+    let data = dir.file("people.csv", PEOPLE);
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\nFD: Zip -> State\n");
+    let run = |epsilon: &str, seed: &str, format: &str| {
+        let args = ["run", "--data", s(&data), "--constraints", s(&dcs), "--epsilon", epsilon];
+        let out =
+            cli(&[&args[..], &["--seed", seed, "--measures", "mi,p", "--format", format]].concat());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for epsilon in ["0.05", "1000"] {
+        let mut noisy_runs = 0;
+        for seed in ["1", "2", "3", "4", "5"] {
+            let report: Report = serde_json::from_str(&run(epsilon, seed, "json")).unwrap();
+            let table = run(epsilon, seed, "table");
+            let measures = report.measures.expect("the releases");
+            for (name, release) in [("I_MI", &measures.mi), ("I_P", &measures.p)] {
+                let r = release.as_ref().expect("released");
+                let noisy = r.noise_scale >= r.value.max(1) as f64;
+                noisy_runs += usize::from(noisy);
+                let note = format!("note: {name} is mostly noise here");
+                assert_eq!(table.contains(&note), noisy, "ε = {epsilon}, seed {seed}:\n{table}");
+            }
+        }
+        assert_eq!(noisy_runs > 0, epsilon == "0.05", "ε = {epsilon}: {noisy_runs} noisy releases");
+    }
+}
