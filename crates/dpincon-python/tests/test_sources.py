@@ -1,6 +1,7 @@
 """Sources beyond pyarrow: the package without pyarrow installed (Polars,
-DuckDB, a file path), a DuckDB relation, and a real PostgreSQL server
-(`postgres=`), each giving the same seeded report as the CSV's path."""
+DuckDB, a file path), a DuckDB relation, a Polars frame of misaligned
+chunks, and a real PostgreSQL server (`postgres=`), each giving the same
+seeded report as the CSV's path."""
 
 import json
 import os
@@ -40,6 +41,21 @@ def test_duckdb_relation_gives_the_files_report(tax_csv: Path) -> None:
     assert comparable(dpincon.measure(query, CONSTRAINTS, **OPTIONS).to_dict()) == comparable(
         want.to_dict()
     )
+
+
+def test_a_polars_frame_is_read_by_column_as_it_is_chunked(tax_csv: Path) -> None:
+    """Polars' own stream rechunks the caller's frame into one batch (a
+    copy it keeps); dpincon reads its Series' chunks instead, even where
+    they do not line up across columns."""
+    want = comparable(dpincon.measure(tax_csv, CONSTRAINTS, **OPTIONS).to_dict())
+    whole = pl.read_csv(tax_csv)
+    frame = pl.concat([whole.slice(0, 1000), whole.slice(1000, 700), whole.slice(1700)], rechunk=False)
+    frame = frame.with_columns(frame.get_column(frame.columns[0]).rechunk())
+    chunks = frame.n_chunks("all")
+    assert chunks[0] == 1 and max(chunks) > 1, chunks
+    got = dpincon.measure(frame, CONSTRAINTS, **OPTIONS)
+    assert comparable(got.to_dict()) == want
+    assert frame.n_chunks("all") == chunks, "the caller's frame was rechunked"
 
 
 # Run in a child whose `import pyarrow` fails, as when it is not installed.

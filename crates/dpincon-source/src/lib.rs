@@ -13,9 +13,12 @@
 //! PostgreSQL table or query into the same [`TableData`] (see
 //! [`postgres`] for its row order and NULLs). A path that is an
 //! `s3://bucket/key` URL is read from an S3-compatible store ([`object`]:
-//! settings, the row order of a prefix, secrets).
+//! settings, the row order of a prefix, secrets). In-memory tables come as
+//! batches ([`read_batches`]: an Arrow C stream) or as chunked columns
+//! ([`read_columns`]: a Polars DataFrame's Series), their buffers shared.
 
 mod arrow_io;
+mod columns;
 mod csv_file;
 mod encode;
 pub mod object;
@@ -25,6 +28,7 @@ mod prepare;
 mod read;
 mod spec;
 
+pub use columns::{ChunkedColumn, read_columns};
 pub use csv_file::infer::InferredType;
 pub use csv_file::ranges::{
     CsvRange, CsvSplit, CsvSplitter, MIN_RANGE_BYTES, read_csv_range, read_range_from, split_csv,
