@@ -5,8 +5,12 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
-use dpincon_graph::Edge;
-use dpincon_release::{ClassFacts, CoverFacts, TableFacts};
+use dpincon_graph::{ConflictGraph, Edge};
+use dpincon_measures::{DegreeCounts, EdgeAddition, walk};
+use dpincon_release::{
+    ClassFacts, CoverFacts, NoiseRng, Prepared, ProjectedRelease, ProjectedSpec, ProjectionTable,
+    ReleaseError, TableFacts, prepare, release_projected,
+};
 
 /// Facts whose one equality set has a group of `group` rows (d̃ ≈ group − 1),
 /// with the classes of its keys and FDs when given.
@@ -68,4 +72,59 @@ pub fn empirical_loss<K: Hash + Eq>(a: &HashMap<K, u32>, b: &HashMap<K, u32>) ->
             (ca >= 2_000 && cb >= 2_000).then(|| (ca as f64 / cb as f64).ln().abs())
         })
         .fold(0.0, f64::max)
+}
+
+/// Groups of equal "zip" where one row in five has a different "city":
+/// FD-like conflicts, max degree below the group size.
+pub fn fd_graph(groups: u32, size: u32) -> ConflictGraph {
+    let mut edges = Vec::new();
+    for g in 0..groups {
+        let rows: Vec<u32> = (0..size).map(|i| g * size + i).collect();
+        for (i, &a) in rows.iter().enumerate() {
+            for &b in &rows[i + 1..] {
+                if (a % 5 == 0) != (b % 5 == 0) {
+                    edges.push(Edge::new(a, b));
+                }
+            }
+        }
+    }
+    ConflictGraph::from_edges(groups * size, edges)
+}
+
+/// Prepares `spec`, runs the pass over `graph` at every θ it needs, and
+/// releases.
+pub fn run(
+    graph: &ConflictGraph,
+    spec: &ProjectedSpec,
+    facts: &TableFacts,
+    rng: &mut NoiseRng,
+) -> Result<(Prepared, ProjectedRelease), ReleaseError> {
+    let prepared = prepare(spec, facts, rng)?;
+    let mut degrees = DegreeCounts::new(graph.nodes());
+    let mut projection = EdgeAddition::new(graph.nodes(), &prepared.thetas());
+    walk(graph.edges(), &mut [&mut degrees, &mut projection]);
+    let table = ProjectionTable::new(degrees.counts(), projection.counts());
+    let release = release_projected(&prepared, &table, rng)?;
+    Ok((prepared, release))
+}
+
+/// Facts of `graph` with one equality set whose largest group is `group`.
+pub fn graph_facts(graph: &ConflictGraph, group: u64, unbounded: bool) -> TableFacts {
+    TableFacts {
+        rows: u64::from(graph.nodes()),
+        max_frequencies: vec![group],
+        minimal_max_frequencies: vec![group],
+        unbounded,
+        covers: CoverFacts::default(),
+        classes: None,
+    }
+}
+
+/// Facts of a table whose constraints have no equality predicate at all.
+pub fn no_equality_facts(graph: &ConflictGraph) -> TableFacts {
+    TableFacts {
+        max_frequencies: vec![],
+        minimal_max_frequencies: vec![],
+        ..graph_facts(graph, 0, true)
+    }
 }
