@@ -12,7 +12,6 @@ use std::collections::HashMap;
 
 use common::empirical_loss;
 use dpincon_graph::{ConflictGraph, Edge};
-use dpincon_measures::{DegreeCounts, EdgeAddition, walk};
 use dpincon_release::{
     Budget, NoiseRng, Prepared, ProjectedMeasure, ProjectedSpec, ProjectionTable, TableFacts,
     prepare, release_projected,
@@ -30,11 +29,9 @@ fn facts(rows: u64, group: u64) -> TableFacts {
     common::one_set_facts(rows, group, None)
 }
 
+/// The pass over `graph` at every θ `prepared` needs.
 fn table(graph: &ConflictGraph, prepared: &Prepared) -> ProjectionTable {
-    let mut degrees = DegreeCounts::new(graph.nodes());
-    let mut projection = EdgeAddition::new(graph.nodes(), &prepared.thetas());
-    walk(graph.edges(), &mut [&mut degrees, &mut projection]);
-    ProjectionTable::new(degrees.counts(), projection.counts())
+    common::projection_table(graph, &prepared.thetas())
 }
 
 #[test]

@@ -7,7 +7,7 @@
 mod common;
 
 use dpincon_graph::{ConflictGraph, Edge};
-use dpincon_measures::{DegreeCounts, EdgeAddition, walk};
+use dpincon_measures::{DegreeCounts, walk};
 use dpincon_release::{
     Budget, Direction, MeasureGate, NightFacts, NoiseRng, ProjectedMeasure, ProjectedSpec,
     ProjectionTable, RepairMethod, RepairValues, Statistic, TableFacts, UpperCover, prepare,
@@ -40,13 +40,11 @@ fn night(next: &mut impl FnMut() -> u64, n: u32) -> (ConflictGraph, TableFacts) 
     (graph, common::one_set_facts(u64::from(n), max_degree + 1, None))
 }
 
+/// The pass over `graph` at a gate's `thetas`.
 fn table(graph: &ConflictGraph, thetas: &[u32]) -> ProjectionTable {
     let thetas: Vec<_> =
         thetas.iter().filter_map(|&t| dpincon_measures::DegreeBound::new(t)).collect();
-    let mut degrees = DegreeCounts::new(graph.nodes());
-    let mut projection = EdgeAddition::new(graph.nodes(), &thetas);
-    walk(graph.edges(), &mut [&mut degrees, &mut projection]);
-    ProjectionTable::new(degrees.counts(), projection.counts())
+    common::projection_table(graph, &thetas)
 }
 
 /// The night's largest distance outside the bands: a pass at α ≥ it.
@@ -72,7 +70,7 @@ fn a_gated_projected_interval_holds_the_nights_measure() {
         let prepared = prepare(&spec, &open_facts, &mut rng).unwrap();
         let release = release_projected(
             &prepared,
-            &table(&open, &prepared.thetas().iter().map(|t| t.get()).collect::<Vec<_>>()),
+            &common::projection_table(&open, &prepared.thetas()),
             &mut rng,
         )
         .unwrap();

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::hash::Hash;
 
 use dpincon_graph::{ConflictGraph, Edge};
-use dpincon_measures::{DegreeCounts, EdgeAddition, walk};
+use dpincon_measures::{DegreeBound, DegreeCounts, EdgeAddition, walk};
 use dpincon_release::{
     ClassFacts, CoverFacts, NoiseRng, Prepared, ProjectedRelease, ProjectedSpec, ProjectionTable,
     ReleaseError, TableFacts, prepare, release_projected,
@@ -91,6 +91,14 @@ pub fn fd_graph(groups: u32, size: u32) -> ConflictGraph {
     ConflictGraph::from_edges(groups * size, edges)
 }
 
+/// The pass over `graph` at `thetas`: its degrees and f(G_θ) for each.
+pub fn projection_table(graph: &ConflictGraph, thetas: &[DegreeBound]) -> ProjectionTable {
+    let mut degrees = DegreeCounts::new(graph.nodes());
+    let mut projection = EdgeAddition::new(graph.nodes(), thetas);
+    walk(graph.edges(), &mut [&mut degrees, &mut projection]);
+    ProjectionTable::new(degrees.counts(), projection.counts())
+}
+
 /// Prepares `spec`, runs the pass over `graph` at every θ it needs, and
 /// releases.
 pub fn run(
@@ -100,24 +108,14 @@ pub fn run(
     rng: &mut NoiseRng,
 ) -> Result<(Prepared, ProjectedRelease), ReleaseError> {
     let prepared = prepare(spec, facts, rng)?;
-    let mut degrees = DegreeCounts::new(graph.nodes());
-    let mut projection = EdgeAddition::new(graph.nodes(), &prepared.thetas());
-    walk(graph.edges(), &mut [&mut degrees, &mut projection]);
-    let table = ProjectionTable::new(degrees.counts(), projection.counts());
+    let table = projection_table(graph, &prepared.thetas());
     let release = release_projected(&prepared, &table, rng)?;
     Ok((prepared, release))
 }
 
 /// Facts of `graph` with one equality set whose largest group is `group`.
 pub fn graph_facts(graph: &ConflictGraph, group: u64, unbounded: bool) -> TableFacts {
-    TableFacts {
-        rows: u64::from(graph.nodes()),
-        max_frequencies: vec![group],
-        minimal_max_frequencies: vec![group],
-        unbounded,
-        covers: CoverFacts::default(),
-        classes: None,
-    }
+    TableFacts { unbounded, ..one_set_facts(u64::from(graph.nodes()), group, None) }
 }
 
 /// Facts of a table whose constraints have no equality predicate at all.
