@@ -24,7 +24,7 @@ use datafusion::physical_plan::{ExecutionPlan, Partitioning};
 use dpincon_constraints::{BoundConstraint, Domain};
 use dpincon_detect::{
     CoverSets, DetectionPlan, EqualityFrequencies, brute_force_plans, cover_sets, describe_plans,
-    equality_attributes, order_pair, required_columns,
+    equality_attributes, leading_wanted, order_pair, required_columns,
 };
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
@@ -186,6 +186,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
     };
     let mut branches: Vec<Arc<dyn ExecutionPlan>> = Vec::new();
     let mut sets = Vec::new();
+    let leading = leading_wanted(&compiled);
     for (group, (x, members)) in groups.into_iter().enumerate() {
         let keys: Vec<(String, KeyDomain)> = x
             .iter()
@@ -207,6 +208,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
             brute_force: request.brute_force,
             covers_only: false,
             max_pairs,
+            leading,
         };
         branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), shuffled)?));
         sets.push(x);
@@ -239,6 +241,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
             brute_force: request.brute_force,
             covers_only: false,
             max_pairs,
+            leading: false,
         };
         branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), Arc::new(input))?));
         let pairs: Vec<usize> = compiled
@@ -257,6 +260,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
                 brute_force: request.brute_force,
                 covers_only: true,
                 max_pairs,
+                leading: false,
             };
             branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), Arc::new(input))?));
             covers_group = true;

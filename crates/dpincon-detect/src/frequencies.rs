@@ -16,9 +16,9 @@ use std::collections::BTreeSet;
 use crate::chains::chain_cover_in;
 use crate::compile::KeyConstraint;
 use crate::relation::Relation;
-use crate::sets::{fd_sets, order_pairs};
-use crate::shape::{equality_attributes, fd_shape};
-use crate::tuples::{NO_TUPLE, TupleIndex};
+use crate::sets::{all_fd_shaped, fd_sets, order_pairs};
+use crate::shape::equality_attributes;
+use crate::tuples::{NO_TUPLE, TupleIds, TupleIndex};
 
 /// Max frequencies of the distinct equality attribute sets, and whether some
 /// constraint has no such set (its degrees are then unbounded by them).
@@ -35,7 +35,9 @@ pub struct EqualityFrequencies {
     /// For each X with FD-shaped constraints X → B (see [`fd_classes`]), in
     /// the order of X: their conflict graph's classes.
     pub fd_classes: Vec<ConflictClasses>,
-    /// Every constraint is a key or an FD (`fd_shape`).
+    /// Every constraint is a key or an FD (`fd_shape`), or has exactly a
+    /// key's equality set, so that its edges are the key's
+    /// ([`crate::all_fd_shaped`]).
     pub all_fd_shaped: bool,
     /// For each distinct order pair ([`crate::order_pair`]), in their
     /// order: the minimum cover of its own graph ([`crate::chain_cover`]).
@@ -44,10 +46,14 @@ pub struct EqualityFrequencies {
     pub chain_covers: Vec<u64>,
 }
 
-/// Computes [`EqualityFrequencies`]: private values, to be released with noise.
+/// Computes [`EqualityFrequencies`]: private values, to be released with
+/// noise. With `leading`, each X's classes list their leading rows
+/// ([`ConflictClasses::leading`]; [`crate::leading_wanted`] says when the
+/// release reads them).
 pub fn equality_frequencies(
     relation: &Relation,
     constraints: &[KeyConstraint],
+    leading: bool,
 ) -> EqualityFrequencies {
     let mut sets: BTreeSet<Vec<usize>> = BTreeSet::new();
     let mut unbounded = false;
@@ -72,12 +78,13 @@ pub fn equality_frequencies(
         let chains = scope.spawn(|| {
             pairs.iter().map(|(groups, p)| chain_cover_in(relation, p, groups.as_deref())).collect()
         });
-        let classes = fds.iter().map(|(x, bs)| classes_of(&mut index, x, bs.as_ref())).collect();
+        let classes =
+            fds.iter().map(|(x, bs)| classes_of(&mut index, x, bs.as_ref(), leading)).collect();
         (classes, chains.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     });
     EqualityFrequencies {
         fd_classes,
-        all_fd_shaped: constraints.iter().all(|c| fd_shape(c).is_some()),
+        all_fd_shaped: all_fd_shaped(constraints),
         chain_covers,
         ..EqualityFrequencies::from_maxima(&sets, max_frequencies, unbounded)
     }
@@ -131,6 +138,12 @@ pub struct ConflictClasses {
     /// row none: sensitivity 1. For τ ≥ [`EXCESS_FROM`], I_P ≤ capped(τ) +
     /// excess + (τ + 1)·null_rows (proof in `fd_classes`).
     pub excess: u64,
+    /// When asked for ([`equality_frequencies`]'s `leading`): the rows,
+    /// ascending, among the first [`EXCESS_FROM`] of their class (by row
+    /// order) in a group of two classes or more. Every one conflicts; their
+    /// union over the X is I_P's leading count (`crate::leading`).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub leading: Vec<u32>,
 }
 
 /// The small τ whose [`ConflictClasses::excess`] is counted: duplicated
@@ -159,6 +172,9 @@ impl ConflictClasses {
             *sizes.entry(size).or_default() += count;
         }
         self.sizes = sizes.into_iter().collect();
+        // Another partition's rows: disjoint, so a merge keeps them distinct.
+        self.leading.extend_from_slice(&other.leading);
+        self.leading.sort_unstable();
     }
 }
 
@@ -175,18 +191,26 @@ pub fn fd_classes(
     x: &[usize],
     bs: Option<&BTreeSet<usize>>,
 ) -> ConflictClasses {
-    classes_of(&mut TupleIndex::new(relation), x, bs)
+    classes_of(&mut TupleIndex::new(relation), x, bs, false)
 }
 
 /// [`fd_classes`] by tuple ids: groups are X's tuples, classes X ∪ B's.
-fn classes_of(
+pub(crate) fn classes_of(
     index: &mut TupleIndex<'_>,
     x: &[usize],
     bs: Option<&BTreeSet<usize>>,
+    leading: bool,
 ) -> ConflictClasses {
     let groups = index.ids(x);
     let Some(bs) = bs else {
         let sizes = groups.counts();
+        // Under a key every row is a class of one: a group's rows all lead.
+        let leading = if leading {
+            let conflicts = |&(_, &g): &(usize, &u32)| g != NO_TUPLE && sizes[g as usize] > 1;
+            groups.ids.iter().enumerate().filter(conflicts).map(|(r, _)| r as u32).collect()
+        } else {
+            vec![]
+        };
         let cover = sizes.iter().map(|g| g - 1).sum();
         let conflicting: u64 = sizes.iter().filter(|&&g| g > 1).sum();
         return ConflictClasses {
@@ -197,6 +221,7 @@ fn classes_of(
             null_rows: 0,
             sizes: if conflicting > 0 { vec![(1, conflicting)] } else { vec![] },
             excess: 0,
+            leading,
         };
     };
     let slots: Vec<usize> = x.iter().chain(bs).copied().collect();
@@ -225,6 +250,12 @@ fn classes_of(
         }
     }
     let in_classes: u64 = rows.iter().sum();
+    let leading = if leading {
+        let leads = |c: u32| count[group_of[c as usize] as usize] > 1;
+        leading_rows(&classes, leads)
+    } else {
+        vec![]
+    };
     ConflictClasses {
         key: false,
         exact: bs.len() == 1,
@@ -233,7 +264,24 @@ fn classes_of(
         null_rows: groups.rows() - in_classes,
         sizes: sizes.into_iter().collect(),
         excess: class_size.iter().map(|&c| c.saturating_sub(EXCESS_FROM)).sum(),
+        leading,
     }
+}
+
+/// The rows, ascending, among the first [`EXCESS_FROM`] of their class
+/// (`classes`' ids) where `leads` holds for the class.
+fn leading_rows(classes: &TupleIds, leads: impl Fn(u32) -> bool) -> Vec<u32> {
+    let mut seen = vec![0u64; classes.distinct as usize];
+    let mut rows = Vec::new();
+    for (row, &c) in classes.ids.iter().enumerate() {
+        if c != NO_TUPLE && leads(c) {
+            seen[c as usize] += 1;
+            if seen[c as usize] <= EXCESS_FROM {
+                rows.push(row as u32);
+            }
+        }
+    }
+    rows
 }
 
 impl EqualityFrequencies {
@@ -266,6 +314,7 @@ mod tests {
     use crate::compile::KeyPredicate;
     use crate::fixtures::{brute_cover_of, relation, xorshift};
     use crate::relation::KeyColumn;
+    use crate::shape::fd_shape;
     use dpincon_constraints::Operator;
 
     /// The minimum vertex cover of X → B1, X → B2's conflict graph.
@@ -335,7 +384,8 @@ mod tests {
             }
         }
         // The two FDs give one cover (one X).
-        let f = equality_frequencies(&relation(&[[Some(1), Some(1), Some(2)]]), &[fd(1), fd(2)]);
+        let f =
+            equality_frequencies(&relation(&[[Some(1), Some(1), Some(2)]]), &[fd(1), fd(2)], false);
         assert_eq!(f.fd_classes.iter().map(|c| c.cover).collect::<Vec<_>>(), vec![0]);
         // One strict order on B beside X's equalities is the FD X → B: an
         // unordered pair satisfies it one way round iff both B are set and
@@ -384,7 +434,7 @@ mod tests {
             [None, Some(2), None],
             [Some(2), None, None],
         ];
-        let f = equality_frequencies(&relation(&rows), &[fd(1), key]);
+        let f = equality_frequencies(&relation(&rows), &[fd(1), key], false);
         assert_eq!(f.fd_classes.len(), 1);
         let classes = &f.fd_classes[0];
         assert_eq!(classes.cover, 2, "the X = 1 group of three rows is a clique");
@@ -472,7 +522,7 @@ mod tests {
             KeyPredicate::cross(1, Operator::Gt, 1),
         ]);
         let cross = dc(vec![KeyPredicate::cross(0, Operator::Eq, 1)]);
-        let f = equality_frequencies(&r, &[fd, fd_twin, both]);
+        let f = equality_frequencies(&r, &[fd, fd_twin, both], false);
         // X = {0}: value 1 three times; X = {0,1}: (1,5) twice (row 2 is NULL).
         // {0} ⊂ {0,1}: only {0} is minimal.
         let expected = EqualityFrequencies {
@@ -496,14 +546,14 @@ mod tests {
                     max_class: 1,
                     null_rows: 0,
                     sizes: vec![(1, 4)],
-                    excess: 0,
+                    ..Default::default()
                 },
             ],
             all_fd_shaped: true,
             chain_covers: vec![],
         };
         assert_eq!(f, expected);
-        let f = equality_frequencies(&r, &[ineq, cross]);
+        let f = equality_frequencies(&r, &[ineq, cross], false);
         let expected = EqualityFrequencies {
             max_frequencies: vec![],
             minimal_max_frequencies: vec![],

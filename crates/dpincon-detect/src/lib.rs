@@ -29,6 +29,7 @@ mod exec;
 #[cfg(test)]
 mod fixtures;
 mod frequencies;
+mod leading;
 mod plan;
 mod relation;
 mod sets;
@@ -45,9 +46,12 @@ pub use exec::{DetectOptions, Detection, brute_force, detect, detect_parts};
 pub use frequencies::{
     ConflictClasses, EXCESS_FROM, EqualityFrequencies, equality_frequencies, fd_classes,
 };
+pub use leading::{
+    leading_count, leading_count_sensitivity, leading_miss, leading_miss_sensitivity,
+};
 pub use plan::{DetectionPlan, DriverKind, brute_force_plans, describe_plans, residual_predicates};
 pub use relation::{KeyColumn, Relation, float_key, int_key};
-pub use sets::{CoverSets, compile_shapes, cover_sets};
+pub use sets::{CoverSets, all_fd_shaped, compile_shapes, cover_sets, leading_wanted};
 pub use shape::{OrderPair, equality_attributes, fd_shape, order_pair};
 
 /// The crate's one error type.

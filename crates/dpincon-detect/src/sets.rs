@@ -12,7 +12,7 @@ use dpincon_constraints::BoundConstraint;
 use crate::DetectError;
 use crate::compile::{KeyConstraint, compile, required_columns, string_constants};
 use crate::relation::{KeyColumn, Relation};
-use crate::shape::{OrderPair, fd_shape, order_pair};
+use crate::shape::{OrderPair, equality_attributes, fd_shape, order_pair};
 
 /// The shape of the constraints' cover sets (public).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -43,6 +43,28 @@ pub(crate) fn fd_sets(
         }
     }
     fds
+}
+
+/// Every constraint is a key or an FD, or has exactly a key's equality set
+/// X (its violating pairs agree on X, so the key's edges include its own:
+/// the graph is the keys' and FDs' alone). Public: the shapes only.
+pub fn all_fd_shaped(constraints: &[KeyConstraint]) -> bool {
+    let keys: BTreeSet<Vec<usize>> = constraints
+        .iter()
+        .filter_map(fd_shape)
+        .filter_map(|(x, b)| b.is_none().then_some(x))
+        .collect();
+    constraints.iter().all(|c| {
+        fd_shape(c).is_some()
+            || keys.contains(&equality_attributes(c).into_iter().collect::<Vec<_>>())
+    })
+}
+
+/// Whether the release reads the classes' leading rows
+/// ([`crate::ConflictClasses::leading`]): every constraint is a key or an
+/// FD ([`all_fd_shaped`]) of two X or more. Public: the shapes only.
+pub fn leading_wanted(constraints: &[KeyConstraint]) -> bool {
+    all_fd_shaped(constraints) && fd_sets(constraints).len() > 1
 }
 
 /// The distinct order pairs, in their order.
@@ -114,6 +136,53 @@ mod tests {
             let shapes = compile_shapes(&bound).unwrap();
             let got: usize = shapes.iter().map(crate::residual_predicates).sum();
             assert_eq!(got, want, "{text}");
+        }
+    }
+
+    /// A DC with exactly a key's equality set adds no edge (its pairs agree
+    /// on the key), so the rest decide whether every constraint is a key or
+    /// an FD; a DC on a larger set is another X and still counts. The
+    /// leading count is wanted with two X or more only.
+    #[test]
+    fn a_key_subsumes_the_dcs_of_its_equality_set() {
+        let shapes = |text: &str| {
+            let schema = TableSchema::new([
+                ("zip", ColumnKind::Int),
+                ("city", ColumnKind::Str),
+                ("salary", ColumnKind::Int),
+                ("rate", ColumnKind::Float),
+            ]);
+            compile_shapes(&bind(&parse_constraints(text).unwrap(), &schema).unwrap()).unwrap()
+        };
+        for (text, all, leading) in [
+            ("FD: zip -> city", true, false),
+            ("not(t1.zip=t2.zip & t1.salary>t2.salary & t1.rate<t2.rate)", false, false),
+            (
+                "not(t1.zip=t2.zip)\nnot(t1.zip=t2.zip & t1.salary>t2.salary & t1.rate<t2.rate)",
+                true,
+                false,
+            ),
+            (
+                "not(t1.zip=t2.zip)\nnot(t1.zip=t2.zip & t1.salary>t2.salary & t1.rate<t2.rate)\n\
+                 FD: salary -> city",
+                true,
+                true,
+            ),
+            (
+                "not(t1.zip=t2.zip)\n\
+                 not(t1.zip=t2.zip & t1.city=t2.city & t1.salary>t2.salary & t1.rate<t2.rate)",
+                false,
+                false,
+            ),
+            (
+                "FD: zip -> city\nnot(t1.zip=t2.zip & t1.salary>t2.salary & t1.rate<t2.rate)",
+                false,
+                false,
+            ),
+            ("FD: zip -> city\nFD: city -> zip", true, true),
+        ] {
+            let shapes = shapes(text);
+            assert_eq!((all_fd_shaped(&shapes), leading_wanted(&shapes)), (all, leading), "{text}");
         }
     }
 

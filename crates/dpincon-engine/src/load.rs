@@ -12,10 +12,11 @@ use std::time::Instant;
 use dpincon_constraints::{BoundConstraint, DenialConstraint};
 use dpincon_detect::{
     ConflictClasses, CoverSets, DetectError, DetectOptions, DetectionPlan, EqualityFrequencies,
-    KeyConstraint, Relation, cover_sets, detect, equality_frequencies,
+    KeyConstraint, Relation, cover_sets, detect, equality_frequencies, leading_count,
+    leading_count_sensitivity, leading_miss, leading_miss_sensitivity, leading_wanted,
 };
 use dpincon_graph::{ConflictGraph, EdgeFingerprint};
-use dpincon_release::{ClassFacts, CoverFacts, TableFacts, UpperCover};
+use dpincon_release::{ClassFacts, CoverFacts, LeadingFacts, TableFacts, UpperCover};
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::privacy::check_repair_memory;
@@ -332,8 +333,9 @@ fn detect_here(job: LoadContext<'_>, input: EncodedTable) -> Result<Detected<()>
     // The facts read the table only: counted beside detection, they take
     // the cores its phases leave idle where they meet (at 10^6 Tax rows
     // about 0.2 s on one core, after the graph was built).
+    let leading = leading_wanted(&compiled);
     let (detection, frequencies) = std::thread::scope(|scope| {
-        let frequencies = scope.spawn(|| equality_frequencies(&relation, &compiled));
+        let frequencies = scope.spawn(|| equality_frequencies(&relation, &compiled, leading));
         let detection = detect(&relation, &compiled, options);
         (detection, frequencies.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     });
@@ -384,21 +386,27 @@ fn table_facts(rows: u64, frequencies: EqualityFrequencies, shape: CoverSets) ->
     }
 }
 
-/// The release's view of the classes of each X (none without an X).
-fn to_class_facts<'a>(sets: impl IntoIterator<Item = &'a ConflictClasses>) -> Option<ClassFacts> {
-    let mut sets = sets.into_iter();
-    let first = sets.next()?;
-    let mut facts = ClassFacts {
+/// The release's view of the classes of each X (none without an X), and
+/// with several X their leading count (the rows' lists were asked for by
+/// `leading_wanted`, public, on the same constraints).
+fn to_class_facts(sets: &[ConflictClasses]) -> Option<ClassFacts> {
+    let (first, others) = sets.split_first()?;
+    let leading = (!others.is_empty()).then(|| LeadingFacts {
+        count: leading_count(sets),
+        miss: leading_miss(sets),
+        count_sensitivity: leading_count_sensitivity(sets.len()),
+        miss_sensitivity: leading_miss_sensitivity(sets.len()),
+    });
+    Some(ClassFacts {
         key: first.key,
         max_class: first.max_class,
         null_rows: first.null_rows,
         sizes: first.sizes.clone(),
         excess: first.excess,
         excess_from: dpincon_detect::EXCESS_FROM as u32,
-        others: vec![],
-    };
-    facts.others = sets.map(|other| other.sizes.clone()).collect();
-    Some(facts)
+        others: others.iter().map(|other| other.sizes.clone()).collect(),
+        leading,
+    })
 }
 
 /// The release's view of the covers of each X's keys and FDs and of each

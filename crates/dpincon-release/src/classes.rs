@@ -43,6 +43,27 @@ pub struct ClassFacts {
     /// θ* reads them; `key`, `max_class`, `null_rows` and `excess` are the
     /// first X's and unused).
     pub others: Vec<Vec<(u64, u64)>>,
+    /// With several X: the leading count over them and what it misses
+    /// (the fifteenth round).
+    pub leading: Option<LeadingFacts>,
+}
+
+/// I_P's leading count over several X (`dpincon_detect::leading_count`:
+/// the rows among the first τ₀ of their class in a group of two classes
+/// or more, under any X), at most I_P, and M (`leading_miss`), at least
+/// what it misses of I_P; with their node sensitivities 1 + k·τ₀ and
+/// k·(τ₀ + 1), public (they read the number k of X only). Proofs:
+/// `dpincon_detect`'s module `leading`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LeadingFacts {
+    /// The leading count (private).
+    pub count: u64,
+    /// M (private).
+    pub miss: u64,
+    /// The count's sensitivity.
+    pub count_sensitivity: u64,
+    /// M's sensitivity.
+    pub miss_sensitivity: u64,
 }
 
 impl ClassFacts {
@@ -61,6 +82,19 @@ impl ClassFacts {
         };
         self.others.iter().map(|s| sum(s)).fold(sum(&self.sizes), u64::max)
     }
+}
+
+/// Releases M + DLap(Δ_M/ε) with `look`, and its high-confidence bound
+/// (the noise's 99.5% quantile above it).
+pub(crate) fn leading_miss(
+    facts: &LeadingFacts,
+    look: Budget,
+    rng: &mut NoiseRng,
+) -> Result<(i64, u64), ReleaseError> {
+    let noise = DiscreteLaplace::new(facts.miss_sensitivity, look.value())?;
+    let miss = noise.release(facts.miss as i64, rng);
+    let high = miss.saturating_add(noise.upper_quantile(BOUND_MISS) as i64).max(0) as u64;
+    Ok((miss, high))
 }
 
 /// The noisy class bounds (public): the largest class and the NULL rows,

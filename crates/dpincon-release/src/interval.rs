@@ -21,7 +21,7 @@ use dpincon_mechanisms::DiscreteLaplace;
 use serde::{Deserialize, Serialize};
 
 use crate::ProjectedMeasure;
-use crate::classes::{ClassBounds, class_upper_end};
+use crate::classes::{ClassBounds, ExcessBound, class_upper_end};
 use crate::miss::NOISE_MISS;
 
 /// The public bounds an interval's upper end rests on, each holding with
@@ -38,6 +38,11 @@ pub struct IntervalBounds {
     /// `classes`), replacing the degree bound.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classes: Option<ClassBounds>,
+    /// I_P by leading count over several X (the fifteenth round): M's high
+    /// bound, at least what the count at τ₀ = `from` misses. The upper end
+    /// is then the count's plus it, replacing both bounds above.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leading: Option<ExcessBound>,
 }
 
 /// The interval of `measure` released as `noisy` (before clamping) with
@@ -62,12 +67,17 @@ pub(crate) fn measure_interval(
 /// The largest F consistent with the released statistic (f(G_θ), or a
 /// class count at τ = `theta`) at most `f` under `bounds`: a class count is
 /// max(f(G_τ), capped(τ)), so either bound holds and the smaller is kept.
+/// A leading count is at least I_P − M: its end is f + M's high bound alone
+/// (the noise, M and the rows share the 5%: no degree bound is read).
 pub(crate) fn statistic_upper_end(
     measure: ProjectedMeasure,
     f: u64,
     theta: u32,
     bounds: IntervalBounds,
 ) -> u64 {
+    if let Some(leading) = bounds.leading {
+        return f.saturating_add(leading.high).min(bounds.rows.unwrap_or(u64::MAX));
+    }
     match bounds.classes {
         Some(classes) => class_upper_end(f, theta, classes, bounds.rows)
             .min(upper_end(measure, f, theta, bounds)),
@@ -134,6 +144,7 @@ mod tests {
                 rows: Some(u64::from(n)),
                 max_degree: u64::from(exact.max_degree),
                 classes: None,
+                leading: None,
             };
             for theta in 1..n {
                 let counts = pass.projected.iter().find(|c| c.theta.get() == theta).unwrap();
@@ -154,7 +165,8 @@ mod tests {
     #[test]
     fn the_point_stays_inside_and_the_ends_are_ordered() {
         let noise = DiscreteLaplace::new(10, 1.0).unwrap();
-        let bounds = IntervalBounds { rows: Some(100), max_degree: 40, classes: None };
+        let bounds =
+            IntervalBounds { rows: Some(100), max_degree: 40, classes: None, leading: None };
         for noisy in [-500, -3, 0, 7, 95, 120, 5000] {
             for measure in [ProjectedMeasure::Mi, ProjectedMeasure::P] {
                 let (point, [lo, hi]) = measure_interval(measure, noisy, &noise, 10, bounds);

@@ -44,7 +44,7 @@ pub mod sparse;
 mod spec;
 mod table;
 
-pub use classes::{ClassBounds, ClassFacts, ExcessBound, NoisyClassBound};
+pub use classes::{ClassBounds, ClassFacts, ExcessBound, LeadingFacts, NoisyClassBound};
 pub use dpincon_mechanisms::{Budget, MechanismError, NoiseRng, Selector, SelectorExt};
 pub use interval::IntervalBounds;
 pub use measure::{COVER_SENSITIVITY, ProjectedMeasure};

@@ -73,6 +73,9 @@ pub struct ProjectedRelease {
     /// The noisy class bound, when I_P was released by class count.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub class_bound: Option<NoisyClassBound>,
+    /// M + noise (what the leading count misses), when its look ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leading_miss: Option<i64>,
     /// The selection steps.
     pub selection: Vec<SelectionStep>,
     /// Where ε went.
@@ -157,17 +160,39 @@ pub fn release_projected(
             });
             *tau
         }
+        Choice::Leading { tau, theta, look, miss_sensitivity, lead, .. } => {
+            // Post-processing of M's draw: the step records it.
+            steps.push(SelectionStep {
+                candidates: vec![*tau, *theta],
+                mechanism: "leading-count".into(),
+                theta_max: *theta,
+                sensitivity: *miss_sensitivity,
+                epsilon: look.value(),
+                chosen: if *lead { *tau } else { *theta },
+            });
+            if *lead { *tau } else { *theta }
+        }
     };
     let eps2 = release.value();
     let value = match prepared.choice {
         Choice::TrueMax => measure.value(&table.at_max_degree()),
         // Both lower bounds on I_P with sensitivity τ + 1: so is their max.
-        Choice::Classes { tau, .. } => {
+        Choice::Classes { tau, .. } | Choice::Leading { theta: tau, lead: false, .. } => {
             measure.value(&table.get(tau)?).max(table.capped_classes(tau)?)
+        }
+        // Both lower bounds on I_P, with sensitivities τ + 1 and 1 + k·τ
+        // (the larger is `sensitivity`): so is their max.
+        Choice::Leading { tau, lead: true, .. } => {
+            measure.value(&table.get(tau)?).max(table.leading_count()?)
         }
         _ => measure.value(&table.get(theta)?),
     };
-    let sensitivity = measure.sensitivity(theta);
+    let sensitivity = match prepared.choice {
+        Choice::Leading { sensitivity, lead: true, .. } => {
+            sensitivity.max(measure.sensitivity(theta))
+        }
+        _ => measure.sensitivity(theta),
+    };
     let noise = DiscreteLaplace::new(sensitivity, eps2)?;
     let noisy = noise.release(value as i64, rng);
     // `baseline-truemax` (not private) truncates nothing.
@@ -175,6 +200,7 @@ pub fn release_projected(
         rows: None,
         max_degree: u64::from(table.exact().max_degree),
         classes: None,
+        leading: None,
     });
     let (value, ci95) = measure_interval(measure, noisy, &noise, theta, bounds);
     Ok(ProjectedRelease {
@@ -193,6 +219,7 @@ pub fn release_projected(
         max_rows: prepared.max_rows,
         degree_bound: prepared.degree_bound,
         class_bound: prepared.class_bound,
+        leading_miss: prepared.leading_miss,
         selection: steps,
         budget: prepared.budget,
     })

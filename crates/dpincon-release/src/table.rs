@@ -38,6 +38,13 @@ impl ProjectionTable {
         Ok(classes.capped(tau))
     }
 
+    /// I_P's leading count over several X (the fifteenth round); an error
+    /// when the table has none (a driver bug, as above).
+    pub fn leading_count(&self) -> Result<u64, ReleaseError> {
+        let leading = self.classes.as_ref().and_then(|c| c.leading);
+        Ok(leading.ok_or(ReleaseError::MissingClasses)?.count)
+    }
+
     /// The exact counts (no projection).
     pub fn exact(&self) -> &ExactCounts {
         &self.exact

@@ -10,7 +10,7 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::empirical_loss;
+use common::{empirical_loss, half_noise_loss};
 use dpincon_measures::{ExactCounts, ProjectedCounts};
 use dpincon_release::{
     Budget, ClassFacts, CoverFacts, NoiseRng, Prepared, ProjectedMeasure, ProjectedRelease,
@@ -129,21 +129,6 @@ fn outcomes(
         *counts.entry(outcome(&r)).or_insert(0u32) += 1;
     }
     counts
-}
-
-/// The mutant every test here must catch: the privacy loss of DLap(1/`eps`)
-/// (half the noise of sensitivity 2/`eps`, or of 1/(`eps`/2)) between two
-/// values.
-fn half_noise_loss(eps: f64, values: [i64; 2], samples: u32, rng: &mut NoiseRng) -> f64 {
-    let half = dpincon_mechanisms::DiscreteLaplace::new(1, eps).unwrap();
-    let mut sample = |v: i64| {
-        let mut counts = HashMap::new();
-        for _ in 0..samples {
-            *counts.entry(half.release(v, rng)).or_insert(0u32) += 1;
-        }
-        counts
-    };
-    empirical_loss(&sample(values[0]), &sample(values[1]))
 }
 
 /// Release distribution of a key's count on a table and its neighbour: one

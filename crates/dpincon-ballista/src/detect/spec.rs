@@ -46,4 +46,9 @@ pub struct DetectSpec {
     /// job over its edge cap (`dpincon_detect::DetectOptions::max_pairs`).
     #[serde(default)]
     pub max_pairs: Option<u64>,
+    /// List the classes' leading rows, in global ids
+    /// (`dpincon_detect::leading_wanted` of the job's constraints: the
+    /// coordinator's union over X is I_P's leading count).
+    #[serde(default)]
+    pub leading: bool,
 }

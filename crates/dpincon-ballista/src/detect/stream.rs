@@ -142,7 +142,7 @@ pub fn detect_rows(
     // task), so none of the chains' sorts is done for nothing.
     let f = match spec.blocks {
         Some(_) => EqualityFrequencies::from_maxima(&[], vec![], true),
-        None => equality_frequencies(&relation, &compiled),
+        None => equality_frequencies(&relation, &compiled, spec.leading),
     };
     let max_frequency = if spec.keys.is_empty() {
         None
@@ -154,7 +154,12 @@ pub fn detect_rows(
     };
     let classes = match f.fd_classes.as_slice() {
         [] => None,
-        [one] => Some((one.clone(), f.all_fd_shaped)),
+        [one] => {
+            // Local ids ascend with global ids: the list stays ascending.
+            let mut one = one.clone();
+            one.leading.iter_mut().for_each(|r| *r = ids[*r as usize]);
+            Some((one, f.all_fd_shaped))
+        }
         _ => return Err(failed("a group has exactly one equality attribute set")),
     };
     let chains = f.chain_covers;

@@ -59,13 +59,18 @@ fn ranges(data: &Path, parts: usize) -> Vec<dpincon_source::CsvRange> {
 
 /// The plan request of [`DCS`] on the table at `data`.
 fn request(data: &Path, partitions: usize) -> PlanRequest<'_> {
+    request_of(data, DCS, partitions)
+}
+
+/// The plan request of `constraints` on the table at `data`.
+fn request_of<'a>(data: &'a Path, constraints: &'a str, partitions: usize) -> PlanRequest<'a> {
     let ranges = ranges(data, partitions);
     PlanRequest {
         path: data,
         unit_rows: ranges.iter().map(|r| r.rows).collect(),
         format: ScanFormat::Csv { schema: SCHEMA.parse().unwrap(), ranges },
         table: schema(),
-        constraints: DCS,
+        constraints,
         brute_force: false,
         partitions,
         max_edges: None,
@@ -156,7 +161,9 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     let prepared =
         dpincon_source::prepare_detection(&parsed, &table, |_| true, 1, BallistaError::Constraint)
             .unwrap();
-    let embedded = dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled);
+    let leading = dpincon_detect::leading_wanted(&prepared.compiled);
+    let embedded =
+        dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled, leading);
     assert_eq!(classes.into_iter().flatten().collect::<Vec<_>>(), embedded.fd_classes);
     // The chain covers in another order (only their largest and their sum
     // are facts).
@@ -174,6 +181,53 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     for e in [(0, 1), (1, 6), (3, 5), (2, 5)] {
         assert!(graph.edges().any(|x| (x.u, x.v) == e), "{e:?}");
     }
+}
+
+/// Keys and FDs of two X (one X's order DC subsumed by its key): the
+/// executors list each X's leading rows in global ids, and added up over
+/// the hash partitions they are the embedded ones, so the leading count
+/// (I_P's, the fifteenth round) is the same in both modes.
+#[tokio::test]
+async fn the_leading_rows_over_the_partitions_are_the_embedded_ones() {
+    const KEYS: &str = "not(t1.Zip=t2.Zip)\n\
+                        not(t1.Zip=t2.Zip & t1.Salary>t2.Salary & t1.Rate<t2.Rate)\n\
+                        FD: State -> City\n";
+    let dir = tempfile::tempdir().unwrap();
+    let data = table(dir.path());
+    let plan = build_plan(&request_of(&data, KEYS, 3)).unwrap();
+    let ctx = SessionContext::new();
+    let partitions = collect_partitioned(plan.plan.clone(), ctx.task_ctx()).await.unwrap();
+    let mut classes = vec![None::<dpincon_detect::ConflictClasses>; plan.groups()];
+    for partition in &partitions {
+        let (tx, rx) = tokio::sync::mpsc::channel(partition.len() + 1);
+        for batch in partition {
+            tx.try_send(Ok(batch.clone())).unwrap();
+        }
+        let s = PartitionPieces::new(rx).summary().await.unwrap();
+        match (&mut classes[s.group as usize], s.classes) {
+            (Some(total), Some((c, all))) => {
+                assert!(all, "the order DC is the key's");
+                total.absorb(&c)
+            }
+            (total, some) => *total = total.take().or(some.map(|(c, _)| c)),
+        }
+    }
+    let mut job = dpincon_engine::JobConfig::new(&data, dir.path().join("unused.dcs"));
+    job.table.schema = Some(SCHEMA.parse().unwrap());
+    let table = job.table.read(1).await.unwrap();
+    let parsed = dpincon_constraints::parse_constraints(KEYS).unwrap();
+    let prepared =
+        dpincon_source::prepare_detection(&parsed, &table, |_| true, 1, BallistaError::Constraint)
+            .unwrap();
+    assert!(dpincon_detect::leading_wanted(&prepared.compiled));
+    let embedded =
+        dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled, true);
+    let cluster: Vec<_> = classes.into_iter().flatten().collect();
+    assert_eq!(cluster, embedded.fd_classes);
+    // Zip 1 (rows 0, 1, 6) and 3 (3, 4, 5) under the key; NY, CA with two
+    // cities each: rows 0, 1 and 2, 3 (row 4's City is NULL).
+    assert_eq!(dpincon_detect::leading_count(&cluster), 7);
+    assert_eq!(cluster.iter().map(|c| c.leading.len()).sum::<usize>(), 11);
 }
 
 /// What an executor decodes (a shuffle writer over a stage) is checked:

@@ -194,6 +194,7 @@ mod tests {
             null_rows: 1,
             sizes: vec![(1, 2), (3, 1)],
             excess: 1,
+            leading: vec![4, 9, 12],
         };
         let classes = Some((classes, true));
         let with = Summary {

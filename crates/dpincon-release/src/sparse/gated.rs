@@ -414,7 +414,10 @@ impl MeasureGate {
                         }),
                     })
                 };
-                let bounds = IntervalBounds { rows: Some(rows), max_degree, classes };
+                // A gate reads f(G_θ) or the class count, never the leading
+                // count: its bound M does not apply, the degree bound does.
+                let bounds =
+                    IntervalBounds { rows: Some(rows), max_degree, classes, leading: None };
                 let hi = statistic_upper_end(projected, hi, theta, bounds);
                 (lo.min(hi), hi)
             }

@@ -74,6 +74,21 @@ pub fn empirical_loss<K: Hash + Eq>(a: &HashMap<K, u32>, b: &HashMap<K, u32>) ->
         .fold(0.0, f64::max)
 }
 
+/// The mutant every privacy test must catch: the privacy loss of DLap(1/`eps`)
+/// (half the noise of sensitivity 2/`eps`, or of 1/(`eps`/2)) between two
+/// values.
+pub fn half_noise_loss(eps: f64, values: [i64; 2], samples: u32, rng: &mut NoiseRng) -> f64 {
+    let half = dpincon_mechanisms::DiscreteLaplace::new(1, eps).unwrap();
+    let mut sample = |v: i64| {
+        let mut counts = HashMap::new();
+        for _ in 0..samples {
+            *counts.entry(half.release(v, rng)).or_insert(0u32) += 1;
+        }
+        counts
+    };
+    empirical_loss(&sample(values[0]), &sample(values[1]))
+}
+
 /// Groups of equal "zip" where one row in five has a different "city":
 /// FD-like conflicts, max degree below the group size.
 pub fn fd_graph(groups: u32, size: u32) -> ConflictGraph {
