@@ -61,9 +61,10 @@ async fn a_report_reads_back_as_a_report() {
 /// must show here and be written into `tests/report_keys.txt` on purpose.
 /// `DPINCON_BLESS=1` rewrites the file.
 ///
-/// The paths of two seeded reports: a table generated from a fixed seed
+/// The paths of three seeded reports: a table generated from a fixed seed
 /// with a key, an FD, an order constraint with an equality and one
-/// without, and a table under one FD (I_P bounded by its classes); between
+/// without, a table under one FD (I_P bounded by its classes), and one
+/// under a key and an FD of another X (I_P by the leading count); between
 /// them every optional part of a report shows but a gated night's and a
 /// quota verdict's. The cluster tests check every report they compare
 /// against the same list.
@@ -94,8 +95,20 @@ async fn the_report_s_field_names_are_pinned() {
     // An FD alone: I_P's bound comes from its classes instead.
     let fd_dir = tempfile::tempdir().unwrap();
     let fd = serde_json::to_value(seeded_report(fd_dir.path()).await).unwrap();
+    // A key and an FD of two X whose classes are a row or two: I_P by the
+    // leading count (its look at M, its interval's bound).
+    let mut csv = String::from("SSN,Phone,Name\n");
+    for id in 0..3000 {
+        let ssn = if id < 150 { 1 } else { 1000 + id };
+        let phone = if id % 300 == 7 { id + 1 } else { id };
+        csv += &format!("{ssn},{phone},N{id}\n");
+    }
+    let lead_dir = tempfile::tempdir().unwrap();
+    let keys = "not(t1.SSN=t2.SSN)\nFD: Phone -> Name\n";
+    let lead = serde_json::to_value(seeded_job(lead_dir.path(), &csv, keys).await).unwrap();
     let mut got = key_paths(&mixed);
     got.extend(key_paths(&fd));
+    got.extend(key_paths(&lead));
     // At run time: `env!` keeps the path of the checkout that compiled it,
     // stale when a shared build cache serves another checkout.
     let pinned = std::path::Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").unwrap())
