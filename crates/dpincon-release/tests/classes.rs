@@ -11,7 +11,6 @@ mod common;
 use std::collections::HashMap;
 
 use common::{empirical_loss, half_noise_loss};
-use dpincon_measures::{ExactCounts, ProjectedCounts};
 use dpincon_release::{
     Budget, ClassFacts, CoverFacts, NoiseRng, Prepared, ProjectedMeasure, ProjectedRelease,
     ProjectedSpec, ProjectionTable, TableFacts, UpperCover, prepare, release_projected,
@@ -33,13 +32,9 @@ fn fd(sizes: Vec<(u64, u64)>, max_class: u64, excess: u64) -> ClassFacts {
     ClassFacts { max_class, sizes, excess, excess_from: 2, ..ClassFacts::default() }
 }
 
-/// The table a class count reads, with f(G_θ) = 0 for the θ it needs (so
-/// the release is the class count's).
+/// The table a class count reads (f(G_θ) = 0: the release is the count's).
 fn table(classes: &ClassFacts, prepared: &Prepared) -> ProjectionTable {
-    let exact = ExactCounts { rows: 0, edges: 0, problematic: 0, max_degree: 0, drastic: 0 };
-    let zero = |theta| ProjectedCounts { theta, edges: 0, problematic: 0 };
-    let projected = prepared.thetas().into_iter().map(zero);
-    ProjectionTable::new(exact, projected).with_classes(Some(classes.clone()))
+    common::class_table(classes, prepared)
 }
 
 fn spec(epsilon: f64, rows: u64) -> ProjectedSpec {
@@ -121,14 +116,11 @@ fn outcomes(
     rng: &mut NoiseRng,
     outcome: impl Fn(&ProjectedRelease) -> i64,
 ) -> HashMap<i64, u32> {
-    let mut counts = HashMap::new();
-    for _ in 0..samples {
+    common::tally(samples, || {
         let prepared =
             prepare(&spec(epsilon, 5000), &facts(5000, 400, classes.clone()), rng).unwrap();
-        let r = release_projected(&prepared, &table(classes, &prepared), rng).unwrap();
-        *counts.entry(outcome(&r)).or_insert(0u32) += 1;
-    }
-    counts
+        outcome(&release_projected(&prepared, &table(classes, &prepared), rng).unwrap())
+    })
 }
 
 /// Release distribution of a key's count on a table and its neighbour: one

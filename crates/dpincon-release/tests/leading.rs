@@ -11,10 +11,9 @@ mod common;
 use std::collections::HashMap;
 
 use common::{empirical_loss, half_noise_loss};
-use dpincon_measures::{ExactCounts, ProjectedCounts};
 use dpincon_release::{
-    Budget, ClassFacts, LeadingFacts, NoiseRng, Prepared, ProjectedMeasure, ProjectedRelease,
-    ProjectedSpec, ProjectionTable, TableFacts, prepare, release_projected,
+    Budget, ClassFacts, LeadingFacts, NoiseRng, ProjectedMeasure, ProjectedRelease, ProjectedSpec,
+    TableFacts, prepare, release_projected,
 };
 
 /// Two X (k = 2): classes of one or two rows, `count` leading rows and M =
@@ -36,21 +35,13 @@ fn facts(classes: &ClassFacts) -> TableFacts {
     common::one_set_facts(5000, 121, Some(classes.clone()))
 }
 
-/// f(G_θ) = 0 at every θ the release reads: its value is the count's.
-fn table(classes: &ClassFacts, prepared: &Prepared) -> ProjectionTable {
-    let exact = ExactCounts { rows: 0, edges: 0, problematic: 0, max_degree: 0, drastic: 0 };
-    let zero = |theta| ProjectedCounts { theta, edges: 0, problematic: 0 };
-    let projected = prepared.thetas().into_iter().map(zero);
-    ProjectionTable::new(exact, projected).with_classes(Some(classes.clone()))
-}
-
 fn release(classes: &ClassFacts, epsilon: f64, rng: &mut NoiseRng) -> ProjectedRelease {
     let spec = ProjectedSpec {
         max_rows: Some(5000),
         ..ProjectedSpec::new(ProjectedMeasure::P, Budget::new(epsilon).unwrap())
     };
     let prepared = prepare(&spec, &facts(classes), rng).unwrap();
-    release_projected(&prepared, &table(classes, &prepared), rng).unwrap()
+    release_projected(&prepared, &common::class_table(classes, &prepared), rng).unwrap()
 }
 
 #[test]
@@ -115,11 +106,7 @@ fn outcomes(
     rng: &mut NoiseRng,
     outcome: impl Fn(&ProjectedRelease) -> i64,
 ) -> HashMap<i64, u32> {
-    let mut counts = HashMap::new();
-    for _ in 0..samples {
-        *counts.entry(outcome(&release(classes, epsilon, rng))).or_insert(0u32) += 1;
-    }
-    counts
+    common::tally(samples, || outcome(&release(classes, epsilon, rng)))
 }
 
 /// The release on neighbours whose leading counts differ by its

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use std::hash::Hash;
 
 use dpincon_graph::{ConflictGraph, Edge};
-use dpincon_measures::{DegreeBound, DegreeCounts, EdgeAddition, walk};
+use dpincon_measures::{
+    DegreeBound, DegreeCounts, EdgeAddition, ExactCounts, ProjectedCounts, walk,
+};
 use dpincon_release::{
     ClassFacts, CoverFacts, NoiseRng, Prepared, ProjectedRelease, ProjectedSpec, ProjectionTable,
     ReleaseError, TableFacts, prepare, release_projected,
@@ -72,6 +74,24 @@ pub fn empirical_loss<K: Hash + Eq>(a: &HashMap<K, u32>, b: &HashMap<K, u32>) ->
             (ca >= 2_000 && cb >= 2_000).then(|| (ca as f64 / cb as f64).ln().abs())
         })
         .fold(0.0, f64::max)
+}
+
+/// The table a class count reads, with f(G_θ) = 0 at every θ `prepared`
+/// needs (so the release is the count's).
+pub fn class_table(classes: &ClassFacts, prepared: &Prepared) -> ProjectionTable {
+    let exact = ExactCounts { rows: 0, edges: 0, problematic: 0, max_degree: 0, drastic: 0 };
+    let zero = |theta| ProjectedCounts { theta, edges: 0, problematic: 0 };
+    let projected = prepared.thetas().into_iter().map(zero);
+    ProjectionTable::new(exact, projected).with_classes(Some(classes.clone()))
+}
+
+/// How often each value of `draw` occurs over `samples` draws.
+pub fn tally(samples: u32, mut draw: impl FnMut() -> i64) -> HashMap<i64, u32> {
+    let mut counts = HashMap::new();
+    for _ in 0..samples {
+        *counts.entry(draw()).or_insert(0u32) += 1;
+    }
+    counts
 }
 
 /// The mutant every privacy test must catch: the privacy loss of DLap(1/`eps`)
