@@ -19,8 +19,10 @@ pub struct SelectionStep {
     /// Candidates θ.
     pub candidates: Vec<u32>,
     /// `em` (one step of em/hem/ub-hem), `gem`, `floor-look` (ub-direct's
-    /// noisy f(G_θc) raising θ* from its floor) or `class-count` (ub-direct's
-    /// I_P by class count, chosen from the noisy class bound).
+    /// noisy f(G_θc) raising θ* from its floor), `class-count` (ub-direct's
+    /// I_P by class count, chosen from the noisy class bound) or
+    /// `leading-count` (ub-direct's I_P over several X: τ₀ or θ*, chosen by
+    /// the noisy M; its sensitivity is M's).
     pub mechanism: String,
     /// θmax the quality sensitivity is based on (the largest candidate).
     pub theta_max: u32,
@@ -39,7 +41,8 @@ pub struct ProjectedRelease {
     /// `mi` or `p`.
     pub measure: ProjectedMeasure,
     /// The noisy value f(G_θ*) + DLap(Δ(θ*)/ε2), clamped at 0 (post-processing);
-    /// under a class count, capped(τ) + DLap((τ + 1)/ε2).
+    /// under a class count, max(f(G_τ), capped(τ)) + DLap((τ + 1)/ε2); under
+    /// a leading count, max(f(G_τ), the count) + DLap((1 + k·τ)/ε2).
     pub value: i64,
     /// The measure's ε.
     pub epsilon: f64,
@@ -56,7 +59,8 @@ pub struct ProjectedRelease {
     /// The high-confidence bounds `ci95`'s upper end rests on (public).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bounds: Option<IntervalBounds>,
-    /// θ*, or τ when `class_bound` is set (I_P by class count).
+    /// θ*, or τ of I_P's class count (`class_bound` set) or leading count
+    /// (`bounds.leading` set).
     pub theta: u32,
     /// The strategy that chose θ*.
     pub strategy: Strategy,
