@@ -172,9 +172,11 @@ impl ConflictClasses {
             *sizes.entry(size).or_default() += count;
         }
         self.sizes = sizes.into_iter().collect();
-        // Another partition's rows: disjoint, so a merge keeps them distinct.
+        // Another partition's rows: disjoint, so the merge keeps them
+        // distinct. Two ascending runs: the stable sort merges them in one
+        // pass, where an unstable sort would sort the whole list again.
         self.leading.extend_from_slice(&other.leading);
-        self.leading.sort_unstable();
+        self.leading.sort();
     }
 }
 

@@ -164,36 +164,36 @@ pub fn release_projected(
             });
             *tau
         }
-        Choice::Leading { tau, theta, look, miss_sensitivity, lead, .. } => {
+        Choice::Leading(leading) => {
             // Post-processing of M's draw: the step records it.
             steps.push(SelectionStep {
-                candidates: vec![*tau, *theta],
+                candidates: vec![leading.tau, leading.theta],
                 mechanism: "leading-count".into(),
-                theta_max: *theta,
-                sensitivity: *miss_sensitivity,
-                epsilon: look.value(),
-                chosen: if *lead { *tau } else { *theta },
+                theta_max: leading.theta,
+                sensitivity: leading.miss_sensitivity,
+                epsilon: leading.look.value(),
+                chosen: leading.released(),
             });
-            if *lead { *tau } else { *theta }
+            leading.released()
         }
     };
     let eps2 = release.value();
-    let value = match prepared.choice {
+    let value = match &prepared.choice {
         Choice::TrueMax => measure.value(&table.at_max_degree()),
-        // Both lower bounds on I_P with sensitivity τ + 1: so is their max.
-        Choice::Classes { tau, .. } | Choice::Leading { theta: tau, lead: false, .. } => {
-            measure.value(&table.get(tau)?).max(table.capped_classes(tau)?)
-        }
         // Both lower bounds on I_P, with sensitivities τ + 1 and 1 + k·τ
         // (the larger is `sensitivity`): so is their max.
-        Choice::Leading { tau, lead: true, .. } => {
-            measure.value(&table.get(tau)?).max(table.leading_count()?)
+        Choice::Leading(leading) if leading.lead => {
+            measure.value(&table.get(theta)?).max(table.leading_count()?)
+        }
+        // Both lower bounds on I_P with sensitivity τ + 1: so is their max.
+        Choice::Classes { .. } | Choice::Leading(_) => {
+            measure.value(&table.get(theta)?).max(table.capped_classes(theta)?)
         }
         _ => measure.value(&table.get(theta)?),
     };
-    let sensitivity = match prepared.choice {
-        Choice::Leading { sensitivity, lead: true, .. } => {
-            sensitivity.max(measure.sensitivity(theta))
+    let sensitivity = match &prepared.choice {
+        Choice::Leading(leading) if leading.lead => {
+            leading.sensitivity.max(measure.sensitivity(theta))
         }
         _ => measure.sensitivity(theta),
     };

@@ -38,16 +38,27 @@ pub(crate) enum Choice {
     /// max(f(G_τ), capped(τ)) at `tau`, at most `theta`, I_P's noise cap
     /// (`theta` = `tau` under a key, where τ = 1 costs nothing).
     Classes { tau: u32, theta: u32, test: Option<Budget> },
-    /// `ub-direct`'s I_P over several X's keys and FDs after the look at M
-    /// (`look`, at M's sensitivity `miss_sensitivity`): with `lead`,
-    /// max(f_P(G_τ), the leading count) at τ = `tau` with the count's
-    /// `sensitivity`, else the class count at `theta`, as `Classes`.
-    Leading {
-        tau: u32,
-        theta: u32,
-        sensitivity: u64,
-        look: Budget,
-        miss_sensitivity: u64,
-        lead: bool,
-    },
+    /// `ub-direct`'s I_P over several X's keys and FDs after the look at M.
+    Leading(LeadingChoice),
+}
+
+/// `ub-direct`'s I_P over several X's keys and FDs after the look at M
+/// (`look`, at M's sensitivity `miss_sensitivity`): with `lead`,
+/// max(f_P(G_τ), the leading count) at τ = `tau` with the count's
+/// `sensitivity`, else the class count at `theta`, as [`Choice::Classes`].
+#[derive(Debug, Clone)]
+pub(crate) struct LeadingChoice {
+    pub(crate) tau: u32,
+    pub(crate) theta: u32,
+    pub(crate) sensitivity: u64,
+    pub(crate) look: Budget,
+    pub(crate) miss_sensitivity: u64,
+    pub(crate) lead: bool,
+}
+
+impl LeadingChoice {
+    /// The θ released at: τ₀ with the leading count, else θ*.
+    pub(crate) fn released(&self) -> u32 {
+        if self.lead { self.tau } else { self.theta }
+    }
 }

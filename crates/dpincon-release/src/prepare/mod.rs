@@ -23,7 +23,7 @@ use bounds::{
 pub(crate) use candidates::clamp_theta;
 use candidates::{candidates_or, floor_grid};
 pub use candidates::{default_candidates, halving_candidates};
-pub(crate) use choice::Choice;
+pub(crate) use choice::{Choice, LeadingChoice};
 
 /// Share of the selection budget spent on d̃ by `ub-hem` and `ub-gem`.
 const DEGREE_BOUND_SHARE: f64 = 0.25;
@@ -124,7 +124,7 @@ impl Prepared {
             Choice::Fixed(theta) => vec![*theta],
             Choice::TrueMax => vec![],
             Choice::Classes { tau, .. } => vec![*tau],
-            Choice::Leading { tau, theta, lead, .. } => vec![if *lead { *tau } else { *theta }],
+            Choice::Leading(leading) => vec![leading.released()],
             Choice::Hierarchical { candidates, .. } | Choice::Generalized { candidates, .. } => {
                 candidates.clone()
             }
@@ -424,14 +424,14 @@ pub fn prepare(
                         let saved = current.saturating_sub(lead.count_sensitivity) as f64;
                         let lead_ = miss as f64 * release.value() <= saved;
                         leading_out = Some((miss, ExcessBound { from: c.excess_from, high }));
-                        Choice::Leading {
+                        Choice::Leading(LeadingChoice {
                             tau: c.excess_from,
                             theta,
                             sensitivity: lead.count_sensitivity,
                             look,
                             miss_sensitivity: lead.miss_sensitivity,
                             lead: lead_,
-                        }
+                        })
                     }
                     _ => Choice::Classes { tau: theta, theta, test: None },
                 }
@@ -529,7 +529,7 @@ pub fn prepare(
         // The look; `release_projected` adds gem's step if it runs.
         Choice::Floored { test, .. } => test.value(),
         // The class bound and the look at M are `budget.class_bound`.
-        Choice::Fixed(_) | Choice::TrueMax | Choice::Classes { .. } | Choice::Leading { .. } => 0.0,
+        Choice::Fixed(_) | Choice::TrueMax | Choice::Classes { .. } | Choice::Leading(_) => 0.0,
     };
     budget.release = release.value();
     // No degree exceeds n − 1; `baseline-truemax` truncates nothing.
@@ -545,7 +545,7 @@ pub fn prepare(
             classes: class_high.filter(|_| matches!(choice, Choice::Classes { .. })),
             leading: leading_out
                 .map(|(_, high)| high)
-                .filter(|_| matches!(choice, Choice::Leading { lead: true, .. })),
+                .filter(|_| matches!(&choice, Choice::Leading(l) if l.lead)),
         }),
     };
     Ok(Prepared {
