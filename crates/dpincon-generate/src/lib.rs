@@ -18,7 +18,7 @@
 //!   the gap between I_P and I_R, is at its worst. Held in memory (tens of
 //!   bytes a row).
 //! - [`suite`]: the θ-selection training suite (issue 49), ≥ 40 tables
-//!   over eight shape families, each a grid of parameters, with a typed
+//!   over nine shape families, each a grid of parameters, with a typed
 //!   manifest ([`suite::SuiteManifest`]) for `experiment suite`.
 //! - [`generate_nightly`]: a year (or any number) of nightly versions of an
 //!   orders table under three FDs that drifts slowly, with a slowly growing

@@ -174,6 +174,53 @@ fn dup_keys_have_exactly_the_asked_duplicates_in_tiny_groups() {
     }
 }
 
+/// I_P is exactly the rows of copied quotes plus the rows of the FD's
+/// collision groups (disjoint by construction), the copies are the asked
+/// ones, and the DCs on the key itself add no edge.
+#[test]
+fn key_copies_have_the_asked_copies_and_collisions() {
+    let dir = tempfile::tempdir().unwrap();
+    let tables = family(Family::KeyCopies, dir.path());
+    assert!(tables.len() >= 4);
+    for (_, t, table) in tables {
+        let FamilyParams::KeyCopies(p) = &t.params else { unreachable!() };
+        let mut quotes: HashMap<(&str, &str), usize> = HashMap::new();
+        let mut fd: HashMap<(&str, &str), HashMap<&str, usize>> = HashMap::new();
+        for r in 0..table.rows.len() {
+            let cell = |c| table.get(r, c).unwrap();
+            *quotes.entry((cell("day"), cell("ticker"))).or_default() += 1;
+            *fd.entry((cell("volume"), cell("open")))
+                .or_default()
+                .entry(cell("ticker"))
+                .or_default() += 1;
+        }
+        let mut copied: Vec<usize> = quotes.values().copied().filter(|&k| k > 1).collect();
+        copied.sort_unstable();
+        let mut asked: Vec<usize> = std::iter::repeat_n(2, p.pairs as usize)
+            .chain(p.groups.iter().map(|&g| g as usize))
+            .collect();
+        asked.sort_unstable();
+        assert_eq!(copied, asked, "{}", t.name);
+        let impure: Vec<&HashMap<&str, usize>> = fd.values().filter(|c| c.len() > 1).collect();
+        assert_eq!(impure.len() as u64, p.collisions, "{}", t.name);
+        assert!(impure.iter().all(|c| c.len() == 2), "{}", t.name);
+        assert!(impure.iter().flat_map(|c| c.values()).all(|&k| k <= usize::from(p.class_max)));
+        let fd_rows: usize = impure.iter().flat_map(|c| c.values()).sum();
+
+        let data = dir.path().join(&t.data);
+        let text = std::fs::read_to_string(dir.path().join(&t.constraints)).unwrap();
+        let all = exact(&data, &text, dir.path());
+        assert_eq!(all.problematic as usize, asked.iter().sum::<usize>() + fd_rows, "{}", t.name);
+        let copies = asked.iter().map(|k| k - 1).sum::<usize>();
+        assert_eq!(t.known.violating_rows, Some((copies + fd_rows - impure.len()) as u64));
+        let on_key: String =
+            text.lines().filter(|l| !l.contains("volume")).map(|l| format!("{l}\n")).collect();
+        let key = exact(&data, "not(t1.day=t2.day&t1.ticker=t2.ticker)", dir.path());
+        let on_key = exact(&data, &on_key, dir.path());
+        assert_eq!(on_key.edges, key.edges, "the key's own DCs add no edge: {}", t.name);
+    }
+}
+
 /// Any two measurements determine the third on clean rows; the corrupted
 /// rows are exactly those where total ≠ price × qty, and they conflict.
 #[test]

@@ -18,6 +18,9 @@
 //! - `dup-keys` (module `dupkeys`): a key broken by 10 to 10^4 duplicates in
 //!   tiny groups (degrees ≤ 2), optionally beside sparse FDs: large counts
 //!   made of tiny degrees, where any θ above 2 only adds noise.
+//! - `key-copies` (module `copies`): a key broken by copied rows, many pairs
+//!   and a few large groups, beside an FD of another left-hand side with
+//!   small classes: Stock's shape, two sources of I_P under one bound.
 //! - `overlap-fds` (module `overlap`): three measurements, any two determining
 //!   the third, plus an inequality DC: FDs whose left-hand sides overlap.
 //! - `hubs`, `cliques`, `sparse`, `mixed`, `order` (module `shaped`): the hard
@@ -29,6 +32,7 @@
 //! other). Tables are CSV through the crate's `TableWriter`, constraints
 //! one file per table, and `manifest.json` the typed [`SuiteManifest`].
 
+mod copies;
 mod dupkeys;
 mod nodc;
 mod overlap;
@@ -40,6 +44,7 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+pub use copies::CopyParams;
 pub use dupkeys::DupKeyParams;
 pub use nodc::NodcParams;
 pub use overlap::OverlapParams;
@@ -94,6 +99,8 @@ pub enum Family {
     FdPlusNodc,
     /// A key broken by many tiny groups of duplicates.
     DupKeys,
+    /// A key broken by copies beside an FD of another left-hand side.
+    KeyCopies,
     /// FDs with overlapping left-hand sides, beside an inequality DC.
     OverlapFds,
     /// Stars on the largest groups of Zipf-sized FD groups.
@@ -110,9 +117,10 @@ pub enum Family {
 
 impl Family {
     /// Every family, in the order reports list them.
-    pub const ALL: [Family; 8] = [
+    pub const ALL: [Family; 9] = [
         Family::FdPlusNodc,
         Family::DupKeys,
+        Family::KeyCopies,
         Family::OverlapFds,
         Family::Hubs,
         Family::Cliques,
@@ -126,6 +134,7 @@ impl Family {
         match self {
             Family::FdPlusNodc => "fd-plus-nodc",
             Family::DupKeys => "dup-keys",
+            Family::KeyCopies => "key-copies",
             Family::OverlapFds => "overlap-fds",
             Family::Hubs => "hubs",
             Family::Cliques => "cliques",
@@ -150,6 +159,8 @@ pub enum FamilyParams {
     FdPlusNodc(NodcParams),
     /// See [`DupKeyParams`].
     DupKeys(DupKeyParams),
+    /// See [`CopyParams`].
+    KeyCopies(CopyParams),
     /// See [`OverlapParams`].
     OverlapFds(OverlapParams),
     /// See [`HubParams`].
@@ -170,6 +181,7 @@ impl FamilyParams {
         match self {
             FamilyParams::FdPlusNodc(_) => Family::FdPlusNodc,
             FamilyParams::DupKeys(_) => Family::DupKeys,
+            FamilyParams::KeyCopies(_) => Family::KeyCopies,
             FamilyParams::OverlapFds(_) => Family::OverlapFds,
             FamilyParams::Hubs(_) => Family::Hubs,
             FamilyParams::Cliques(_) => Family::Cliques,
@@ -304,6 +316,7 @@ pub fn plan(scale: Scale) -> Vec<PlannedTable> {
     let mut out = Vec::new();
     out.extend(nodc::grid(scale));
     out.extend(dupkeys::grid(scale));
+    out.extend(copies::grid(scale));
     out.extend(overlap::grid(scale));
     out.extend(shaped::grid(scale));
     out
@@ -336,6 +349,7 @@ pub fn generate_table(
     let (text, known) = match &planned.params {
         FamilyParams::FdPlusNodc(p) => nodc::write(p, rows, seed, &out)?,
         FamilyParams::DupKeys(p) => dupkeys::write(p, rows, seed, &out)?,
+        FamilyParams::KeyCopies(p) => copies::write(p, rows, seed, &out)?,
         FamilyParams::OverlapFds(p) => overlap::write(p, rows, seed, &out)?,
         other => shaped::write(other, rows, seed, &out)?,
     };
