@@ -394,8 +394,8 @@ fn to_class_facts(sets: &[ConflictClasses]) -> Option<ClassFacts> {
     let leading = (!others.is_empty()).then(|| LeadingFacts {
         count: leading_count(sets),
         miss: leading_miss(sets),
-        count_sensitivity: leading_count_sensitivity(sets.len()),
-        miss_sensitivity: leading_miss_sensitivity(sets.len()),
+        count_sensitivity: leading_count_sensitivity(sets),
+        miss_sensitivity: leading_miss_sensitivity(sets),
     });
     Some(ClassFacts {
         key: first.key,

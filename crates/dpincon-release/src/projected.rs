@@ -171,7 +171,7 @@ pub fn release_projected(
                 mechanism: "leading-count".into(),
                 theta_max: leading.theta,
                 sensitivity: leading.miss_sensitivity,
-                epsilon: leading.look.value(),
+                epsilon: leading.look.map_or(0.0, |l| l.value()),
                 chosen: leading.released(),
             });
             leading.released()

@@ -43,7 +43,8 @@ pub(crate) enum Choice {
 }
 
 /// `ub-direct`'s I_P over several X's keys and FDs after the look at M
-/// (`look`, at M's sensitivity `miss_sensitivity`): with `lead`,
+/// (`look`, at M's sensitivity `miss_sensitivity`; none over keys alone,
+/// where M is 0 and the count is I_P): with `lead`,
 /// max(f_P(G_τ), the leading count) at τ = `tau` with the count's
 /// `sensitivity`, else the class count at `theta`, as [`Choice::Classes`].
 #[derive(Debug, Clone)]
@@ -51,7 +52,7 @@ pub(crate) struct LeadingChoice {
     pub(crate) tau: u32,
     pub(crate) theta: u32,
     pub(crate) sensitivity: u64,
-    pub(crate) look: Budget,
+    pub(crate) look: Option<Budget>,
     pub(crate) miss_sensitivity: u64,
     pub(crate) lead: bool,
 }

@@ -9,10 +9,9 @@ use dpincon_mechanisms::{Budget, NoiseRng};
 mod bounds;
 mod candidates;
 mod choice;
+mod leading;
 
-use crate::classes::{
-    ClassFacts, ClassLooks, ExcessBound, NoisyClassBound, class_bound, leading_miss,
-};
+use crate::classes::{ClassFacts, ClassLooks, NoisyClassBound, class_bound};
 use crate::interval::IntervalBounds;
 use crate::spec::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
 use crate::{ProjectedMeasure, ReleaseError, Strategy, StrategyExt, gem};
@@ -23,7 +22,8 @@ use bounds::{
 pub(crate) use candidates::clamp_theta;
 use candidates::{candidates_or, floor_grid};
 pub use candidates::{default_candidates, halving_candidates};
-pub(crate) use choice::{Choice, LeadingChoice};
+pub(crate) use choice::Choice;
+use leading::LeadingAt;
 
 /// Share of the selection budget spent on d̃ by `ub-hem` and `ub-gem`.
 const DEGREE_BOUND_SHARE: f64 = 0.25;
@@ -88,12 +88,6 @@ const FLOOR_ROWS_SHARE: f64 = 0.01;
 const CLASS_BOUND_SHARE: f64 = 0.2;
 /// Share of ε on the excess over the small τ₀ (module `classes`).
 const CLASS_EXCESS_SHARE: f64 = 0.05;
-/// Share of ε (from the release's) on M, what the leading count over
-/// several X misses: the leading count is released where the noisy M is
-/// at most the noise it saves, (Δ(θ*) − Δ_lead)/ε2. Chosen among 0.02–0.1
-/// on the training suite and the held-out tables (README, the fifteenth
-/// round): M is in the hundreds of thousands where it is not near 0.
-const LEADING_LOOK_SHARE: f64 = 0.03;
 /// The look at M runs only where the leading count's sensitivity is at
 /// most this share of Δ(θ*): where it would not halve the noise, bias and
 /// the look's ε would eat what it saves (the fifteenth round).
@@ -417,21 +411,16 @@ pub fn prepare(
                         if (lead.count_sensitivity as f64)
                             <= LEADING_NOISE_SHARE * current as f64 =>
                     {
-                        let look =
-                            take_from_release(&mut release, LEADING_LOOK_SHARE, spec.epsilon)?;
-                        budget.class_bound = look.value();
-                        let (miss, high) = leading_miss(&lead, look, rng)?;
-                        let saved = current.saturating_sub(lead.count_sensitivity) as f64;
-                        let lead_ = miss as f64 * release.value() <= saved;
-                        leading_out = Some((miss, ExcessBound { from: c.excess_from, high }));
-                        Choice::Leading(LeadingChoice {
-                            tau: c.excess_from,
-                            theta,
-                            sensitivity: lead.count_sensitivity,
-                            look,
-                            miss_sensitivity: lead.miss_sensitivity,
-                            lead: lead_,
-                        })
+                        let look = leading::look(
+                            &lead,
+                            LeadingAt { tau: c.excess_from, theta, rows: rows.rows },
+                            spec.epsilon,
+                            &mut release,
+                            &mut budget,
+                            rng,
+                        )?;
+                        leading_out = Some((look.miss, look.high));
+                        Choice::Leading(look.choice)
                     }
                     _ => Choice::Classes { tau: theta, theta, test: None },
                 }
@@ -553,7 +542,7 @@ pub fn prepare(
         max_rows,
         degree_bound,
         class_bound: class_bound_out,
-        leading_miss: leading_out.map(|(miss, _)| miss),
+        leading_miss: leading_out.and_then(|(miss, _)| miss),
         choice,
         release,
         budget,
