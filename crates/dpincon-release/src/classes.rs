@@ -51,8 +51,9 @@ pub struct ClassFacts {
 /// I_P's leading count over several X (`dpincon_detect::leading_count`:
 /// the rows among the first τ₀ of their class in a group of two classes
 /// or more, under any X), at most I_P, and M (`leading_miss`), at least
-/// what it misses of I_P; with their node sensitivities 1 + k·τ₀ and
-/// k·(τ₀ + 1), public (they read the number k of X only). Proofs:
+/// what it misses of I_P; with their node sensitivities 1 + k_key +
+/// k_fd·τ₀ and k_fd·(τ₀ + 1), public (they read which X are keys, from
+/// the constraints); M's is 0 over keys alone. Proofs:
 /// `dpincon_detect`'s module `leading`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LeadingFacts {
