@@ -42,7 +42,8 @@ pub struct ProjectedRelease {
     pub measure: ProjectedMeasure,
     /// The noisy value f(G_θ*) + DLap(Δ(θ*)/ε2), clamped at 0 (post-processing);
     /// under a class count, max(f(G_τ), capped(τ)) + DLap((τ + 1)/ε2); under
-    /// a leading count, max(f(G_τ), the count) + DLap((1 + k·τ)/ε2).
+    /// a leading count, max(f(G_τ), the count) + DLap(max(1 + k_key +
+    /// k_fd·τ, τ + 1)/ε2).
     pub value: i64,
     /// The measure's ε.
     pub epsilon: f64,
@@ -180,8 +181,8 @@ pub fn release_projected(
     let eps2 = release.value();
     let value = match &prepared.choice {
         Choice::TrueMax => measure.value(&table.at_max_degree()),
-        // Both lower bounds on I_P, with sensitivities τ + 1 and 1 + k·τ
-        // (the larger is `sensitivity`): so is their max.
+        // Both lower bounds on I_P, with sensitivities τ + 1 and 1 + k_key +
+        // k_fd·τ (the larger is `sensitivity`): so is their max.
         Choice::Leading(leading) if leading.lead => {
             measure.value(&table.get(theta)?).max(table.leading_count()?)
         }

@@ -26,6 +26,10 @@ const LEADING_SLACK: f64 = 4.0;
 /// scale is in the thousands, where a slack would let an M of several
 /// times the rows lead (Flight).
 const LEADING_SLACK_ROWS: f64 = 0.5;
+/// The look at M runs only where the leading count's sensitivity is at
+/// most this share of Δ(θ*): where it would not halve the noise, bias and
+/// the look's ε would eat what it saves (the fifteenth round).
+const LEADING_NOISE_SHARE: f64 = 0.5;
 
 /// Where the leading count would be released: at τ₀ = `tau`, against the
 /// class count at `theta` = θ*; `rows` is ñ (released).
@@ -44,10 +48,12 @@ pub(super) struct LeadingLook {
     pub(super) high: ExcessBound,
 }
 
-/// Draws M̃ = M + DLap(Δ_M/ε_l) with [`LEADING_LOOK_SHARE`] of ε from the
-/// release's share, and leads iff (M̃ − slack)·ε2 ≤ Δ(θ*) − Δ_lead, the
-/// slack min(4·Δ_M/ε_l, ½·ñ). Over keys alone M is 0 with sensitivity 0:
-/// it leads with no look and no ε.
+/// `None` (and no ε spent) where the count's sensitivity Δ_lead is above
+/// [`LEADING_NOISE_SHARE`] of Δ(θ*): the class count at θ* is released.
+/// Otherwise draws M̃ = M + DLap(Δ_M/ε_l) with [`LEADING_LOOK_SHARE`] of ε
+/// from the release's share, and leads iff (M̃ − slack)·ε2 ≤ Δ(θ*) −
+/// Δ_lead, the slack min(4·Δ_M/ε_l, ½·ñ). Over keys alone M is 0 with
+/// sensitivity 0: it leads with no look and no ε.
 pub(super) fn look(
     lead: &LeadingFacts,
     at: LeadingAt,
@@ -55,7 +61,11 @@ pub(super) fn look(
     release: &mut Budget,
     budget: &mut BudgetUse,
     rng: &mut NoiseRng,
-) -> Result<LeadingLook, ReleaseError> {
+) -> Result<Option<LeadingLook>, ReleaseError> {
+    let current = ProjectedMeasure::P.sensitivity(at.theta);
+    if lead.count_sensitivity as f64 > LEADING_NOISE_SHARE * current as f64 {
+        return Ok(None);
+    }
     let choice = |look, lead_| LeadingChoice {
         tau: at.tau,
         theta: at.theta,
@@ -66,21 +76,20 @@ pub(super) fn look(
     };
     if lead.miss_sensitivity == 0 {
         let high = ExcessBound { from: at.tau, high: 0 };
-        return Ok(LeadingLook { choice: choice(None, true), miss: None, high });
+        return Ok(Some(LeadingLook { choice: choice(None, true), miss: None, high }));
     }
     let look = take_from_release(release, LEADING_LOOK_SHARE, epsilon)?;
     budget.class_bound = look.value();
     let (miss, high) = leading_miss(lead, look, rng)?;
-    let current = ProjectedMeasure::P.sensitivity(at.theta);
     let saved = current.saturating_sub(lead.count_sensitivity) as f64;
     // M is often exactly 0 (keys, classes of one row), where a draw at
     // scale Δ_M/ε_l lands above a small saving in a third of the runs.
     let scale = lead.miss_sensitivity as f64 / look.value();
     let slack = (LEADING_SLACK * scale).min(LEADING_SLACK_ROWS * at.rows as f64);
     let lead_ = (miss as f64 - slack) * release.value() <= saved;
-    Ok(LeadingLook {
+    Ok(Some(LeadingLook {
         choice: choice(Some(look), lead_),
         miss: Some(miss),
         high: ExcessBound { from: at.tau, high },
-    })
+    }))
 }

@@ -88,10 +88,6 @@ const FLOOR_ROWS_SHARE: f64 = 0.01;
 const CLASS_BOUND_SHARE: f64 = 0.2;
 /// Share of ε on the excess over the small τ₀ (module `classes`).
 const CLASS_EXCESS_SHARE: f64 = 0.05;
-/// The look at M runs only where the leading count's sensitivity is at
-/// most this share of Δ(θ*): where it would not halve the noise, bias and
-/// the look's ε would eat what it saves (the fifteenth round).
-const LEADING_NOISE_SHARE: f64 = 0.5;
 
 /// The state between [`prepare`] and [`crate::release_projected`]: only
 /// public or already-released values.
@@ -405,24 +401,19 @@ pub fn prepare(
                 // at τ₀ may cost far less noise: a look at what it misses
                 // decides (the fifteenth round).
                 let theta = problematic_cap(spec.measure, top, rows.rows, release);
-                let current = spec.measure.sensitivity(theta);
-                match c.leading {
-                    Some(lead)
-                        if (lead.count_sensitivity as f64)
-                            <= LEADING_NOISE_SHARE * current as f64 =>
-                    {
-                        let look = leading::look(
-                            &lead,
-                            LeadingAt { tau: c.excess_from, theta, rows: rows.rows },
-                            spec.epsilon,
-                            &mut release,
-                            &mut budget,
-                            rng,
-                        )?;
+                let at = LeadingAt { tau: c.excess_from, theta, rows: rows.rows };
+                let look = match &c.leading {
+                    Some(lead) => {
+                        leading::look(lead, at, spec.epsilon, &mut release, &mut budget, rng)?
+                    }
+                    None => None,
+                };
+                match look {
+                    Some(look) => {
                         leading_out = Some((look.miss, look.high));
                         Choice::Leading(look.choice)
                     }
-                    _ => Choice::Classes { tau: theta, theta, test: None },
+                    None => Choice::Classes { tau: theta, theta, test: None },
                 }
             } else {
                 Choice::Fixed(problematic_cap(spec.measure, top, rows.rows, release))
