@@ -23,8 +23,8 @@ use datafusion::physical_plan::union::UnionExec;
 use datafusion::physical_plan::{ExecutionPlan, Partitioning};
 use dpincon_constraints::{BoundConstraint, Domain};
 use dpincon_detect::{
-    CoverSets, DetectionPlan, EqualityFrequencies, brute_force_plans, cover_sets, describe_plans,
-    equality_attributes, leading_wanted, order_pair, required_columns,
+    CoverSets, DetectionPlan, EqualityFrequencies, ListedRows, brute_force_plans, cover_sets,
+    describe_plans, equality_attributes, order_pair, required_columns,
 };
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
@@ -186,7 +186,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
     };
     let mut branches: Vec<Arc<dyn ExecutionPlan>> = Vec::new();
     let mut sets = Vec::new();
-    let leading = leading_wanted(&compiled);
+    let listed = ListedRows::of(&compiled);
     for (group, (x, members)) in groups.into_iter().enumerate() {
         let keys: Vec<(String, KeyDomain)> = x
             .iter()
@@ -208,7 +208,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
             brute_force: request.brute_force,
             covers_only: false,
             max_pairs,
-            leading,
+            listed,
         };
         branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), shuffled)?));
         sets.push(x);
@@ -241,7 +241,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
             brute_force: request.brute_force,
             covers_only: false,
             max_pairs,
-            leading: false,
+            listed: ListedRows::default(),
         };
         branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), Arc::new(input))?));
         let pairs: Vec<usize> = compiled
@@ -260,7 +260,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
                 brute_force: request.brute_force,
                 covers_only: true,
                 max_pairs,
-                leading: false,
+                listed: ListedRows::default(),
             };
             branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), Arc::new(input))?));
             covers_group = true;

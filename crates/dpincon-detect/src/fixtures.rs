@@ -37,3 +37,17 @@ pub(crate) fn brute_cover_of(n: usize, conflict: impl Fn(usize, usize) -> bool) 
         .min()
         .unwrap_or(0)
 }
+
+/// X and its B (`None`: a key) per set of keys and FDs, over the three
+/// columns of [`relation`].
+pub(crate) type Sets = &'static [(usize, Option<&'static [usize]>)];
+
+/// Whether rows `a` and `b` conflict under `sets`: they agree on some X
+/// (no NULL) and, for FDs, differ on one of its B (both set); under a key,
+/// always.
+pub(crate) fn conflict_under(sets: Sets, a: &[Option<u64>; 3], b: &[Option<u64>; 3]) -> bool {
+    let differ = |a: Option<u64>, b: Option<u64>| a.is_some() && b.is_some() && a != b;
+    sets.iter().any(|&(x, bs)| {
+        a[x].is_some() && a[x] == b[x] && bs.is_none_or(|bs| bs.iter().any(|&c| differ(a[c], b[c])))
+    })
+}

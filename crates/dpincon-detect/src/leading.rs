@@ -64,12 +64,10 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::fixtures::{relation, xorshift};
+    use crate::fixtures::{Sets, conflict_under, relation, xorshift};
     use crate::frequencies::classes_of;
+    use crate::sets::ListedRows;
     use crate::tuples::TupleIndex;
-
-    /// X and its B (`None`: a key) per set.
-    type Sets = &'static [(usize, Option<&'static [usize]>)];
 
     fn sets_of(rows: &[[Option<u64>; 3]], sets: Sets) -> Vec<ConflictClasses> {
         let r = relation(rows);
@@ -77,24 +75,22 @@ mod tests {
         sets.iter()
             .map(|&(x, bs)| {
                 let bs: Option<BTreeSet<usize>> = bs.map(|b| b.iter().copied().collect());
-                classes_of(&mut index, &[x], bs.as_ref(), true)
+                classes_of(
+                    &mut index,
+                    &[x],
+                    bs.as_ref(),
+                    ListedRows { leading: true, key_rows: true },
+                )
             })
             .collect()
     }
 
-    /// The problematic rows by brute force: X agrees (no NULL) and, for an
-    /// FD, some B differs (both set); for a key, always.
+    /// The problematic rows by brute force ([`conflict_under`]).
     fn brute_problematic(rows: &[[Option<u64>; 3]], sets: Sets) -> u64 {
-        let differ = |a: Option<u64>, b: Option<u64>| a.is_some() && b.is_some() && a != b;
-        let conflict = |a: &[Option<u64>; 3], b: &[Option<u64>; 3]| {
-            sets.iter().any(|&(x, bs)| {
-                a[x].is_some()
-                    && a[x] == b[x]
-                    && bs.is_none_or(|bs| bs.iter().any(|&b_| differ(a[b_], b[b_])))
-            })
-        };
         (0..rows.len())
-            .filter(|&i| (0..rows.len()).any(|j| i != j && conflict(&rows[i], &rows[j])))
+            .filter(|&i| {
+                (0..rows.len()).any(|j| i != j && conflict_under(sets, &rows[i], &rows[j]))
+            })
             .count() as u64
     }
 

@@ -51,7 +51,10 @@ pub use leading::{
 };
 pub use plan::{DetectionPlan, DriverKind, brute_force_plans, describe_plans, residual_predicates};
 pub use relation::{KeyColumn, Relation, float_key, int_key};
-pub use sets::{CoverSets, all_fd_shaped, compile_shapes, cover_sets, leading_wanted};
+pub use sets::{
+    CoverSets, ListedRows, all_fd_shaped, compile_shapes, cover_sets, key_rows_wanted,
+    leading_wanted,
+};
 pub use shape::{OrderPair, equality_attributes, fd_shape, order_pair};
 
 /// The crate's one error type.

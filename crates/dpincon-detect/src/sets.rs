@@ -1,6 +1,6 @@
 //! I_R's cover sets, from the constraints' shapes alone (public): one X's
 //! keys and FDs ([`fd_shape`]) or one order pair ([`order_pair`]) each has
-//! a cover of its own graph (`frequencies.rs`, `chains.rs`). Which sets
+//! a cover of its own graph (`frequencies/`, `chains.rs`). Which sets
 //! there are, whether every constraint is in one, and whether one set's
 //! cover is I_R itself decide how I_R is released, and whether the LP is
 //! needed at all, before any row is read.
@@ -67,15 +67,52 @@ pub fn leading_wanted(constraints: &[KeyConstraint]) -> bool {
     all_fd_shaped(constraints) && fd_sets(constraints).len() > 1
 }
 
+/// Which row lists the classes carry ([`crate::ConflictClasses::leading`]),
+/// from the constraints' shapes alone (public), so that detection lists
+/// them once, here or on every executor.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ListedRows {
+    /// Every X lists its leading rows: I_P's leading count reads them
+    /// ([`leading_wanted`]).
+    pub leading: bool,
+    /// Each key's X lists its rows in groups of two or more (under a key
+    /// every such row leads): I_R's key partition bound reads them where a
+    /// key's set is one of two cover sets or more ([`key_rows_wanted`]).
+    pub key_rows: bool,
+}
+
+impl ListedRows {
+    /// The lists the release reads for `constraints`.
+    pub fn of(constraints: &[KeyConstraint]) -> Self {
+        ListedRows { leading: leading_wanted(constraints), key_rows: key_rows_wanted(constraints) }
+    }
+}
+
+/// Whether I_R's lower bound reads a key's rows (`dpincon-release`, "the
+/// key partition bound"): some X's keys and FDs include a key, beside at
+/// least one other cover set (one set alone is its own exact cover).
+/// Public: the shapes only.
+pub fn key_rows_wanted(constraints: &[KeyConstraint]) -> bool {
+    fd_sets(constraints).values().any(Option::is_none) && cover_sets(constraints).sets > 1
+}
+
 /// The distinct order pairs, in their order.
 pub(crate) fn order_pairs(constraints: &[KeyConstraint]) -> BTreeSet<OrderPair> {
     constraints.iter().filter_map(order_pair).collect()
 }
 
-/// [`CoverSets`] of `constraints`.
+/// [`CoverSets`] of `constraints`. A DC whose equality set is exactly a
+/// key's X is in that key's set: its violating pairs agree on X, so they
+/// are edges of the key's cliques, which the key's cover covers.
 pub fn cover_sets(constraints: &[KeyConstraint]) -> CoverSets {
     let (fds, pairs) = (fd_sets(constraints), order_pairs(constraints));
-    let all = constraints.iter().all(|c| fd_shape(c).is_some() || order_pair(c).is_some());
+    let on_a_key = |c: &KeyConstraint| {
+        let x: Vec<usize> = equality_attributes(c).into_iter().collect();
+        fds.get(&x).is_some_and(Option::is_none)
+    };
+    let all =
+        constraints.iter().all(|c| fd_shape(c).is_some() || order_pair(c).is_some() || on_a_key(c));
     let sets = fds.len() + pairs.len();
     let exact_fds = fds.values().all(|bs| bs.as_ref().is_none_or(|bs| bs.len() == 1));
     CoverSets { sets, all, exact: all && sets == 1 && exact_fds }
@@ -142,7 +179,8 @@ mod tests {
     /// A DC with exactly a key's equality set adds no edge (its pairs agree
     /// on the key), so the rest decide whether every constraint is a key or
     /// an FD; a DC on a larger set is another X and still counts. The
-    /// leading count is wanted with two X or more only.
+    /// leading count is wanted with two X or more only, a key's rows
+    /// wherever its set is one of two cover sets or more.
     #[test]
     fn a_key_subsumes_the_dcs_of_its_equality_set() {
         let shapes = |text: &str| {
@@ -154,35 +192,24 @@ mod tests {
             ]);
             compile_shapes(&bind(&parse_constraints(text).unwrap(), &schema).unwrap()).unwrap()
         };
-        for (text, all, leading) in [
-            ("FD: zip -> city", true, false),
-            ("not(t1.zip=t2.zip & t1.salary>t2.salary & t1.rate<t2.rate)", false, false),
-            (
-                "not(t1.zip=t2.zip)\nnot(t1.zip=t2.zip & t1.salary>t2.salary & t1.rate<t2.rate)",
-                true,
-                false,
-            ),
-            (
-                "not(t1.zip=t2.zip)\nnot(t1.zip=t2.zip & t1.salary>t2.salary & t1.rate<t2.rate)\n\
-                 FD: salary -> city",
-                true,
-                true,
-            ),
-            (
-                "not(t1.zip=t2.zip)\n\
-                 not(t1.zip=t2.zip & t1.city=t2.city & t1.salary>t2.salary & t1.rate<t2.rate)",
-                false,
-                false,
-            ),
-            (
-                "FD: zip -> city\nnot(t1.zip=t2.zip & t1.salary>t2.salary & t1.rate<t2.rate)",
-                false,
-                false,
-            ),
-            ("FD: zip -> city\nFD: city -> zip", true, true),
+        let order = "not(t1.zip=t2.zip & t1.salary>t2.salary & t1.rate<t2.rate)";
+        let wide = "not(t1.zip=t2.zip & t1.city=t2.city & t1.salary>t2.salary & t1.rate<t2.rate)";
+        for (text, all, leading, key_rows) in [
+            ("FD: zip -> city".to_string(), true, false, false),
+            ("not(t1.zip=t2.zip)".to_string(), true, false, false),
+            (order.to_string(), false, false, false),
+            (format!("not(t1.zip=t2.zip)\n{order}"), true, false, true),
+            (format!("not(t1.zip=t2.zip)\n{order}\nFD: salary -> city"), true, true, true),
+            (format!("not(t1.zip=t2.zip)\n{wide}"), false, false, true),
+            (format!("FD: zip -> city\n{order}"), false, false, false),
+            ("FD: zip -> city\nFD: city -> zip".to_string(), true, true, false),
+            ("not(t1.zip=t2.zip)\nFD: city -> salary".to_string(), true, true, true),
         ] {
-            let shapes = shapes(text);
-            assert_eq!((all_fd_shaped(&shapes), leading_wanted(&shapes)), (all, leading), "{text}");
+            let shapes = shapes(&text);
+            let listed = ListedRows::of(&shapes);
+            assert_eq!(listed, ListedRows { leading, key_rows }, "{text}");
+            assert_eq!(all_fd_shaped(&shapes), all, "{text}");
+            assert_eq!(listed.leading, leading_wanted(&shapes), "{text}");
         }
     }
 
@@ -213,6 +240,22 @@ mod tests {
             // An FD and a key on a larger X are two sets; an order pair
             // beside a DC across two attributes is one, not all.
             ("FD: zip -> city\nnot(t1.zip=t2.zip & t1.city=t2.city)", summed(2)),
+            // A DC on exactly a key's X is in the key's set (Stock's
+            // `Ticker, Date` key and its `High < Low` sanity DC); on a
+            // larger or smaller X it is in none.
+            ("not(t1.zip=t2.zip)\nnot(t1.zip=t2.zip & t1.salary<t2.rate)", exact(1)),
+            (
+                "not(t1.zip=t2.zip)\nnot(t1.zip=t2.zip & t1.salary<t2.rate)\nFD: city -> zip",
+                summed(2),
+            ),
+            (
+                "not(t1.zip=t2.zip & t1.city=t2.city)\nnot(t1.zip=t2.zip & t1.salary<t2.rate)",
+                CoverSets { sets: 1, all: false, exact: false },
+            ),
+            (
+                "FD: zip -> city\nnot(t1.zip=t2.zip & t1.salary<t2.rate)",
+                CoverSets { sets: 1, all: false, exact: false },
+            ),
             (
                 "not(t1.zip<t2.zip & t1.salary>t2.salary)\nnot(t1.city=t2.state)",
                 CoverSets { sets: 1, all: false, exact: false },

@@ -12,11 +12,11 @@ use std::time::Instant;
 use dpincon_constraints::{BoundConstraint, DenialConstraint};
 use dpincon_detect::{
     ConflictClasses, CoverSets, DetectError, DetectOptions, DetectionPlan, EqualityFrequencies,
-    KeyConstraint, Relation, cover_sets, detect, equality_frequencies, leading_count,
-    leading_count_sensitivity, leading_miss, leading_miss_sensitivity, leading_wanted,
+    KeyConstraint, ListedRows, Relation, cover_sets, detect, equality_frequencies, leading_count,
+    leading_count_sensitivity, leading_miss, leading_miss_sensitivity,
 };
 use dpincon_graph::{ConflictGraph, EdgeFingerprint};
-use dpincon_release::{ClassFacts, CoverFacts, LeadingFacts, TableFacts, UpperCover};
+use dpincon_release::{ClassFacts, CoverFacts, KeyCover, LeadingFacts, TableFacts, UpperCover};
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::privacy::check_repair_memory;
@@ -333,9 +333,9 @@ fn detect_here(job: LoadContext<'_>, input: EncodedTable) -> Result<Detected<()>
     // The facts read the table only: counted beside detection, they take
     // the cores its phases leave idle where they meet (at 10^6 Tax rows
     // about 0.2 s on one core, after the graph was built).
-    let leading = leading_wanted(&compiled);
+    let listed = ListedRows::of(&compiled);
     let (detection, frequencies) = std::thread::scope(|scope| {
-        let frequencies = scope.spawn(|| equality_frequencies(&relation, &compiled, leading));
+        let frequencies = scope.spawn(|| equality_frequencies(&relation, &compiled, listed));
         let detection = detect(&relation, &compiled, options);
         (detection, frequencies.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     });
@@ -388,7 +388,7 @@ fn table_facts(rows: u64, frequencies: EqualityFrequencies, shape: CoverSets) ->
 
 /// The release's view of the classes of each X (none without an X), and
 /// with several X their leading count (the rows' lists were asked for by
-/// `leading_wanted`, public, on the same constraints).
+/// `ListedRows::of`, public, on the same constraints).
 fn to_class_facts(sets: &[ConflictClasses]) -> Option<ClassFacts> {
     let (first, others) = sets.split_first()?;
     let leading = (!others.is_empty()).then(|| LeadingFacts {
@@ -413,7 +413,9 @@ fn to_class_facts(sets: &[ConflictClasses]) -> Option<ClassFacts> {
 /// order pair (`dpincon_release::CoverFacts`): the largest, and their sum
 /// when every constraint is in one of those sets (`shape`, public). An X
 /// with FDs of several B adds its NULL-B rows to the sum
-/// (`ConflictClasses::exact`).
+/// (`ConflictClasses::exact`). With two sets or more, each key's cover and
+/// rows (listed by `dpincon_detect::key_rows_wanted`, the same public
+/// test) for the key partition bound.
 fn to_cover_facts(
     fd_classes: &[ConflictClasses],
     chain_covers: &[u64],
@@ -422,6 +424,7 @@ fn to_cover_facts(
     let covers = fd_classes.iter().map(|c| c.cover).chain(chain_covers.iter().copied());
     let covers: Vec<u64> = covers.collect();
     let slack: u64 = fd_classes.iter().filter(|c| !c.exact).map(|c| c.null_rows).sum();
+    let keys = fd_classes.iter().filter(|c| c.key && shape.sets > 1);
     CoverFacts {
         largest: covers.iter().copied().max().unwrap_or(0),
         sum: (shape.all && shape.sets > 0).then(|| UpperCover {
@@ -429,6 +432,7 @@ fn to_cover_facts(
             sets: shape.sets as u64,
             exact: shape.exact,
         }),
+        keys: keys.map(|c| KeyCover { cover: c.cover, rows: c.leading.clone() }).collect(),
     }
 }
 
@@ -475,7 +479,7 @@ fn refuse_degenerate(table: &TableData, parsed: &[DenialConstraint]) -> Result<(
 mod tests {
     use super::to_cover_facts;
     use dpincon_detect::{ConflictClasses, CoverSets};
-    use dpincon_release::{CoverFacts, UpperCover};
+    use dpincon_release::{CoverFacts, KeyCover, UpperCover};
 
     /// The largest cover bounds I_R from below; U sums every set's cover,
     /// with the NULL-B rows only where X's cover is not exact (FDs of two
@@ -492,7 +496,7 @@ mod tests {
         };
         let shape = |sets, all, exact| CoverSets { sets, all, exact };
         let sum = |value, sets, exact| Some(UpperCover { value, sets, exact });
-        let facts = |largest, sum| CoverFacts { largest, sum };
+        let facts = |largest, sum| CoverFacts { largest, sum, keys: vec![] };
         let (key_or_one_b, two_b) = (fd(12, 3, true), fd(12, 3, false));
         let cases = [
             (vec![key_or_one_b.clone()], vec![], shape(1, true, true), facts(12, sum(12, 1, true))),
@@ -517,5 +521,31 @@ mod tests {
             let got = to_cover_facts(&classes, &chains, shape);
             assert_eq!(got, expected, "{classes:?} {chains:?} {shape:?}");
         }
+    }
+
+    /// A key's cover and rows reach the key partition bound beside another
+    /// set only: alone, its cover is I_R (and no rows were listed).
+    #[test]
+    fn a_key_beside_another_set_brings_its_rows() {
+        let key = ConflictClasses {
+            key: true,
+            exact: true,
+            cover: 3,
+            leading: vec![1, 2, 5, 6, 7],
+            ..ConflictClasses::default()
+        };
+        let fd = ConflictClasses { exact: true, cover: 4, ..ConflictClasses::default() };
+        let both =
+            to_cover_facts(&[key.clone(), fd], &[], CoverSets { sets: 2, all: true, exact: false });
+        assert_eq!(both.keys, [KeyCover { cover: 3, rows: vec![1, 2, 5, 6, 7] }]);
+        assert_eq!(both.largest, 4);
+        let beside_a_pair = to_cover_facts(
+            std::slice::from_ref(&key),
+            &[2],
+            CoverSets { sets: 2, all: true, exact: false },
+        );
+        assert_eq!(beside_a_pair.keys.len(), 1);
+        let alone = to_cover_facts(&[key], &[], CoverSets { sets: 1, all: true, exact: true });
+        assert!(alone.keys.is_empty());
     }
 }

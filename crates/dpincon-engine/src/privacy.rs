@@ -8,8 +8,8 @@ use dpincon_constraints::BoundConstraint;
 use dpincon_detect::{compile_shapes, cover_sets};
 use dpincon_graph::ConflictGraph;
 use dpincon_measures::{
-    CoverSize, DegreeBound, ExactCounts, GreedyCover, PassCounts, measure_pass,
-    twice_fractional_cover,
+    CoverSize, DegreeBound, ExactCounts, GreedyCover, PassCounts, greedy_matching_outside,
+    measure_pass, twice_fractional_cover,
 };
 use dpincon_release::{
     Budget, NoiseRng, ProjectedMeasure, ProjectedSpec, ProjectionTable, RepairMethod,
@@ -201,7 +201,8 @@ pub(crate) fn projection_pass(
 }
 
 /// I_R's private statistics from the pass's `cover`: c, and 2·L when `lp`
-/// (the LP's own pass over the cover's rows).
+/// (the LP's own pass over the cover's rows, and a greedy walk of G
+/// without each key's rows for its partition bound).
 pub(crate) fn repair_values(
     graph: &ConflictGraph,
     facts: &TableFacts,
@@ -209,8 +210,25 @@ pub(crate) fn repair_values(
     lp: bool,
     threads: usize,
 ) -> RepairValues {
-    let twice_lp = lp.then(|| twice_fractional_cover(graph, cover, threads));
-    RepairValues::new(cover.size().cover, twice_lp, facts)
+    let (twice_lp, outside) = if lp {
+        // The walks are one thread's each: beside the LP's kernel, whose
+        // matching runs on one thread too.
+        std::thread::scope(|scope| {
+            let outside = scope.spawn(|| matchings_outside_keys(graph, facts));
+            let twice_lp = twice_fractional_cover(graph, cover, threads);
+            (Some(twice_lp), outside.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        })
+    } else {
+        (None, vec![])
+    };
+    RepairValues::new(cover.size().cover, twice_lp, &outside, facts)
+}
+
+/// For each key of `facts.covers.keys`, the stable-order greedy matching
+/// of `graph` without its rows (`dpincon_release::KeyCover`): one walk of
+/// Λ each, as the pass's own cover.
+pub(crate) fn matchings_outside_keys(graph: &ConflictGraph, facts: &TableFacts) -> Vec<u64> {
+    facts.covers.keys.iter().map(|key| greedy_matching_outside(graph, &key.rows)).collect()
 }
 
 /// Prepares the projected releases (drawing ñ and d̃), walks the edge stream

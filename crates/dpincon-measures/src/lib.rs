@@ -36,7 +36,7 @@ mod projection;
 
 pub use cover::{
     Adjacency, CoverSize, FractionalCover, GreedyCover, MinimumCover, fractional_cover,
-    minimum_cover, twice_fractional_cover,
+    greedy_matching_outside, minimum_cover, twice_fractional_cover,
 };
 pub use degree::{DegreeCounts, ExactCounts};
 pub use pass::{PassCounts, count_degrees, measure_pass};

@@ -52,7 +52,7 @@ pub use miss::COVERAGE;
 pub use prepare::{Prepared, default_candidates, halving_candidates, prepare};
 pub use projected::{ProjectedRelease, SelectionStep, release_projected};
 pub use repair::{
-    CoverFacts, RepairMethod, RepairMethodExt, RepairRelease, RepairValues, UpperCover,
+    CoverFacts, KeyCover, RepairMethod, RepairMethodExt, RepairRelease, RepairValues, UpperCover,
     release_repair,
 };
 pub use selection::{Strategy, StrategyExt, quality_scores};

@@ -11,6 +11,9 @@
 //!   `dpincon_measures::cover`), each set's cover too, so their maximum
 //!   does and the integer 2·L moves by at most 2. On a k-clique of
 //!   duplicated keys LP is k/2 and the FD cover k − 1 = I_R (issue 28).
+//!   Beside another set a key adds its partition bound, its cover plus
+//!   the greedy matching of G without its cliques' rows ([`KeyCover`]),
+//!   also of sensitivity 1 (README, "the key partition bound").
 //! - `combined` (default): both, ε split [`LP_SHARE`] : 1 − [`LP_SHARE`]
 //!   (sequential composition: the parts sum to the measure's ε).
 //! - `lp` and `combined` when the constraints are one set whose cover is
@@ -102,7 +105,7 @@ pub const UPPER_SHARE: f64 = 0.2;
 /// one X and each order pair (`dpincon_detect::order_pair`) has a cover
 /// of its own graph. The values are private; which fields are set is
 /// public (the constraints' shapes).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CoverFacts {
     /// The largest of those covers (0: none), each at most I_R (the
     /// minimum cover of a subgraph) with node sensitivity 1, so their
@@ -110,6 +113,24 @@ pub struct CoverFacts {
     pub largest: u64,
     /// Their sum U, when every constraint is in one of them.
     pub sum: Option<UpperCover>,
+    /// Each key's set, where it is one of two cover sets or more
+    /// (`dpincon_detect::key_rows_wanted`, public): the key partition
+    /// bound's inputs ([`KeyCover`]).
+    pub keys: Vec<KeyCover>,
+}
+
+/// A key's set: its cover, Σ over its groups of (rows − 1), and the rows
+/// of its groups of two or more (ascending), which are the rows of its
+/// cliques. I_R's key partition bound is M = cover + ν(G − rows), with
+/// ν the stable-order greedy matching (`dpincon_measures::
+/// greedy_matching_outside`): M ≤ I_R, node sensitivity 1 (README, "the
+/// key partition bound").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyCover {
+    /// Σ over the key's groups of (rows − 1) (private).
+    pub cover: u64,
+    /// The rows of its groups of two rows or more, ascending (private).
+    pub rows: Vec<u32>,
 }
 
 /// U = Σ over the sets of their cover, plus N_X (X's rows with a NULL B)
@@ -133,9 +154,10 @@ pub struct UpperCover {
 pub struct RepairValues {
     /// c, the stable-order greedy cover size.
     pub greedy_cover: u64,
-    /// 2·L with L = max(LP, the largest set's cover, [`CoverFacts`]), when
-    /// the method needs it: L ≤ I_R ≤ 2·LP ≤ 2·L, and L has node
-    /// sensitivity 1 (a maximum of sensitivity-1 statistics).
+    /// 2·L with L = max(LP, the largest set's cover, each key's partition
+    /// bound, [`CoverFacts`]), when the method needs it: L ≤ I_R ≤ 2·LP ≤
+    /// 2·L, and L has node sensitivity 1 (a maximum of sensitivity-1
+    /// statistics).
     pub twice_lower: Option<u64>,
     /// I_R itself, when the constraints alone say one set's cover is exact
     /// ([`TableFacts::exact_repair`]): then `lp` and `combined` release it.
@@ -149,9 +171,19 @@ pub struct RepairValues {
 impl RepairValues {
     /// The values from c, 2·LP (if computed) and the table's facts (its
     /// largest set's cover, and its exact cover or U when every
-    /// constraint is in a set).
-    pub fn new(greedy_cover: u64, twice_lp: Option<u64>, facts: &TableFacts) -> Self {
-        let twice_lower = twice_lp.map(|l| l.max(2 * facts.covers.largest));
+    /// constraint is in a set). `outside_keys[i]` is the stable-order
+    /// greedy matching of G without the rows of `facts.covers.keys[i]`
+    /// (`dpincon_measures::greedy_matching_outside`), read with 2·LP.
+    pub fn new(
+        greedy_cover: u64,
+        twice_lp: Option<u64>,
+        outside_keys: &[u64],
+        facts: &TableFacts,
+    ) -> Self {
+        debug_assert!(twice_lp.is_none() || outside_keys.len() == facts.covers.keys.len());
+        let partitions = facts.covers.keys.iter().zip(outside_keys).map(|(k, m)| k.cover + m);
+        let lower = partitions.fold(facts.covers.largest, u64::max);
+        let twice_lower = twice_lp.map(|l| l.max(2 * lower));
         let (exact, upper) = (facts.exact_repair(), facts.upper_cover());
         RepairValues { greedy_cover, twice_lower, exact, upper }
     }

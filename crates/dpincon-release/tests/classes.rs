@@ -228,7 +228,7 @@ fn several_x_release_their_largest_class_count_at_theta_for_free() {
 #[test]
 fn an_exact_cover_sum_is_i_r_and_another_an_upper_bound() {
     let with = |sum: Option<UpperCover>| TableFacts {
-        covers: CoverFacts { largest: 12, sum },
+        covers: CoverFacts { largest: 12, sum, keys: vec![] },
         ..common::one_set_facts(100, 10, None)
     };
     let exact = UpperCover { value: 12, sets: 1, exact: true };

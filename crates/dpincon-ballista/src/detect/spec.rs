@@ -1,6 +1,7 @@
 //! What a `DetectExec` runs, as it travels to an executor: the operator
 //! (`exec`) and its stream (`stream`) both read it, so it sits below them.
 
+use dpincon_detect::ListedRows;
 use serde::{Deserialize, Serialize};
 
 use super::Blocks;
@@ -46,9 +47,10 @@ pub struct DetectSpec {
     /// job over its edge cap (`dpincon_detect::DetectOptions::max_pairs`).
     #[serde(default)]
     pub max_pairs: Option<u64>,
-    /// List the classes' leading rows, in global ids
-    /// (`dpincon_detect::leading_wanted` of the job's constraints: the
-    /// coordinator's union over X is I_P's leading count).
+    /// The row lists the classes carry, in global ids
+    /// (`dpincon_detect::ListedRows::of` the job's constraints: the
+    /// coordinator's union over X is I_P's leading count; a key's rows
+    /// are I_R's key partition bound's).
     #[serde(default)]
-    pub leading: bool,
+    pub listed: ListedRows,
 }

@@ -142,7 +142,7 @@ pub fn detect_rows(
     // task), so none of the chains' sorts is done for nothing.
     let f = match spec.blocks {
         Some(_) => EqualityFrequencies::from_maxima(&[], vec![], true),
-        None => equality_frequencies(&relation, &compiled, spec.leading),
+        None => equality_frequencies(&relation, &compiled, spec.listed),
     };
     let max_frequency = if spec.keys.is_empty() {
         None

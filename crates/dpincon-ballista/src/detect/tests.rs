@@ -161,9 +161,9 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     let prepared =
         dpincon_source::prepare_detection(&parsed, &table, |_| true, 1, BallistaError::Constraint)
             .unwrap();
-    let leading = dpincon_detect::leading_wanted(&prepared.compiled);
+    let listed = dpincon_detect::ListedRows::of(&prepared.compiled);
     let embedded =
-        dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled, leading);
+        dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled, listed);
     assert_eq!(classes.into_iter().flatten().collect::<Vec<_>>(), embedded.fd_classes);
     // The chain covers in another order (only their largest and their sum
     // are facts).
@@ -219,9 +219,10 @@ async fn the_leading_rows_over_the_partitions_are_the_embedded_ones() {
     let prepared =
         dpincon_source::prepare_detection(&parsed, &table, |_| true, 1, BallistaError::Constraint)
             .unwrap();
-    assert!(dpincon_detect::leading_wanted(&prepared.compiled));
+    let listed = dpincon_detect::ListedRows::of(&prepared.compiled);
+    assert!(listed.leading && listed.key_rows);
     let embedded =
-        dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled, true);
+        dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled, listed);
     let cluster: Vec<_> = classes.into_iter().flatten().collect();
     assert_eq!(cluster, embedded.fd_classes);
     // Zip 1 (rows 0, 1, 6) and 3 (3, 4, 5) under the key; NY, CA with two

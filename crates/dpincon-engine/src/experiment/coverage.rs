@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::cache::ProjectionCache;
 use crate::job::noise_rng;
 use crate::load::LoadedJob;
-use crate::privacy::budget_split;
+use crate::privacy::{budget_split, matchings_outside_keys};
 use crate::repair::{EXACT_COVER_WORK, exact_repair};
 use crate::{EngineError, JobConfig, Measure, NON_PRIVATE_LABEL};
 
@@ -228,7 +228,8 @@ pub fn coverage_with(
         let greedy = cache.cover().size().cover;
         let facts = exact_repair(graph, greedy, EXACT_COVER_WORK, threads);
         let twice_lp = Some(twice_fractional_cover(graph, cache.cover(), threads));
-        (RepairValues::new(greedy, twice_lp, &loaded.facts), facts.min_cover)
+        let outside = matchings_outside_keys(graph, &loaded.facts);
+        (RepairValues::new(greedy, twice_lp, &outside, &loaded.facts), facts.min_cover)
     });
     let mut rows = Vec::new();
     for &epsilon in &options.epsilons {

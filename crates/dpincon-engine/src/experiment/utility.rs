@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::job::noise_rng;
 use crate::load::LoadedJob;
-use crate::privacy::{budget_split, measure_and_release};
+use crate::privacy::{budget_split, matchings_outside_keys, measure_and_release};
 use crate::repair::{EXACT_COVER_WORK, RepairFacts, exact_repair};
 use crate::{EngineError, JobConfig, Measure, NON_PRIVATE_LABEL};
 
@@ -148,7 +148,8 @@ fn repair_rows(
     let greedy = dpincon_measures::measure_pass(&loaded.graph, &[], 1).cover.size().cover;
     let facts = exact_repair(&loaded.graph, greedy, EXACT_COVER_WORK, loaded.threads);
     let twice_lp = facts.paper_yardstick();
-    let values = RepairValues::new(greedy, Some(twice_lp), &loaded.facts);
+    let outside = matchings_outside_keys(&loaded.graph, &loaded.facts);
+    let values = RepairValues::new(greedy, Some(twice_lp), &outside, &loaded.facts);
     for method in RepairMethod::ALL {
         let mut released = Vec::with_capacity(runs);
         for run in 0..runs {

@@ -2,7 +2,7 @@
 
 use std::ops::ControlFlow;
 
-use dpincon_graph::{Edge, Row};
+use dpincon_graph::{ConflictGraph, Edge, Row};
 
 use crate::EdgeVisitor;
 
@@ -32,6 +32,16 @@ impl GreedyCover {
     /// An empty cover of a graph on `nodes` nodes.
     pub fn new(nodes: u32) -> Self {
         GreedyCover { covered: vec![0; (nodes as usize).div_ceil(64)], matching: 0 }
+    }
+
+    /// The greedy cover of G minus `rows`: they start covered, so no edge
+    /// at one of them is matched, and the matching is the stable-order
+    /// greedy matching of G without them (Λ restricted to an induced
+    /// subgraph is that subgraph's Λ). Rows at or past `nodes` are ignored.
+    pub fn outside(nodes: u32, rows: &[u32]) -> Self {
+        let mut cover = GreedyCover::new(nodes);
+        rows.iter().filter(|&&r| r < nodes).for_each(|&r| cover.cover(r));
+        cover
     }
 
     /// The cover as a bitset: bit `v % 64` of word `v / 64` is node `v`.
@@ -85,4 +95,15 @@ impl EdgeVisitor for GreedyCover {
             self.matching += 1;
         }
     }
+}
+
+/// |M| of the stable-order greedy matching of G minus `rows`
+/// ([`GreedyCover::outside`]), one walk of Λ on this thread: what I_R's
+/// key partition bound adds to a key's cover (`dpincon-release`). Adding a
+/// node to a graph moves its greedy matching by 0 or +1, removing one by 0
+/// or −1: the two matchings differ by one alternating path from that node.
+pub fn greedy_matching_outside(graph: &ConflictGraph, rows: &[u32]) -> u64 {
+    let mut cover = GreedyCover::outside(graph.nodes(), rows);
+    graph.for_each_row(0..graph.shard_count(), |u, upper| cover.visit_row(u, upper));
+    cover.size().lower_bound
 }

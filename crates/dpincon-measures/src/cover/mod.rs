@@ -2,7 +2,8 @@
 //!
 //! - [`GreedyCover`]: the stable-order greedy cover c of SPEC §5, one pass
 //!   over Λ (an [`EdgeVisitor`](crate::EdgeVisitor)); c/2 ≤ I_R ≤ c, node
-//!   sensitivity 2.
+//!   sensitivity 2. [`greedy_matching_outside`]: its matching on G minus
+//!   some rows.
 //! - [`fractional_cover`]: the LP relaxation LP(G) ≤ I_R ≤ 2·LP(G), exact
 //!   and half-integral, node sensitivity 1 (proof in `fractional.rs`), on a
 //!   full [`Adjacency`] in memory.
@@ -24,5 +25,5 @@ mod tests;
 pub use adjacency::Adjacency;
 pub use exact::{MinimumCover, minimum_cover};
 pub use fractional::{FractionalCover, fractional_cover};
-pub use greedy::{CoverSize, GreedyCover};
+pub use greedy::{CoverSize, GreedyCover, greedy_matching_outside};
 pub use greedy_kernel::twice_fractional_cover;

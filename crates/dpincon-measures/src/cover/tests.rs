@@ -255,6 +255,36 @@ proptest! {
         prop_assert!(opt <= c && opt <= lp.twice_value());
     }
 
+    /// The matching outside some rows is the greedy matching of the graph
+    /// without them, and a node added to a graph (here: the last one taken
+    /// out of the excluded rows, at every id) moves it by 0 or +1: what the
+    /// key partition bound's sensitivity rests on (`dpincon-release`).
+    #[test]
+    fn the_matching_outside_rows_is_the_induced_subgraphs(
+        (n, edges) in edges_strategy(10),
+        excluded in proptest::collection::vec(any::<bool>(), 10),
+    ) {
+        let graph = ConflictGraph::from_edges(n, edges.iter().copied());
+        let out: Vec<u32> = (0..n).filter(|&u| excluded[u as usize]).collect();
+        let matching = |out: &[u32]| {
+            let kept: Vec<Edge> = edges
+                .iter()
+                .copied()
+                .filter(|e| !out.contains(&e.u) && !out.contains(&e.v))
+                .collect();
+            let mut greedy = GreedyCover::new(n);
+            walk(ConflictGraph::from_edges(n, kept).edges(), &mut [&mut greedy]);
+            greedy.size().lower_bound
+        };
+        prop_assert_eq!(greedy_matching_outside(&graph, &out), matching(&out));
+        for (i, &v) in out.iter().enumerate() {
+            let mut fewer = out.clone();
+            fewer.remove(i);
+            let (with, without) = (matching(&fewer), matching(&out));
+            prop_assert!(with == without || with == without + 1, "node {}: {} vs {}", v, with, without);
+        }
+    }
+
     #[test]
     fn exact_cover_matches_brute_force_on_larger_graphs((n, edges) in edges_strategy(16)) {
         let adjacency = Adjacency::from_edges(n, &edges);
