@@ -71,7 +71,7 @@ pub enum Statistic {
     },
     /// c, the stable-order greedy cover.
     GreedyCover,
-    /// 2·L, L = max(LP, the largest set's cover).
+    /// 2·L, L = max(LP, the largest set's cover, the keys' partition bounds).
     TwiceLower,
     /// U, the sets' covers summed.
     CoverSum {
