@@ -34,11 +34,12 @@ impl GreedyCover {
         GreedyCover { covered: vec![0; (nodes as usize).div_ceil(64)], matching: 0 }
     }
 
-    /// The greedy cover of G minus `rows`: they start covered, so no edge
-    /// at one of them is matched, and the matching is the stable-order
-    /// greedy matching of G without them (Λ restricted to an induced
-    /// subgraph is that subgraph's Λ). Rows at or past `nodes` are ignored.
-    pub fn outside(nodes: u32, rows: &[u32]) -> Self {
+    /// A walk whose matching is that of G minus `rows`: they start
+    /// covered, so no edge at one of them is matched (Λ restricted to an
+    /// induced subgraph is that subgraph's Λ). Not a cover of G (it holds
+    /// `rows`), so only [`greedy_matching_outside`] reads it. Rows at or
+    /// past `nodes` are ignored.
+    fn outside(nodes: u32, rows: &[u32]) -> Self {
         let mut cover = GreedyCover::new(nodes);
         rows.iter().filter(|&&r| r < nodes).for_each(|&r| cover.cover(r));
         cover
