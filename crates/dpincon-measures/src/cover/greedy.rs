@@ -99,7 +99,7 @@ impl EdgeVisitor for GreedyCover {
 }
 
 /// |M| of the stable-order greedy matching of G minus `rows`
-/// ([`GreedyCover::outside`]), one walk of Λ on this thread: what I_R's
+/// (the walk starts with `rows` covered), one walk of Λ on this thread: what I_R's
 /// key partition bound adds to a key's cover (`dpincon-release`). Adding a
 /// node to a graph moves its greedy matching by 0 or +1, removing one by 0
 /// or −1: the two matchings differ by one alternating path from that node.
