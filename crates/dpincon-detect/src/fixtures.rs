@@ -24,6 +24,18 @@ pub(crate) fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
     }
 }
 
+/// `n` rows of three keys, each drawn below `domain` by `next` in row
+/// order; a draw of `values` or more is NULL.
+pub(crate) fn random_rows(
+    next: &mut impl FnMut(u64) -> u64,
+    n: usize,
+    domain: u64,
+    values: u64,
+) -> Vec<[Option<u64>; 3]> {
+    let mut key = || Some(next(domain)).filter(|&v| v < values);
+    (0..n).map(|_| [key(), key(), key()]).collect()
+}
+
 /// The minimum vertex cover of the graph on `n` rows that `conflict`
 /// defines, by trying every subset.
 pub(crate) fn brute_cover_of(n: usize, conflict: impl Fn(usize, usize) -> bool) -> u64 {

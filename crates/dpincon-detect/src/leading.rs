@@ -64,7 +64,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::fixtures::{Sets, conflict_under, relation, xorshift};
+    use crate::fixtures::{Sets, conflict_under, random_rows, relation, xorshift};
     use crate::frequencies::classes_of;
     use crate::sets::ListedRows;
     use crate::tuples::TupleIndex;
@@ -107,9 +107,7 @@ mod tests {
         for round in 0..4000 {
             let n = 1 + next(7) as usize;
             let domain = if round % 2 == 0 { 3 } else { 4 };
-            let key = |v: u64| (v < 3).then_some(v);
-            let rows: Vec<[Option<u64>; 3]> =
-                (0..n).map(|_| [key(next(domain)), key(next(domain)), key(next(domain))]).collect();
+            let rows = random_rows(&mut next, n, domain, 3);
             for (s, sets) in all.into_iter().enumerate() {
                 let c = sets_of(&rows, sets);
                 let (count, miss) = (leading_count(&c), leading_miss(&c));

@@ -27,6 +27,16 @@ pub struct CoverSets {
     pub exact: bool,
 }
 
+impl CoverSets {
+    /// Whether a key's set reads its partition bound (`dpincon-release`,
+    /// "the key partition bound"): beside another cover set; one set alone
+    /// is its own exact cover. [`key_rows_wanted`] lists the key's rows on
+    /// the same test.
+    pub fn key_partitions(&self) -> bool {
+        self.sets > 1
+    }
+}
+
 /// X → every B of X's FD-shaped constraints (`None`: a key among them, no B).
 pub(crate) fn fd_sets(
     constraints: &[KeyConstraint],
@@ -94,7 +104,7 @@ impl ListedRows {
 /// least one other cover set (one set alone is its own exact cover).
 /// Public: the shapes only.
 pub fn key_rows_wanted(constraints: &[KeyConstraint]) -> bool {
-    fd_sets(constraints).values().any(Option::is_none) && cover_sets(constraints).sets > 1
+    fd_sets(constraints).values().any(Option::is_none) && cover_sets(constraints).key_partitions()
 }
 
 /// The distinct order pairs, in their order.

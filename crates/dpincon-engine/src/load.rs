@@ -413,9 +413,9 @@ fn to_class_facts(sets: &[ConflictClasses]) -> Option<ClassFacts> {
 /// order pair (`dpincon_release::CoverFacts`): the largest, and their sum
 /// when every constraint is in one of those sets (`shape`, public). An X
 /// with FDs of several B adds its NULL-B rows to the sum
-/// (`ConflictClasses::exact`). With two sets or more, each key's cover and
-/// rows (listed by `dpincon_detect::key_rows_wanted`, the same public
-/// test) for the key partition bound.
+/// (`ConflictClasses::exact`). Each key's cover and rows for its partition
+/// bound where `shape` says it applies (the rows were listed on the same
+/// public test, `dpincon_detect::key_rows_wanted`).
 fn to_cover_facts(
     fd_classes: &[ConflictClasses],
     chain_covers: &[u64],
@@ -424,7 +424,7 @@ fn to_cover_facts(
     let covers = fd_classes.iter().map(|c| c.cover).chain(chain_covers.iter().copied());
     let covers: Vec<u64> = covers.collect();
     let slack: u64 = fd_classes.iter().filter(|c| !c.exact).map(|c| c.null_rows).sum();
-    let keys = fd_classes.iter().filter(|c| c.key && shape.sets > 1);
+    let keys = fd_classes.iter().filter(|c| c.key && shape.key_partitions());
     CoverFacts {
         largest: covers.iter().copied().max().unwrap_or(0),
         sum: (shape.all && shape.sets > 0).then(|| UpperCover {

@@ -393,6 +393,12 @@ impl TableWriter {
         Ok(TableWriter { out: out.into(), names: names.to_vec(), file: output, sink, rows: 0 })
     }
 
+    /// Append one row with every cell set ([`TableWriter::write_row`]).
+    pub(crate) fn write_cells(&mut self, cells: &[String]) -> Result<(), GenerateError> {
+        let values: Vec<Option<&str>> = cells.iter().map(|c| Some(c.as_str())).collect();
+        self.write_row(&values)
+    }
+
     /// Append one row (`None` is NULL: an empty CSV cell, a Parquet null).
     pub(crate) fn write_row(&mut self, values: &[Option<&str>]) -> Result<(), GenerateError> {
         let out = &self.out;

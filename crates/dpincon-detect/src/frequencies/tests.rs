@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::compile::KeyPredicate;
-use crate::fixtures::{Sets, brute_cover_of, conflict_under, relation, xorshift};
+use crate::fixtures::{Sets, brute_cover_of, conflict_under, random_rows, relation, xorshift};
 use crate::relation::KeyColumn;
 use crate::shape::fd_shape;
 use dpincon_constraints::Operator;
@@ -37,9 +37,7 @@ fn fd_cover_bounds_the_fds_cover_with_sensitivity_one() {
         let n = 1 + next(7) as usize;
         // Half the tables without NULLs, where the bound is exact.
         let domain = if round % 2 == 0 { 3 } else { 4 };
-        let key = |v: u64| (v < 3).then_some(v);
-        let rows: Vec<[Option<u64>; 3]> =
-            (0..n).map(|_| [key(next(domain)), key(next(domain)), key(next(domain))]).collect();
+        let rows = random_rows(&mut next, n, domain, 3);
         // A key on X: every two rows agreeing on X conflict, NULLs or
         // not, and the key cover is I_R exactly (the release's
         // `exact_repair` relies on it).
@@ -275,9 +273,7 @@ fn capped_classes_bound_i_p_with_sensitivity_tau_plus_one() {
     for round in 0..3000 {
         let n = 1 + next(7) as usize;
         let domain = if round % 2 == 0 { 2 } else { 3 };
-        let key = |v: u64| (v < 2).then_some(v);
-        let rows: Vec<[Option<u64>; 3]> =
-            (0..n).map(|_| [key(next(domain)), key(next(domain)), key(next(domain))]).collect();
+        let rows = random_rows(&mut next, n, domain, 2);
         let c = classes(&rows);
         let truth = brute_problematic(&rows);
         for tau in 1..=7 {
@@ -358,9 +354,7 @@ fn the_key_partition_bound_is_below_i_r_with_sensitivity_one() {
     for round in 0..3000 {
         let n = 1 + next(8) as usize;
         let domain = if round % 2 == 0 { 3 } else { 5 };
-        let key = |v: u64| (v < 4).then_some(v);
-        let rows: Vec<[Option<u64>; 3]> =
-            (0..n).map(|_| [key(next(domain)), key(next(domain)), key(next(domain))]).collect();
+        let rows = random_rows(&mut next, n, domain, 4);
         for sets in all {
             let m = bound(&rows, sets);
             let truth = brute_cover_of(n, |i, j| conflict(sets, &rows[i], &rows[j]));

@@ -9,17 +9,15 @@
 //! sides of F. For I_MI and I_P one threshold sits between the projected
 //! count f(G_θ*) and F, where a noise-only interval would pass wrongly.
 
-use dpincon_measures::{DegreeBound, twice_fractional_cover};
+use dpincon_measures::DegreeBound;
 use dpincon_mechanisms::DiscreteLaplace;
-use dpincon_release::{
-    NoiseRng, ProjectedMeasure, RepairValues, prepare, release_projected, release_repair,
-};
+use dpincon_release::{NoiseRng, ProjectedMeasure, prepare, release_projected, release_repair};
 use serde::{Deserialize, Serialize};
 
 use super::cache::ProjectionCache;
 use crate::job::noise_rng;
 use crate::load::LoadedJob;
-use crate::privacy::{budget_split, matchings_outside_keys};
+use crate::privacy::{budget_split, repair_values};
 use crate::repair::{EXACT_COVER_WORK, exact_repair};
 use crate::{EngineError, JobConfig, Measure, NON_PRIVATE_LABEL};
 
@@ -227,9 +225,7 @@ pub fn coverage_with(
     let repair = wants_r.then(|| {
         let greedy = cache.cover().size().cover;
         let facts = exact_repair(graph, greedy, EXACT_COVER_WORK, threads);
-        let twice_lp = Some(twice_fractional_cover(graph, cache.cover(), threads));
-        let outside = matchings_outside_keys(graph, &loaded.facts);
-        (RepairValues::new(greedy, twice_lp, &outside, &loaded.facts), facts.min_cover)
+        (repair_values(graph, &loaded.facts, cache.cover(), true, threads), facts.min_cover)
     });
     let mut rows = Vec::new();
     for &epsilon in &options.epsilons {

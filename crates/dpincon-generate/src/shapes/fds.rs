@@ -384,8 +384,7 @@ impl FdTable {
                 cells.push(z.cities[z.city.value(row)].clone());
                 cells.push(z.states[z.state.value(row)].to_string());
             }
-            let values: Vec<Option<&str>> = cells.iter().map(|c| Some(c.as_str())).collect();
-            writer.write_row(&values)?;
+            writer.write_cells(&cells)?;
         }
         Ok(())
     }

@@ -234,8 +234,7 @@ pub(super) fn write(
             q.close.to_string(),
             q.volume.to_string(),
         ];
-        let values: Vec<Option<&str>> = cells.iter().map(|c| Some(c.as_str())).collect();
-        writer.write_row(&values)?;
+        writer.write_cells(&cells)?;
     }
     writer.finish()?;
 

@@ -244,8 +244,7 @@ pub(super) fn write(
             weight[b].to_string(),
             shipping[b].to_string(),
         ];
-        let values: Vec<Option<&str>> = cells.iter().map(|c| Some(c.as_str())).collect();
-        writer.write_row(&values)?;
+        writer.write_cells(&cells)?;
     }
     writer.finish()?;
 

@@ -147,8 +147,7 @@ pub(super) fn write(
             line.qty.to_string(),
             line.total.to_string(),
         ];
-        let values: Vec<Option<&str>> = cells.iter().map(|c| Some(c.as_str())).collect();
-        writer.write_row(&values)?;
+        writer.write_cells(&cells)?;
     }
     writer.finish()?;
     Ok((CONSTRAINTS.to_string(), Known { violating_rows: Some(errors as u64), ..Known::default() }))
