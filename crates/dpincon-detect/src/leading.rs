@@ -79,7 +79,7 @@ mod tests {
                     &mut index,
                     &[x],
                     bs.as_ref(),
-                    ListedRows { leading: true, key_rows: true },
+                    ListedRows { leading: true, key_rows: true, deleted: false },
                 )
             })
             .collect()

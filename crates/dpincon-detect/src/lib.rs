@@ -15,8 +15,8 @@
 //! Beside the graph it counts the facts the releases read, private values
 //! from the same relation: the equality sets' max frequencies and FD
 //! classes ([`equality_frequencies`]), the order pairs' exact covers
-//! ([`chain_cover`]), and, public, which cover sets the constraints form
-//! ([`cover_sets`]).
+//! ([`chain_cover`]), I_R's union cover ([`union_cover`]), and, public,
+//! which cover sets the constraints form ([`cover_sets`]).
 //!
 //! The crate knows nothing about files: `dpincon-source` builds the relation.
 
@@ -35,6 +35,7 @@ mod relation;
 mod sets;
 mod shape;
 mod tuples;
+mod union;
 
 pub use across::detect_parts_across;
 pub use chains::chain_cover;
@@ -44,7 +45,8 @@ pub use compile::{
 };
 pub use exec::{DetectOptions, Detection, brute_force, detect, detect_parts};
 pub use frequencies::{
-    ConflictClasses, EXCESS_FROM, EqualityFrequencies, equality_frequencies, fd_classes,
+    ConflictClasses, EXCESS_FROM, EqualityFrequencies, KEEP_PER_MARGIN, equality_frequencies,
+    fd_classes,
 };
 pub use leading::{
     leading_count, leading_count_sensitivity, leading_miss, leading_miss_sensitivity,
@@ -56,6 +58,7 @@ pub use sets::{
     leading_wanted,
 };
 pub use shape::{OrderPair, equality_attributes, fd_shape, order_pair};
+pub use union::{union_cover, union_cover_sensitivity};
 
 /// The crate's one error type.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use dpincon_constraints::BoundConstraint;
 
 use crate::DetectError;
-use crate::compile::{KeyConstraint, compile, required_columns, string_constants};
+use crate::compile::{KeyConstraint, KeyOperand, compile, required_columns, string_constants};
 use crate::relation::{KeyColumn, Relation};
 use crate::shape::{OrderPair, equality_attributes, fd_shape, order_pair};
 
@@ -25,6 +25,10 @@ pub struct CoverSets {
     /// cover, so I_R itself: one X's keys and FDs with a key among them or
     /// one B only (a row with B NULL conflicts with none), or one order pair.
     pub exact: bool,
+    /// Two sets read a common attribute, so one wrong cell can put a row
+    /// in both sets' covers, which their sum then counts twice: I_R's
+    /// upper bound also reads the union cover ([`crate::union_cover`]).
+    pub overlap: bool,
 }
 
 impl CoverSets {
@@ -34,6 +38,13 @@ impl CoverSets {
     /// the same test.
     pub fn key_partitions(&self) -> bool {
         self.sets > 1
+    }
+
+    /// Whether I_R's upper bound reads the union cover
+    /// ([`crate::union_cover`]): every constraint is in a set and two sets
+    /// overlap. Elsewhere the covers' sum is as tight, with less noise.
+    pub fn union_cover(&self) -> bool {
+        self.all && self.overlap
     }
 }
 
@@ -90,12 +101,21 @@ pub struct ListedRows {
     /// every such row leads): I_R's key partition bound reads them where a
     /// key's set is one of two cover sets or more ([`key_rows_wanted`]).
     pub key_rows: bool,
+    /// Every X lists the rows its margin cover deletes
+    /// ([`crate::ConflictClasses::deleted`]): I_R's union cover reads them
+    /// where [`CoverSets::union_cover`] says so.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub deleted: bool,
 }
 
 impl ListedRows {
     /// The lists the release reads for `constraints`.
     pub fn of(constraints: &[KeyConstraint]) -> Self {
-        ListedRows { leading: leading_wanted(constraints), key_rows: key_rows_wanted(constraints) }
+        ListedRows {
+            leading: leading_wanted(constraints),
+            key_rows: key_rows_wanted(constraints),
+            deleted: cover_sets(constraints).union_cover(),
+        }
     }
 }
 
@@ -125,7 +145,39 @@ pub fn cover_sets(constraints: &[KeyConstraint]) -> CoverSets {
         constraints.iter().all(|c| fd_shape(c).is_some() || order_pair(c).is_some() || on_a_key(c));
     let sets = fds.len() + pairs.len();
     let exact_fds = fds.values().all(|bs| bs.as_ref().is_none_or(|bs| bs.len() == 1));
-    CoverSets { sets, all, exact: all && sets == 1 && exact_fds }
+    // Each set's attributes: every slot its constraints read.
+    let mut read: BTreeMap<SetId, BTreeSet<usize>> = BTreeMap::new();
+    for c in constraints {
+        let id = match (fd_shape(c), order_pair(c)) {
+            (Some((x, _)), _) => SetId::Fds(x),
+            (None, Some(pair)) => SetId::Order(pair),
+            (None, None) if on_a_key(c) => SetId::Fds(equality_attributes(c).into_iter().collect()),
+            (None, None) => continue,
+        };
+        read.entry(id).or_default().extend(slots(c));
+    }
+    let read: Vec<_> = read.into_values().collect();
+    let overlap =
+        read.iter().enumerate().any(|(i, a)| read[i + 1..].iter().any(|b| !a.is_disjoint(b)));
+    CoverSets { sets, all, exact: all && sets == 1 && exact_fds, overlap }
+}
+
+/// A cover set: one X's keys and FDs, or one order pair.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum SetId {
+    Fds(Vec<usize>),
+    Order(OrderPair),
+}
+
+/// The slots a constraint reads, on either side.
+fn slots(c: &KeyConstraint) -> impl Iterator<Item = usize> + '_ {
+    c.predicates.iter().flat_map(|p| {
+        let right = match p.right {
+            KeyOperand::Column { slot, .. } => Some(slot),
+            KeyOperand::Const(_) => None,
+        };
+        std::iter::once(p.slot).chain(right)
+    })
 }
 
 /// `bound` compiled against a relation of no row that encodes every
@@ -217,7 +269,7 @@ mod tests {
         ] {
             let shapes = shapes(&text);
             let listed = ListedRows::of(&shapes);
-            assert_eq!(listed, ListedRows { leading, key_rows }, "{text}");
+            assert_eq!((listed.leading, listed.key_rows), (leading, key_rows), "{text}");
             assert_eq!(all_fd_shaped(&shapes), all, "{text}");
             assert_eq!(listed.leading, leading_wanted(&shapes), "{text}");
         }
@@ -225,8 +277,8 @@ mod tests {
 
     #[test]
     fn which_constraints_make_one_exact_set() {
-        let exact = |sets| CoverSets { sets, all: true, exact: true };
-        let summed = |sets| CoverSets { sets, all: true, exact: false };
+        let exact = |sets| (sets, true, true);
+        let summed = |sets| (sets, true, false);
         for (text, want) in [
             ("FD: zip -> city", exact(1)),
             ("not(t1.zip=t2.zip)\nFD: zip -> city, state", exact(1)),
@@ -243,10 +295,7 @@ mod tests {
             ("FD: zip -> city, state", summed(1)),
             ("FD: zip -> city\nFD: state -> zip", summed(2)),
             ("FD: zip -> city\nnot(t1.salary>t2.salary & t1.rate<t2.rate)", summed(2)),
-            (
-                "FD: zip -> city\nnot(t1.city='Boston' & t1.zip!=t2.zip)",
-                CoverSets { sets: 1, all: false, exact: false },
-            ),
+            ("FD: zip -> city\nnot(t1.city='Boston' & t1.zip!=t2.zip)", (1, false, false)),
             // An FD and a key on a larger X are two sets; an order pair
             // beside a DC across two attributes is one, not all.
             ("FD: zip -> city\nnot(t1.zip=t2.zip & t1.city=t2.city)", summed(2)),
@@ -260,18 +309,51 @@ mod tests {
             ),
             (
                 "not(t1.zip=t2.zip & t1.city=t2.city)\nnot(t1.zip=t2.zip & t1.salary<t2.rate)",
-                CoverSets { sets: 1, all: false, exact: false },
+                (1, false, false),
             ),
+            ("FD: zip -> city\nnot(t1.zip=t2.zip & t1.salary<t2.rate)", (1, false, false)),
+            ("not(t1.zip<t2.zip & t1.salary>t2.salary)\nnot(t1.city=t2.state)", (1, false, false)),
+        ] {
+            let got = sets_of(text);
+            assert_eq!((got.sets, got.all, got.exact), want, "{text}");
+        }
+    }
+
+    /// Sets overlap when two read a common attribute (as encoded: a column
+    /// compared across domains is another slot), on either side of a
+    /// predicate; a DC in a key's set reads for the key's set. The union
+    /// cover (and its rows) is wanted where every constraint is in a set
+    /// and two overlap.
+    #[test]
+    fn sets_overlap_on_a_common_attribute() {
+        let order = "not(t1.state=t2.state & t1.salary>t2.salary & t1.rate<t2.rate)";
+        let on_key = "not(t1.zip=t2.zip & t1.salary<t2.salary & t1.city!=t2.city)";
+        for (text, overlap, wanted) in [
+            ("FD: zip -> city".to_string(), false, false),
+            ("FD: zip -> city\nFD: state -> salary".to_string(), false, false),
+            ("FD: zip -> city\nFD: state -> zip".to_string(), true, true),
+            ("FD: zip -> city\nFD: city -> state".to_string(), true, true),
+            (format!("FD: zip -> city, state\n{order}"), true, true),
+            ("FD: zip -> city\nnot(t1.salary>t2.salary & t1.rate<t2.rate)".into(), false, false),
+            (format!("not(t1.zip=t2.zip)\n{on_key}\nFD: state -> salary"), true, true),
+            (format!("not(t1.zip=t2.zip)\n{on_key}\nFD: state -> rate"), false, false),
             (
-                "FD: zip -> city\nnot(t1.zip=t2.zip & t1.salary<t2.rate)",
-                CoverSets { sets: 1, all: false, exact: false },
-            ),
-            (
-                "not(t1.zip<t2.zip & t1.salary>t2.salary)\nnot(t1.city=t2.state)",
-                CoverSets { sets: 1, all: false, exact: false },
+                "FD: zip -> city\nFD: state -> zip\nnot(t1.city='B' & t1.zip!=t2.zip)".into(),
+                true,
+                false,
             ),
         ] {
-            assert_eq!(sets_of(text), want, "{text}");
+            let schema = TableSchema::new([
+                ("zip", ColumnKind::Int),
+                ("city", ColumnKind::Str),
+                ("state", ColumnKind::Str),
+                ("salary", ColumnKind::Int),
+                ("rate", ColumnKind::Float),
+            ]);
+            let bound = bind(&parse_constraints(&text).unwrap(), &schema).unwrap();
+            let shapes = compile_shapes(&bound).unwrap();
+            assert_eq!(cover_sets(&shapes).overlap, overlap, "{text}");
+            assert_eq!(ListedRows::of(&shapes).deleted, wanted, "{text}");
         }
     }
 }

@@ -13,7 +13,8 @@ use dpincon_constraints::{BoundConstraint, DenialConstraint};
 use dpincon_detect::{
     ConflictClasses, CoverSets, DetectError, DetectOptions, DetectionPlan, EqualityFrequencies,
     KeyConstraint, ListedRows, Relation, cover_sets, detect, equality_frequencies, leading_count,
-    leading_count_sensitivity, leading_miss, leading_miss_sensitivity,
+    leading_count_sensitivity, leading_miss, leading_miss_sensitivity, union_cover,
+    union_cover_sensitivity,
 };
 use dpincon_graph::{ConflictGraph, EdgeFingerprint};
 use dpincon_release::{ClassFacts, CoverFacts, KeyCover, LeadingFacts, TableFacts, UpperCover};
@@ -415,7 +416,9 @@ fn to_class_facts(sets: &[ConflictClasses]) -> Option<ClassFacts> {
 /// with FDs of several B adds its NULL-B rows to the sum
 /// (`ConflictClasses::exact`). Each key's cover and rows for its partition
 /// bound where `shape` says it applies (the rows were listed on the same
-/// public test, `dpincon_detect::key_rows_wanted`).
+/// public test, `dpincon_detect::key_rows_wanted`). Where sets overlap
+/// (`CoverSets::union_cover`, public) the upper bound is the smaller of U
+/// and the union cover, with the larger of their sensitivities.
 fn to_cover_facts(
     fd_classes: &[ConflictClasses],
     chain_covers: &[u64],
@@ -425,12 +428,21 @@ fn to_cover_facts(
     let covers: Vec<u64> = covers.collect();
     let slack: u64 = fd_classes.iter().filter(|c| !c.exact).map(|c| c.null_rows).sum();
     let keys = fd_classes.iter().filter(|c| c.key && shape.key_partitions());
+    let upper = |sum: u64| {
+        let sets = shape.sets as u64;
+        if shape.union_cover() {
+            let union = union_cover(fd_classes, chain_covers);
+            let sensitivity = union_cover_sensitivity(fd_classes, chain_covers.len());
+            (sum.min(union), sets.max(sensitivity))
+        } else {
+            (sum, sets)
+        }
+    };
     CoverFacts {
         largest: covers.iter().copied().max().unwrap_or(0),
-        sum: (shape.all && shape.sets > 0).then(|| UpperCover {
-            value: covers.iter().sum::<u64>() + slack,
-            sets: shape.sets as u64,
-            exact: shape.exact,
+        sum: (shape.all && shape.sets > 0).then(|| {
+            let (value, sensitivity) = upper(covers.iter().sum::<u64>() + slack);
+            UpperCover { value, sensitivity, exact: shape.exact }
         }),
         keys: keys.map(|c| KeyCover { cover: c.cover, rows: c.leading.clone() }).collect(),
     }
@@ -494,8 +506,8 @@ mod tests {
             null_rows,
             ..ConflictClasses::default()
         };
-        let shape = |sets, all, exact| CoverSets { sets, all, exact };
-        let sum = |value, sets, exact| Some(UpperCover { value, sets, exact });
+        let shape = |sets, all, exact| CoverSets { sets, all, exact, overlap: false };
+        let sum = |value, sensitivity, exact| Some(UpperCover { value, sensitivity, exact });
         let facts = |largest, sum| CoverFacts { largest, sum, keys: vec![] };
         let (key_or_one_b, two_b) = (fd(12, 3, true), fd(12, 3, false));
         let cases = [
@@ -523,6 +535,32 @@ mod tests {
         }
     }
 
+    /// Where sets overlap the upper bound is the smaller of U and the union
+    /// cover, at the larger sensitivity (1 + 2 per FD set + 1 per order
+    /// pair); elsewhere U alone. Two FD sets whose covers both delete row 4:
+    /// U = 2 + 3, the union |{1, 4, 7, 8}|.
+    #[test]
+    fn overlapping_sets_take_the_union_cover_where_it_is_smaller() {
+        let fd = |cover, deleted: Vec<u32>| ConflictClasses {
+            exact: true,
+            cover,
+            deleted,
+            ..ConflictClasses::default()
+        };
+        let overlapping = CoverSets { sets: 2, all: true, exact: false, overlap: true };
+        let upper = |classes: &[ConflictClasses], chains: &[u64], shape| {
+            let u = to_cover_facts(classes, chains, shape).sum.unwrap();
+            (u.value, u.sensitivity)
+        };
+        let shared = [fd(2, vec![1, 4]), fd(3, vec![4, 7, 8])];
+        assert_eq!(upper(&shared, &[], overlapping), (4, 5));
+        assert_eq!(upper(&shared, &[1], CoverSets { sets: 3, ..overlapping }), (5, 6));
+        assert_eq!(upper(&shared, &[], CoverSets { overlap: false, ..overlapping }), (5, 2));
+        // Near ties: the margin covers delete more than U counts.
+        let ties = [fd(1, vec![1, 2, 3]), fd(1, vec![5, 6])];
+        assert_eq!(upper(&ties, &[], overlapping), (2, 5));
+    }
+
     /// A key's cover and rows reach the key partition bound beside another
     /// set only: alone, its cover is I_R (and no rows were listed).
     #[test]
@@ -535,17 +573,24 @@ mod tests {
             ..ConflictClasses::default()
         };
         let fd = ConflictClasses { exact: true, cover: 4, ..ConflictClasses::default() };
-        let both =
-            to_cover_facts(&[key.clone(), fd], &[], CoverSets { sets: 2, all: true, exact: false });
+        let both = to_cover_facts(
+            &[key.clone(), fd],
+            &[],
+            CoverSets { sets: 2, all: true, exact: false, overlap: false },
+        );
         assert_eq!(both.keys, [KeyCover { cover: 3, rows: vec![1, 2, 5, 6, 7] }]);
         assert_eq!(both.largest, 4);
         let beside_a_pair = to_cover_facts(
             std::slice::from_ref(&key),
             &[2],
-            CoverSets { sets: 2, all: true, exact: false },
+            CoverSets { sets: 2, all: true, exact: false, overlap: false },
         );
         assert_eq!(beside_a_pair.keys.len(), 1);
-        let alone = to_cover_facts(&[key], &[], CoverSets { sets: 1, all: true, exact: true });
+        let alone = to_cover_facts(
+            &[key],
+            &[],
+            CoverSets { sets: 1, all: true, exact: true, overlap: false },
+        );
         assert!(alone.keys.is_empty());
     }
 }

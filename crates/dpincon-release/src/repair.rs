@@ -24,9 +24,13 @@
 //!   (several sets, or FDs of several B; public): U = Σ over the sets of
 //!   their cover, plus N_X (X's rows with a NULL B) for FDs of several B,
 //!   is an upper bound on I_R with sensitivity k, the number of sets
-//!   (`TableFacts::upper_cover`). 2·L and U are released ([`UPPER_SHARE`]
-//!   of ε on U, no greedy part), and the point's hedge above L̃ is at most
-//!   half of the room Ũ − L̃.
+//!   (`TableFacts::upper_cover`). Where two sets read a common attribute
+//!   (public), U is the smaller of that sum and the union cover
+//!   (`dpincon_detect::union_cover`), which counts a row once however many
+//!   sets' covers hold it, at the larger sensitivity (README, "the union
+//!   cover"). 2·L and U are released ([`UPPER_SHARE`] of ε on U, no greedy
+//!   part), and the point's hedge above L̃ is at most half of the room
+//!   Ũ − L̃.
 //!
 //! The point estimate is [`POINT_FACTOR`]·L̃ (greedy: c̃), clamped into
 //! the interval; the reported interval contains I_R
@@ -137,13 +141,17 @@ pub struct KeyCover {
 /// where X has FDs of several B; when every constraint is a key, an FD or
 /// an order pair ([`TableFacts::upper_cover`]; which case applies is
 /// public). Deleting every set's cover (and those NULL-B rows) leaves no
-/// edge, so I_R ≤ U; a row moves each set's term by at most 1.
+/// edge, so I_R ≤ U; a row moves each set's term by at most 1. Where two
+/// sets read a common attribute (public), the smaller of U and the union
+/// cover (`dpincon_detect::union_cover`: each row once however many sets
+/// delete it), also at least I_R (README, "the union cover").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UpperCover {
-    /// U (private).
+    /// U, or min(U, union cover) (private).
     pub value: u64,
-    /// k, the number of sets: U's sensitivity (public).
-    pub sets: u64,
+    /// Its sensitivity (public): k, the number of sets, or with the union
+    /// cover max(k, 1 + 2·k_fd + k_key + k_order).
+    pub sensitivity: u64,
     /// One set whose cover is its graph's minimum cover (a key, FDs of
     /// one B, an order pair): U is I_R itself (public).
     pub exact: bool,
@@ -340,7 +348,7 @@ fn release_with_upper(
     let budgets = epsilon.split(&[1.0 - UPPER_SHARE, UPPER_SHARE])?;
     let miss = (1.0 - COVERAGE) / 2.0;
     let l = part("twice-lower-bound", twice_lower, TWICE_LP_SENSITIVITY, budgets[0], miss, rng)?;
-    let u = part("cover-sum", upper.value, upper.sets.max(1), budgets[1], miss, rng)?;
+    let u = part("cover-sum", upper.value, upper.sensitivity.max(1), budgets[1], miss, rng)?;
     let h = |p: &RepairPart| i128::from(p.halfwidth.min(i64::MAX as u64));
     let (l_value, u_value) = (i128::from(l.value), i128::from(u.value));
     let lo = (l_value - h(&l) + 1).div_euclid(2).max(0);
@@ -357,7 +365,7 @@ fn release_with_upper(
         method,
         value: narrow(point),
         epsilon: epsilon.value(),
-        sensitivity: TWICE_LP_SENSITIVITY.max(upper.sets),
+        sensitivity: TWICE_LP_SENSITIVITY.max(upper.sensitivity),
         ci95: [narrow(lo), narrow(hi)],
         coverage: COVERAGE,
         parts: vec![l, u],
@@ -510,7 +518,7 @@ mod tests {
         let eps = Budget::new(1.0).unwrap();
         // (U, k, the mean of 2·point − 2·L: its range)
         for (u, sets, range) in [(40u64, 1u64, 0.0..3.5), (100, 2, 6.0..10.0)] {
-            let upper = Some(UpperCover { value: u, sets, exact: false });
+            let upper = Some(UpperCover { value: u, sensitivity: sets, exact: false });
             let values =
                 RepairValues { greedy_cover: 90, twice_lower: Some(80), exact: None, upper };
             let top = 80.min(u as i64);

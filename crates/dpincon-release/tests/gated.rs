@@ -115,7 +115,7 @@ fn a_gated_repair_interval_holds_the_nights_ir() {
             exact: (round % 3 == 0).then_some(t),
             upper: (round % 3 == 1).then_some(UpperCover {
                 value: t + next() % 5,
-                sets: 3,
+                sensitivity: 3,
                 exact: false,
             }),
         };

@@ -50,7 +50,8 @@ pub struct DetectSpec {
     /// The row lists the classes carry, in global ids
     /// (`dpincon_detect::ListedRows::of` the job's constraints: the
     /// coordinator's union over X is I_P's leading count; a key's rows
-    /// are I_R's key partition bound's).
+    /// are I_R's key partition bound's, the margin covers' rows its union
+    /// cover's).
     #[serde(default)]
     pub listed: ListedRows,
 }

@@ -158,6 +158,7 @@ pub fn detect_rows(
             // Local ids ascend with global ids: the list stays ascending.
             let mut one = one.clone();
             one.leading.iter_mut().for_each(|r| *r = ids[*r as usize]);
+            one.deleted.iter_mut().for_each(|r| *r = ids[*r as usize]);
             Some((one, f.all_fd_shaped))
         }
         _ => return Err(failed("a group has exactly one equality attribute set")),

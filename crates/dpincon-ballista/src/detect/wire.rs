@@ -195,6 +195,7 @@ mod tests {
             sizes: vec![(1, 2), (3, 1)],
             excess: 1,
             leading: vec![4, 9, 12],
+            deleted: vec![2, 9],
         };
         let classes = Some((classes, true));
         let with = Summary {

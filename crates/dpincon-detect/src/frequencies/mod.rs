@@ -146,12 +146,26 @@ pub struct ConflictClasses {
     /// partition bound leaves out of the rest of G.
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
     pub leading: Vec<u32>,
+    /// When asked for ([`ListedRows::deleted`]): the rows, ascending, that
+    /// X's *margin cover* deletes ([`crate::union_cover`]). Under a key,
+    /// every row of a group but its first; else every NULL-B row when X
+    /// has several B, and in each group of two classes or more every row
+    /// but the first min(a₁, [`KEEP_PER_MARGIN`]·(a₁ − a₂)) of its largest
+    /// class (a₁ > a₂ the two largest classes; none kept on a tie).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Vec::is_empty"))]
+    pub deleted: Vec<u32>,
 }
 
 /// The small τ whose [`ConflictClasses::excess`] is counted: duplicated
 /// keys' classes are a row or two (exact copies), so τ = 2 keeps most of
 /// them whole (dpincon-release, "I_P by class count").
 pub const EXCESS_FROM: u64 = 2;
+
+/// The margin cover keeps this many rows of a group's largest class per
+/// row it leads the second by ([`ConflictClasses::deleted`]): 2 keeps the
+/// whole class wherever it is at least twice the second (one wrong cell's
+/// conflicts), and a row moves the kept rows by at most 2 (`union_cover`).
+pub const KEEP_PER_MARGIN: u64 = 2;
 
 impl ConflictClasses {
     /// Σ over impure groups' classes of min(class, τ): at most I_P, with node
@@ -179,6 +193,8 @@ impl ConflictClasses {
         // pass, where an unstable sort would sort the whole list again.
         self.leading.extend_from_slice(&other.leading);
         self.leading.sort();
+        self.deleted.extend_from_slice(&other.deleted);
+        self.deleted.sort();
     }
 }
 
@@ -216,6 +232,16 @@ pub(crate) fn classes_of(
         } else {
             vec![]
         };
+        // The margin cover keeps each group's first row.
+        let deleted = if listed.deleted {
+            let mut seen = vec![false; sizes.len()];
+            let mut later = |&(_, &g): &(usize, &u32)| {
+                g != NO_TUPLE && std::mem::replace(&mut seen[g as usize], true)
+            };
+            groups.ids.iter().enumerate().filter(|r| later(r)).map(|(r, _)| r as u32).collect()
+        } else {
+            vec![]
+        };
         let cover = sizes.iter().map(|g| g - 1).sum();
         let conflicting: u64 = sizes.iter().filter(|&&g| g > 1).sum();
         return ConflictClasses {
@@ -227,6 +253,7 @@ pub(crate) fn classes_of(
             sizes: if conflicting > 0 { vec![(1, conflicting)] } else { vec![] },
             excess: 0,
             leading,
+            deleted,
         };
     };
     let slots: Vec<usize> = x.iter().chain(bs).copied().collect();
@@ -261,6 +288,11 @@ pub(crate) fn classes_of(
     } else {
         vec![]
     };
+    let deleted = if listed.deleted {
+        margin_cover(&groups, &classes, &group_of, &class_size, bs.len() > 1)
+    } else {
+        vec![]
+    };
     ConflictClasses {
         key: false,
         exact: bs.len() == 1,
@@ -270,7 +302,54 @@ pub(crate) fn classes_of(
         sizes: sizes.into_iter().collect(),
         excess: class_size.iter().map(|&c| c.saturating_sub(EXCESS_FROM)).sum(),
         leading,
+        deleted,
     }
+}
+
+/// The rows X's margin cover deletes, ascending ([`ConflictClasses::deleted`]):
+/// NULL-B rows when X has several B (`null_b`; with one B they conflict
+/// with none), and in each group every row but the first
+/// min(a₁, [`KEEP_PER_MARGIN`]·(a₁ − a₂)) of its largest class.
+fn margin_cover(
+    groups: &TupleIds,
+    classes: &TupleIds,
+    group_of: &[u32],
+    class_size: &[u64],
+    null_b: bool,
+) -> Vec<u32> {
+    // Per group: its largest class, a₁ and a₂ (0 without a second class).
+    let n = groups.distinct as usize;
+    let (mut top, mut first, mut second) = (vec![NO_TUPLE; n], vec![0u64; n], vec![0u64; n]);
+    for (c, (&g, &size)) in group_of.iter().zip(class_size).enumerate() {
+        let g = g as usize;
+        if size > first[g] {
+            (second[g], first[g], top[g]) = (first[g], size, c as u32);
+        } else {
+            second[g] = second[g].max(size);
+        }
+    }
+    let keep: Vec<u64> =
+        first.iter().zip(&second).map(|(&a1, &a2)| a1.min(KEEP_PER_MARGIN * (a1 - a2))).collect();
+    let mut kept = vec![0u64; n];
+    let mut deleted = Vec::new();
+    for (row, (&c, &g)) in classes.ids.iter().zip(&groups.ids).enumerate() {
+        if g == NO_TUPLE {
+            continue;
+        }
+        let g = g as usize;
+        let delete = if c == NO_TUPLE {
+            null_b
+        } else if c == top[g] && kept[g] < keep[g] {
+            kept[g] += 1;
+            false
+        } else {
+            true
+        };
+        if delete {
+            deleted.push(row as u32);
+        }
+    }
+    deleted
 }
 
 /// The rows, ascending, among the first [`EXCESS_FROM`] of their class

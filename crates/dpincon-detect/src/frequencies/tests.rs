@@ -327,7 +327,7 @@ fn the_key_partition_bound_is_below_i_r_with_sensitivity_one() {
     let bound = |rows: &[[Option<u64>; 3]], sets: Sets| {
         let r = relation(rows);
         let mut index = crate::tuples::TupleIndex::new(&r);
-        let listed = ListedRows { leading: false, key_rows: true };
+        let listed = ListedRows { key_rows: true, ..ListedRows::default() };
         let mut best = 0;
         for &(x, bs) in sets.iter().filter(|(_, bs)| bs.is_none()) {
             let c = classes_of(
