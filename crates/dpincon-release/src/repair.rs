@@ -30,7 +30,7 @@
 //!   sets' covers hold it, at the larger sensitivity (README, "the union
 //!   cover"). 2·L and U are released ([`UPPER_SHARE`] of ε on U, no greedy
 //!   part), and the point's hedge above L̃ is at most half of the room
-//!   Ũ − L̃.
+//!   Ũ − L̃ less half of Ũ's noise scale ([`ROOM_SHRINK`]).
 //!
 //! The point estimate is [`POINT_FACTOR`]·L̃ (greedy: c̃), clamped into
 //! the interval; the reported interval contains I_R
@@ -104,6 +104,12 @@ impl RepairMethodExt for RepairMethod {
 /// rest). See the README ("keys and FDs: no hedge U does not leave room
 /// for") for how it was chosen.
 pub const UPPER_SHARE: f64 = 0.2;
+
+/// The room Ũ − L̃ the point's hedge may fill is first narrowed by this
+/// many of Ũ's noise scales: where U is I_R (L too), Ũ's noise alone
+/// opened a room, and the hedge was that noise's positive half. See the
+/// README ("the union cover") for how it was chosen.
+pub const ROOM_SHRINK: f64 = 0.5;
 
 /// What the constraints' own graphs say about I_R: each key-and-FD set of
 /// one X and each order pair (`dpincon_detect::order_pair`) has a cover
@@ -327,12 +333,13 @@ fn release_exact(
 /// part.
 ///
 /// The point's hedge above L̃ is the LP path's 0.1·L̃ capped at half the
-/// room Ũ − L̃ shows. Where the conflicts of different X do not overlap
-/// and no B is NULL (FDs such as `zip -> city, state`, one X's stars),
-/// U = I_R = L and the hedge is half of Ũ's noise above L̃ at most. Where
-/// they overlap (U well above I_R) it stays 0.1·L̃. Ũ itself, not a low
-/// end, gives the room: noise then widens the room, never hides it, so a
-/// table with a real gap keeps its hedge at small ε (README). The
+/// room Ũ − L̃ − [`ROOM_SHRINK`]·b_U shows (b_U: Ũ's noise scale). Where
+/// the conflicts of different X do not overlap and no B is NULL (FDs
+/// such as `zip -> city, state`, one X's stars), U = I_R = L and the
+/// hedge is what of Ũ's noise exceeds half a scale, halved. Where U is
+/// well above I_R it stays 0.1·L̃. Half a scale, not a low end Ũ − h_U
+/// (about 3.7 scales), narrows the room: a low end hid the room of a
+/// table with a real gap at small ε (README). The
 /// interval: I_R ≥ (l̃ − h_l)/2 and I_R ≤ min(l̃ + h_l, Ũ + h_U), each part
 /// within its bound with probability 1 − 0.025.
 fn release_with_upper(
@@ -355,10 +362,12 @@ fn release_with_upper(
     let hi = (l_value + h(&l)).min(u_value + h(&u)).max(0);
     // Noise can cross the ends (outside the coverage event): swap them.
     let (lo, hi) = (lo.min(hi), lo.max(hi));
-    // 2·point = l̃ + min(0.1·l̃, (2·Ũ − l̃)/2), rounded to nearest.
+    // 2·point = l̃ + min(0.1·l̃, (2·Ũ − l̃ − b_U)/2), rounded to nearest.
     let (num, den) = POINT_FACTOR;
     let hedge = (l_value.max(0) * i128::from(num - den)).div_euclid(i128::from(den));
-    let room = (2 * u_value - l_value).max(0).div_euclid(2);
+    // Public: the scale is the part's sensitivity over its ε.
+    let shrink = (2.0 * ROOM_SHRINK * u.noise_scale).round() as i128;
+    let room = (2 * u_value - l_value - shrink).max(0).div_euclid(2);
     let point = (l_value + hedge.min(room) + 1).div_euclid(2).clamp(lo, hi);
     let narrow = |x: i128| x.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
     Ok(RepairRelease {
@@ -509,15 +518,16 @@ mod tests {
         assert_eq!(g.parts[0].statistic, "greedy-cover");
     }
 
-    /// Keys and FDs: with U = I_R = L the point is L̃ plus half of Ũ's
-    /// noise above L̃ at most (about a row here, not the 1.1 factor's 4);
+    /// Keys and FDs: with U = I_R = L the point is L̃ plus half of what of
+    /// Ũ's noise above L̃ exceeds half its scale (about a row here, not the
+    /// 1.1 factor's 4; without [`ROOM_SHRINK`] the mean shift read 2.5);
     /// with U far above L it is hedged by the full 0.1·L̃. The interval
     /// holds [L, min(2·L, U)], where I_R lies.
     #[test]
     fn keys_and_fds_hedge_only_what_the_cover_sum_leaves_room_for() {
         let eps = Budget::new(1.0).unwrap();
         // (U, k, the mean of 2·point − 2·L: its range)
-        for (u, sets, range) in [(40u64, 1u64, 0.0..3.5), (100, 2, 6.0..10.0)] {
+        for (u, sets, range) in [(40u64, 1u64, 0.0..2.2), (100, 2, 6.0..10.0)] {
             let upper = Some(UpperCover { value: u, sensitivity: sets, exact: false });
             let values =
                 RepairValues { greedy_cover: 90, twice_lower: Some(80), exact: None, upper };
