@@ -2,7 +2,12 @@
 //! and the brute-force minimum vertex cover the exact covers are checked
 //! against.
 
+use std::collections::BTreeSet;
+
+use crate::frequencies::{ConflictClasses, classes_of};
 use crate::relation::{KeyColumn, Relation};
+use crate::sets::ListedRows;
+use crate::tuples::TupleIndex;
 
 /// A relation of three integer columns (slots 0, 1, 2) from optional keys.
 pub(crate) fn relation(rows: &[[Option<u64>; 3]]) -> Relation {
@@ -62,4 +67,21 @@ pub(crate) fn conflict_under(sets: Sets, a: &[Option<u64>; 3], b: &[Option<u64>;
     sets.iter().any(|&(x, bs)| {
         a[x].is_some() && a[x] == b[x] && bs.is_none_or(|bs| bs.iter().any(|&c| differ(a[c], b[c])))
     })
+}
+
+/// Each set's classes over `rows` ([`relation`]), with the row lists
+/// `listed` asks for.
+pub(crate) fn classes_of_sets(
+    rows: &[[Option<u64>; 3]],
+    sets: Sets,
+    listed: ListedRows,
+) -> Vec<ConflictClasses> {
+    let r = relation(rows);
+    let mut index = TupleIndex::new(&r);
+    sets.iter()
+        .map(|&(x, bs)| {
+            let bs: Option<BTreeSet<usize>> = bs.map(|b| b.iter().copied().collect());
+            classes_of(&mut index, &[x], bs.as_ref(), listed)
+        })
+        .collect()
 }

@@ -61,28 +61,12 @@ pub fn leading_miss_sensitivity(sets: &[ConflictClasses]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use super::*;
-    use crate::fixtures::{Sets, conflict_under, random_rows, relation, xorshift};
-    use crate::frequencies::classes_of;
+    use crate::fixtures::{Sets, classes_of_sets, conflict_under, random_rows, xorshift};
     use crate::sets::ListedRows;
-    use crate::tuples::TupleIndex;
 
     fn sets_of(rows: &[[Option<u64>; 3]], sets: Sets) -> Vec<ConflictClasses> {
-        let r = relation(rows);
-        let mut index = TupleIndex::new(&r);
-        sets.iter()
-            .map(|&(x, bs)| {
-                let bs: Option<BTreeSet<usize>> = bs.map(|b| b.iter().copied().collect());
-                classes_of(
-                    &mut index,
-                    &[x],
-                    bs.as_ref(),
-                    ListedRows { leading: true, key_rows: true, deleted: false },
-                )
-            })
-            .collect()
+        classes_of_sets(rows, sets, ListedRows { leading: true, key_rows: true, deleted: false })
     }
 
     /// The problematic rows by brute force ([`conflict_under`]).

@@ -199,7 +199,8 @@ mod tests {
     use super::*;
     use dpincon_constraints::{ColumnKind, TableSchema, bind, parse_constraints};
 
-    fn sets_of(text: &str) -> CoverSets {
+    /// The shapes of `text` over zip, city, state, salary and rate.
+    fn shapes_of(text: &str) -> Vec<KeyConstraint> {
         let schema = TableSchema::new([
             ("zip", ColumnKind::Int),
             ("city", ColumnKind::Str),
@@ -207,8 +208,11 @@ mod tests {
             ("salary", ColumnKind::Int),
             ("rate", ColumnKind::Float),
         ]);
-        let bound = bind(&parse_constraints(text).unwrap(), &schema).unwrap();
-        cover_sets(&compile_shapes(&bound).unwrap())
+        compile_shapes(&bind(&parse_constraints(text).unwrap(), &schema).unwrap()).unwrap()
+    }
+
+    fn sets_of(text: &str) -> CoverSets {
+        cover_sets(&shapes_of(text))
     }
 
     /// Keys, FDs and one or two order comparisons are checked by their
@@ -343,15 +347,7 @@ mod tests {
                 false,
             ),
         ] {
-            let schema = TableSchema::new([
-                ("zip", ColumnKind::Int),
-                ("city", ColumnKind::Str),
-                ("state", ColumnKind::Str),
-                ("salary", ColumnKind::Int),
-                ("rate", ColumnKind::Float),
-            ]);
-            let bound = bind(&parse_constraints(&text).unwrap(), &schema).unwrap();
-            let shapes = compile_shapes(&bound).unwrap();
+            let shapes = shapes_of(&text);
             assert_eq!(cover_sets(&shapes).overlap, overlap, "{text}");
             assert_eq!(ListedRows::of(&shapes).deleted, wanted, "{text}");
         }

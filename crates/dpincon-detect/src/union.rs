@@ -66,24 +66,14 @@ pub fn union_cover_sensitivity(sets: &[ConflictClasses], order_pairs: usize) -> 
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use super::*;
-    use crate::fixtures::{Sets, brute_cover_of, conflict_under, random_rows, relation, xorshift};
-    use crate::frequencies::classes_of;
+    use crate::fixtures::{
+        Sets, brute_cover_of, classes_of_sets, conflict_under, random_rows, xorshift,
+    };
     use crate::sets::ListedRows;
-    use crate::tuples::TupleIndex;
 
     fn sets_of(rows: &[[Option<u64>; 3]], sets: Sets) -> Vec<ConflictClasses> {
-        let r = relation(rows);
-        let mut index = TupleIndex::new(&r);
-        let listed = ListedRows { deleted: true, ..ListedRows::default() };
-        sets.iter()
-            .map(|&(x, bs)| {
-                let bs: Option<BTreeSet<usize>> = bs.map(|b| b.iter().copied().collect());
-                classes_of(&mut index, &[x], bs.as_ref(), listed)
-            })
-            .collect()
+        classes_of_sets(rows, sets, ListedRows { deleted: true, ..ListedRows::default() })
     }
 
     #[test]

@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::compile::KeyPredicate;
-use crate::fixtures::{Sets, brute_cover_of, conflict_under, random_rows, relation, xorshift};
+use crate::fixtures::{
+    Sets, brute_cover_of, classes_of_sets, conflict_under, random_rows, relation, xorshift,
+};
 use crate::relation::KeyColumn;
 use crate::shape::fd_shape;
 use dpincon_constraints::Operator;
@@ -325,17 +327,9 @@ fn the_key_partition_bound_is_below_i_r_with_sensitivity_one() {
     let conflict = conflict_under;
     // The largest bound over the keys, from their listed rows.
     let bound = |rows: &[[Option<u64>; 3]], sets: Sets| {
-        let r = relation(rows);
-        let mut index = crate::tuples::TupleIndex::new(&r);
         let listed = ListedRows { key_rows: true, ..ListedRows::default() };
         let mut best = 0;
-        for &(x, bs) in sets.iter().filter(|(_, bs)| bs.is_none()) {
-            let c = classes_of(
-                &mut index,
-                &[x],
-                bs.map(|b| b.iter().copied().collect()).as_ref(),
-                listed,
-            );
+        for c in classes_of_sets(rows, sets, listed).into_iter().filter(|c| c.key) {
             let (mut taken, mut matching) = (vec![false; rows.len()], 0);
             c.leading.iter().for_each(|&r| taken[r as usize] = true);
             for i in 0..rows.len() {
