@@ -69,9 +69,9 @@ fn exact_measures_as_json() {
 fn dp_release_by_default_hides_exact_values() {
     let dir = Dir::new();
     let data = dir.file("people.csv", PEOPLE);
-    // FDs of two X: I_R from 2·L and an upper bound, the sum of the X's
-    // covers and NULL-B rows or, as the two read City, the union of their
-    // margin covers if smaller (one X of one B: its classes' count, below).
+    // FDs of two X that read City: I_R from 2·L and an upper bound, the
+    // smaller of the sum of the X's covers and NULL-B rows and the union of
+    // their margin covers (one X of one B: its classes' count, below).
     let dcs = dir.file("dcs.txt", "FD: Zip -> City\nFD: City -> State\n");
     let out = cli(&["run", "--data", s(&data), "--constraints", s(&dcs), "--epsilon", "1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -88,7 +88,7 @@ fn dp_release_by_default_hides_exact_values() {
     // I_R: a point estimate and an interval for I_R itself, from two parts.
     let r = measures.r.as_ref().expect("I_R");
     assert_eq!(r.method, RepairMethod::Combined);
-    assert_eq!(statistics(r), ["twice-lower-bound", "cover-sum"]);
+    assert_eq!(statistics(r), ["twice-lower-bound", "union-cover"]);
     let spent: f64 = r.parts.iter().map(|p| p.epsilon).sum();
     assert!(spent <= 1.0 && spent > 0.999, "the parts sum to the measure's ε: {spent}");
     assert_eq!(mi.strategy, Strategy::UbDirect);

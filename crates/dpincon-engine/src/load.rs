@@ -17,7 +17,9 @@ use dpincon_detect::{
     union_cover_sensitivity,
 };
 use dpincon_graph::{ConflictGraph, EdgeFingerprint};
-use dpincon_release::{ClassFacts, CoverFacts, KeyCover, LeadingFacts, TableFacts, UpperCover};
+use dpincon_release::{
+    ClassFacts, CoverFacts, KeyCover, LeadingFacts, TableFacts, UnionCover, UpperCover,
+};
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::privacy::check_repair_memory;
@@ -417,8 +419,8 @@ fn to_class_facts(sets: &[ConflictClasses]) -> Option<ClassFacts> {
 /// (`ConflictClasses::exact`). Each key's cover and rows for its partition
 /// bound where `shape` says it applies (the rows were listed on the same
 /// public test, `dpincon_detect::key_rows_wanted`). Where sets overlap
-/// (`CoverSets::union_cover`, public) the upper bound is the smaller of U
-/// and the union cover, with the larger of their sensitivities.
+/// (`CoverSets::union_cover`, public) also their union cover, which the
+/// release reads beside U (`UpperCover::release`).
 fn to_cover_facts(
     fd_classes: &[ConflictClasses],
     chain_covers: &[u64],
@@ -428,21 +430,17 @@ fn to_cover_facts(
     let covers: Vec<u64> = covers.collect();
     let slack: u64 = fd_classes.iter().filter(|c| !c.exact).map(|c| c.null_rows).sum();
     let keys = fd_classes.iter().filter(|c| c.key && shape.key_partitions());
-    let upper = |sum: u64| {
-        let sets = shape.sets as u64;
-        if shape.union_cover() {
-            let union = union_cover(fd_classes, chain_covers);
-            let sensitivity = union_cover_sensitivity(fd_classes, chain_covers.len());
-            (sum.min(union), sets.max(sensitivity))
-        } else {
-            (sum, sets)
-        }
-    };
+    let union = shape.union_cover().then(|| UnionCover {
+        value: union_cover(fd_classes, chain_covers),
+        sensitivity: union_cover_sensitivity(fd_classes, chain_covers.len()),
+    });
     CoverFacts {
         largest: covers.iter().copied().max().unwrap_or(0),
-        sum: (shape.all && shape.sets > 0).then(|| {
-            let (value, sensitivity) = upper(covers.iter().sum::<u64>() + slack);
-            UpperCover { value, sensitivity, exact: shape.exact }
+        sum: (shape.all && shape.sets > 0).then(|| UpperCover {
+            sum: covers.iter().sum::<u64>() + slack,
+            sets: shape.sets as u64,
+            union,
+            exact: shape.exact,
         }),
         keys: keys.map(|c| KeyCover { cover: c.cover, rows: c.leading.clone() }).collect(),
     }
@@ -507,7 +505,7 @@ mod tests {
             ..ConflictClasses::default()
         };
         let shape = |sets, all, exact| CoverSets { sets, all, exact, overlap: false };
-        let sum = |value, sensitivity, exact| Some(UpperCover { value, sensitivity, exact });
+        let sum = |sum, sets, exact| Some(UpperCover { sum, sets, union: None, exact });
         let facts = |largest, sum| CoverFacts { largest, sum, keys: vec![] };
         let (key_or_one_b, two_b) = (fd(12, 3, true), fd(12, 3, false));
         let cases = [
@@ -549,7 +547,7 @@ mod tests {
         };
         let overlapping = CoverSets { sets: 2, all: true, exact: false, overlap: true };
         let upper = |classes: &[ConflictClasses], chains: &[u64], shape| {
-            let u = to_cover_facts(classes, chains, shape).sum.unwrap();
+            let u = to_cover_facts(classes, chains, shape).sum.unwrap().release();
             (u.value, u.sensitivity)
         };
         let shared = [fd(2, vec![1, 4]), fd(3, vec![4, 7, 8])];

@@ -53,7 +53,7 @@ async fn a_key_beside_an_fd_lifts_the_lower_bound_to_i_r() {
     assert_eq!(twice_lower.map(|p| p.value), Some(18), "{released:?}");
     // The sets share `ticker`: the upper bound is min(U, the union cover),
     // both 9 here, at the union's sensitivity 1 + 1 (the key) + 2 (the FD).
-    let upper = released.parts.iter().find(|p| p.statistic == "cover-sum");
+    let upper = released.parts.iter().find(|p| p.statistic == "union-cover");
     assert_eq!(upper.map(|p| (p.value, p.sensitivity)), Some((9, 4)), "{released:?}");
     assert_eq!(released.sensitivity, 4, "{released:?}");
 }

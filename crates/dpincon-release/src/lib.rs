@@ -52,8 +52,8 @@ pub use miss::COVERAGE;
 pub use prepare::{Prepared, default_candidates, halving_candidates, prepare};
 pub use projected::{ProjectedRelease, SelectionStep, release_projected};
 pub use repair::{
-    CoverFacts, KeyCover, RepairMethod, RepairMethodExt, RepairRelease, RepairValues, UpperCover,
-    release_repair,
+    CoverFacts, KeyCover, RepairMethod, RepairMethodExt, RepairRelease, RepairValues, UnionCover,
+    UpperCover, UpperRelease, release_repair,
 };
 pub use selection::{Strategy, StrategyExt, quality_scores};
 pub use sparse::{

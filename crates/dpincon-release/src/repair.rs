@@ -148,19 +148,59 @@ pub struct KeyCover {
 /// an order pair ([`TableFacts::upper_cover`]; which case applies is
 /// public). Deleting every set's cover (and those NULL-B rows) leaves no
 /// edge, so I_R ≤ U; a row moves each set's term by at most 1. Where two
-/// sets read a common attribute (public), the smaller of U and the union
-/// cover (`dpincon_detect::union_cover`: each row once however many sets
-/// delete it), also at least I_R (README, "the union cover").
+/// sets read a common attribute (public), also the union cover D
+/// (`dpincon_detect::union_cover`: each row once however many sets
+/// delete it), at least I_R too (README, "the union cover").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UpperCover {
-    /// U, or min(U, union cover) (private).
-    pub value: u64,
-    /// Its sensitivity (public): k, the number of sets, or with the union
-    /// cover max(k, 1 + 2·k_fd + k_key + k_order).
-    pub sensitivity: u64,
+    /// U (private).
+    pub sum: u64,
+    /// k, the number of sets: U's sensitivity (public).
+    pub sets: u64,
+    /// D, where the sets overlap (whether: public).
+    pub union: Option<UnionCover>,
     /// One set whose cover is its graph's minimum cover (a key, FDs of
     /// one B, an order pair): U is I_R itself (public).
     pub exact: bool,
+}
+
+/// The union cover D of overlapping sets (`dpincon_detect::union_cover`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnionCover {
+    /// D (private).
+    pub value: u64,
+    /// 1 + 2·k_fd + k_key + k_order (public).
+    pub sensitivity: u64,
+}
+
+/// The released upper bound: U as `cover-sum`, or with D min(U, D) as
+/// `union-cover`. A minimum of two upper bounds of I_R is one, with the
+/// larger of their sensitivities. Two names, two statistics: a nightly
+/// epoch that froze one reads that one ([`crate::Statistic`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UpperRelease {
+    /// `cover-sum` or `union-cover`.
+    pub statistic: &'static str,
+    /// Its value (private).
+    pub value: u64,
+    /// Its sensitivity (public).
+    pub sensitivity: u64,
+}
+
+impl UpperCover {
+    /// What the release publishes of this bound.
+    pub fn release(&self) -> UpperRelease {
+        match self.union {
+            None => {
+                UpperRelease { statistic: "cover-sum", value: self.sum, sensitivity: self.sets }
+            }
+            Some(d) => UpperRelease {
+                statistic: "union-cover",
+                value: self.sum.min(d.value),
+                sensitivity: self.sets.max(d.sensitivity),
+            },
+        }
+    }
 }
 
 /// The private inputs of an I_R release.
@@ -355,7 +395,15 @@ fn release_with_upper(
     let budgets = epsilon.split(&[1.0 - UPPER_SHARE, UPPER_SHARE])?;
     let miss = (1.0 - COVERAGE) / 2.0;
     let l = part("twice-lower-bound", twice_lower, TWICE_LP_SENSITIVITY, budgets[0], miss, rng)?;
-    let u = part("cover-sum", upper.value, upper.sensitivity.max(1), budgets[1], miss, rng)?;
+    let released = upper.release();
+    let u = part(
+        released.statistic,
+        released.value,
+        released.sensitivity.max(1),
+        budgets[1],
+        miss,
+        rng,
+    )?;
     let h = |p: &RepairPart| i128::from(p.halfwidth.min(i64::MAX as u64));
     let (l_value, u_value) = (i128::from(l.value), i128::from(u.value));
     let lo = (l_value - h(&l) + 1).div_euclid(2).max(0);
@@ -374,7 +422,7 @@ fn release_with_upper(
         method,
         value: narrow(point),
         epsilon: epsilon.value(),
-        sensitivity: TWICE_LP_SENSITIVITY.max(upper.sensitivity),
+        sensitivity: TWICE_LP_SENSITIVITY.max(released.sensitivity),
         ci95: [narrow(lo), narrow(hi)],
         coverage: COVERAGE,
         parts: vec![l, u],
@@ -382,7 +430,7 @@ fn release_with_upper(
 }
 
 fn part(
-    statistic: &'static str,
+    statistic: &str,
     exact: u64,
     sensitivity: u64,
     budget: Budget,
@@ -528,7 +576,7 @@ mod tests {
         let eps = Budget::new(1.0).unwrap();
         // (U, k, the mean of 2·point − 2·L: its range)
         for (u, sets, range) in [(40u64, 1u64, 0.0..2.2), (100, 2, 6.0..10.0)] {
-            let upper = Some(UpperCover { value: u, sensitivity: sets, exact: false });
+            let upper = Some(UpperCover { sum: u, sets, union: None, exact: false });
             let values =
                 RepairValues { greedy_cover: 90, twice_lower: Some(80), exact: None, upper };
             let top = 80.min(u as i64);

@@ -72,7 +72,7 @@ impl TableFacts {
     /// chain cover, `dpincon_detect::chain_cover`). Which case applies is
     /// public (the constraints); the value is private.
     pub fn exact_repair(&self) -> Option<u64> {
-        self.covers.sum.filter(|u| u.exact).map(|u| u.value)
+        self.covers.sum.filter(|u| u.exact).map(|u| u.sum)
     }
 
     /// U when every constraint is a key, an FD or an order pair and no one

@@ -231,12 +231,12 @@ fn an_exact_cover_sum_is_i_r_and_another_an_upper_bound() {
         covers: CoverFacts { largest: 12, sum, keys: vec![] },
         ..common::one_set_facts(100, 10, None)
     };
-    let exact = UpperCover { value: 12, sensitivity: 1, exact: true };
+    let exact = UpperCover { sum: 12, sets: 1, union: None, exact: true };
     assert_eq!(
         (with(Some(exact)).exact_repair(), with(Some(exact)).upper_cover()),
         (Some(12), None)
     );
-    let upper = UpperCover { value: 30, sensitivity: 2, exact: false };
+    let upper = UpperCover { sum: 30, sets: 2, union: None, exact: false };
     assert_eq!(
         (with(Some(upper)).exact_repair(), with(Some(upper)).upper_cover()),
         (None, Some(upper))

@@ -10,8 +10,8 @@ use dpincon_graph::{ConflictGraph, Edge};
 use dpincon_measures::{DegreeCounts, walk};
 use dpincon_release::{
     Budget, Direction, MeasureGate, NightFacts, NoiseRng, ProjectedMeasure, ProjectedSpec,
-    ProjectionTable, RepairMethod, RepairValues, Statistic, TableFacts, UpperCover, prepare,
-    release_projected, release_repair,
+    ProjectionTable, RepairMethod, RepairValues, Statistic, TableFacts, UnionCover, UpperCover,
+    prepare, release_projected, release_repair,
 };
 
 fn xorshift(seed: u64) -> impl FnMut() -> u64 {
@@ -114,8 +114,10 @@ fn a_gated_repair_interval_holds_the_nights_ir() {
             twice_lower: Some(t + next() % (t + 1)),
             exact: (round % 3 == 0).then_some(t),
             upper: (round % 3 == 1).then_some(UpperCover {
-                value: t + next() % 5,
-                sensitivity: 3,
+                sum: t + next() % 5,
+                sets: 3,
+                union: (round % 2 == 0)
+                    .then_some(UnionCover { value: t + next() % 3, sensitivity: 5 }),
                 exact: false,
             }),
         };
@@ -138,6 +140,43 @@ fn a_gated_repair_interval_holds_the_nights_ir() {
             lo as u64 <= t1 && t1 <= hi as u64,
             "{method:?} {gate:?} α={alpha}: {t1} ∉ [{lo}, {hi}]"
         );
+    }
+}
+
+/// An epoch frozen on U keeps reading U (the sum, at its sensitivity k)
+/// on nights whose facts also carry the union cover, as after an upgrade
+/// that added it; one frozen on the union refuses a night without it.
+#[test]
+fn a_repair_gate_reads_the_statistic_it_froze() {
+    let upper = |union: Option<UnionCover>| RepairValues {
+        greedy_cover: 40,
+        twice_lower: Some(40),
+        exact: None,
+        upper: Some(UpperCover { sum: 30, sets: 2, union, exact: false }),
+    };
+    let union = Some(UnionCover { value: 22, sensitivity: 5 });
+    let (graph, facts) = night(&mut xorshift(3), 4);
+    let table = table(&graph, &[]);
+    let read = |gate: &MeasureGate, values: RepairValues| {
+        let night = NightFacts { table: &table, facts: &facts, repair: Some(values) };
+        gate.values(&night)
+    };
+    for (opening, statistic, sensitivity) in
+        [(upper(None), "cover-sum", 2), (upper(union), "union-cover", 5)]
+    {
+        let mut rng = NoiseRng::seeded(1);
+        let eps = Budget::new(1.0).unwrap();
+        let release = release_repair(RepairMethod::Combined, eps, opening, &mut rng).unwrap();
+        let part = &release.parts[1];
+        assert_eq!((part.statistic.as_str(), part.sensitivity), (statistic, sensitivity));
+        let gate = MeasureGate::repair(&release, &[], 0).unwrap();
+        if statistic == "cover-sum" {
+            let with_union = read(&gate, upper(union)).unwrap();
+            assert_eq!(with_union, read(&gate, upper(None)).unwrap(), "U, not min(U, D)");
+        } else {
+            assert!(read(&gate, upper(None)).is_err(), "no union on that night");
+            assert!(read(&gate, upper(union)).is_ok());
+        }
     }
 }
 

@@ -154,7 +154,7 @@ fn keys_and_fds_release_privacy_loss_is_epsilon_and_half_noise_is_caught() {
     let samples = 200_000u32;
     let mut rng = NoiseRng::seeded(79);
     let mut histogram = |twice_lower: u64, u: u64| {
-        let upper = Some(UpperCover { value: u, sensitivity: 2, exact: false });
+        let upper = Some(UpperCover { sum: u, sets: 2, union: None, exact: false });
         let values = RepairValues {
             greedy_cover: twice_lower,
             twice_lower: Some(twice_lower),

@@ -78,6 +78,11 @@ pub enum Statistic {
         /// k, the sets: U's sensitivity.
         sets: u64,
     },
+    /// min(U, D), D the union cover of overlapping sets.
+    UnionCover {
+        /// max(k, D's sensitivity).
+        sensitivity: u64,
+    },
     /// I_R itself, one set's exact cover.
     ExactCover,
 }
@@ -101,6 +106,7 @@ impl Statistic {
             Statistic::Projected { measure, theta } => measure.sensitivity(theta),
             Statistic::ClassCount { tau } => u64::from(tau) + 1,
             Statistic::DegreeSum { sets, .. } | Statistic::CoverSum { sets } => sets.max(1),
+            Statistic::UnionCover { sensitivity } => sensitivity.max(1),
             Statistic::MaxClass | Statistic::NullRows | Statistic::Excess { .. } => 1,
             Statistic::GreedyCover => COVER_SENSITIVITY,
             Statistic::TwiceLower => TWICE_LP_SENSITIVITY,
@@ -143,7 +149,16 @@ impl Statistic {
             }
             Statistic::GreedyCover => repair()?.greedy_cover,
             Statistic::TwiceLower => repair()?.twice_lower.ok_or_else(|| missing("2·LP"))?,
-            Statistic::CoverSum { .. } => repair()?.upper.ok_or_else(|| missing("U"))?.value,
+            Statistic::CoverSum { .. } => repair()?.upper.ok_or_else(|| missing("U"))?.sum,
+            Statistic::UnionCover { sensitivity } => {
+                let released = repair()?.upper.ok_or_else(|| missing("U"))?.release();
+                // The epoch froze the union's sensitivity: a table whose
+                // shapes give another (other constraints) is not its statistic.
+                if released.statistic != "union-cover" || released.sensitivity != sensitivity {
+                    return Err(missing("the epoch's union cover"));
+                }
+                released.value
+            }
             Statistic::ExactCover => repair()?.exact.ok_or_else(|| missing("the exact cover"))?,
         })
     }
@@ -300,6 +315,7 @@ impl MeasureGate {
                 "greedy-cover" => Statistic::GreedyCover,
                 "twice-lower-bound" => Statistic::TwiceLower,
                 "cover-sum" => Statistic::CoverSum { sets: part.sensitivity },
+                "union-cover" => Statistic::UnionCover { sensitivity: part.sensitivity },
                 "exact-cover" => Statistic::ExactCover,
                 other => {
                     let message = format!("an I_R part '{other}' cannot be gated");
@@ -431,7 +447,7 @@ impl MeasureGate {
                             lo = lo.max(l.div_ceil(2));
                             hi = hi.min(h);
                         }
-                        Statistic::CoverSum { .. } => hi = hi.min(h),
+                        Statistic::CoverSum { .. } | Statistic::UnionCover { .. } => hi = hi.min(h),
                         _ => {
                             lo = lo.max(l);
                             hi = hi.min(h);
