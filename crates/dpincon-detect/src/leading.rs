@@ -31,14 +31,11 @@
 //! `leading_count_bounds_i_p_with_its_sensitivities` checks all four on
 //! 4,000 tables with NULLs, removing every row in turn.
 
-use crate::frequencies::{ConflictClasses, EXCESS_FROM};
+use crate::frequencies::{ConflictClasses, EXCESS_FROM, distinct_rows};
 
 /// |∪_X L_X| over `sets` (each X's classes, with their leading rows).
 pub fn leading_count(sets: &[ConflictClasses]) -> u64 {
-    let mut rows: Vec<u32> = sets.iter().flat_map(|c| c.leading.iter().copied()).collect();
-    rows.sort_unstable();
-    rows.dedup();
-    rows.len() as u64
+    distinct_rows(sets.iter().map(|c| c.leading.as_slice()))
 }
 
 /// M = Σ_X (excess_X + (τ₀ + 1)·null_rows_X): at least what the leading

@@ -136,26 +136,26 @@ pub(crate) fn order_pairs(constraints: &[KeyConstraint]) -> BTreeSet<OrderPair> 
 /// key's X is in that key's set: its violating pairs agree on X, so they
 /// are edges of the key's cliques, which the key's cover covers.
 pub fn cover_sets(constraints: &[KeyConstraint]) -> CoverSets {
-    let (fds, pairs) = (fd_sets(constraints), order_pairs(constraints));
-    let on_a_key = |c: &KeyConstraint| {
-        let x: Vec<usize> = equality_attributes(c).into_iter().collect();
-        fds.get(&x).is_some_and(Option::is_none)
-    };
-    let all =
-        constraints.iter().all(|c| fd_shape(c).is_some() || order_pair(c).is_some() || on_a_key(c));
-    let sets = fds.len() + pairs.len();
-    let exact_fds = fds.values().all(|bs| bs.as_ref().is_none_or(|bs| bs.len() == 1));
-    // Each set's attributes: every slot its constraints read.
+    let fds = fd_sets(constraints);
+    // Each constraint's set (none: not all are in one), and each set's
+    // attributes, every slot its constraints read.
     let mut read: BTreeMap<SetId, BTreeSet<usize>> = BTreeMap::new();
+    let mut all = true;
     for c in constraints {
+        let x = || equality_attributes(c).into_iter().collect::<Vec<usize>>();
         let id = match (fd_shape(c), order_pair(c)) {
             (Some((x, _)), _) => SetId::Fds(x),
             (None, Some(pair)) => SetId::Order(pair),
-            (None, None) if on_a_key(c) => SetId::Fds(equality_attributes(c).into_iter().collect()),
-            (None, None) => continue,
+            (None, None) if fds.get(&x()).is_some_and(Option::is_none) => SetId::Fds(x()),
+            (None, None) => {
+                all = false;
+                continue;
+            }
         };
         read.entry(id).or_default().extend(slots(c));
     }
+    let sets = read.len();
+    let exact_fds = fds.values().all(|bs| bs.as_ref().is_none_or(|bs| bs.len() == 1));
     let read: Vec<_> = read.into_values().collect();
     let overlap =
         read.iter().enumerate().any(|(i, a)| read[i + 1..].iter().any(|b| !a.is_disjoint(b)));

@@ -44,16 +44,13 @@
 //! `union_cover_bounds_i_r_with_its_sensitivity` checks both on 4,000
 //! tables with NULLs, removing every row in turn.
 
-use crate::frequencies::{ConflictClasses, KEEP_PER_MARGIN};
+use crate::frequencies::{ConflictClasses, KEEP_PER_MARGIN, distinct_rows};
 
 /// |∪_X D_X| over `sets` (each X's classes, with their deleted rows) plus
 /// the order pairs' `chain_covers`: at least I_R when every constraint is
 /// in a set (module docs).
 pub fn union_cover(sets: &[ConflictClasses], chain_covers: &[u64]) -> u64 {
-    let mut rows: Vec<u32> = sets.iter().flat_map(|c| c.deleted.iter().copied()).collect();
-    rows.sort_unstable();
-    rows.dedup();
-    rows.len() as u64 + chain_covers.iter().sum::<u64>()
+    distinct_rows(sets.iter().map(|c| c.deleted.as_slice())) + chain_covers.iter().sum::<u64>()
 }
 
 /// The node sensitivity of [`union_cover`]: 1 + m·k_fd + k_key + the

@@ -191,11 +191,22 @@ impl ConflictClasses {
         // Another partition's rows: disjoint, so the merge keeps them
         // distinct. Two ascending runs: the stable sort merges them in one
         // pass, where an unstable sort would sort the whole list again.
-        self.leading.extend_from_slice(&other.leading);
-        self.leading.sort();
-        self.deleted.extend_from_slice(&other.deleted);
-        self.deleted.sort();
+        for (mine, theirs) in
+            [(&mut self.leading, &other.leading), (&mut self.deleted, &other.deleted)]
+        {
+            mine.extend_from_slice(theirs);
+            mine.sort();
+        }
     }
+}
+
+/// How many distinct rows the lists hold together (the leading count's
+/// union over X, the union cover's).
+pub(crate) fn distinct_rows<'a>(lists: impl Iterator<Item = &'a [u32]>) -> u64 {
+    let mut rows: Vec<u32> = lists.flatten().copied().collect();
+    rows.sort_unstable();
+    rows.dedup();
+    rows.len() as u64
 }
 
 /// [`ConflictClasses`] of X → `bs` (`None`: a key) over `relation`.

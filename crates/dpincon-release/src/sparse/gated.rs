@@ -151,10 +151,11 @@ impl Statistic {
             Statistic::TwiceLower => repair()?.twice_lower.ok_or_else(|| missing("2·LP"))?,
             Statistic::CoverSum { .. } => repair()?.upper.ok_or_else(|| missing("U"))?.sum,
             Statistic::UnionCover { sensitivity } => {
-                let released = repair()?.upper.ok_or_else(|| missing("U"))?.release();
+                let upper = repair()?.upper.ok_or_else(|| missing("U"))?;
+                let released = upper.release();
                 // The epoch froze the union's sensitivity: a table whose
                 // shapes give another (other constraints) is not its statistic.
-                if released.statistic != "union-cover" || released.sensitivity != sensitivity {
+                if upper.union.is_none() || released.sensitivity != sensitivity {
                     return Err(missing("the epoch's union cover"));
                 }
                 released.value
