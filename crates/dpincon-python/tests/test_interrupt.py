@@ -28,7 +28,9 @@ JOB_THREADS = textwrap.dedent(
             try:
                 with open(f"/proc/self/task/{task}/comm") as f:
                     names.append(f.read().strip())
-            except FileNotFoundError:
+            except (FileNotFoundError, ProcessLookupError):
+                # The thread ended between the listing and the read (ESRCH
+                # when its comm file was already open).
                 pass
         return names.count("dpincon-job")
     """
