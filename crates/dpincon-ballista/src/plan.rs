@@ -8,7 +8,10 @@
 //! ([`crate::detect::blocks`]); with pair tasks, one more
 //! `TableScanExec (1 partition) → DetectExec` that detects nothing and
 //! counts the chain covers of the order pairs among them (each pair task
-//! sees part of the table); a `UnionExec` on top.
+//! sees part of the table); for each side of each cross equality
+//! `t1.L = t2.R` (`dpincon_detect::cross_sides`), `TableScanExec →
+//! RepartitionExec(hash of the side, k) → DetectExec` that detects nothing
+//! and counts the side's maxfreq; a `UnionExec` on top.
 //! Ballista cuts the plan at each `RepartitionExec` into a scan stage and a
 //! shuffle (hash-partitioned files on the executors' disks) read by the
 //! detection stage; retries and lost executors are its business.
@@ -24,13 +27,14 @@ use datafusion::physical_plan::{ExecutionPlan, Partitioning};
 use dpincon_constraints::{BoundConstraint, Domain};
 use dpincon_detect::{
     CoverSets, DetectionPlan, EqualityFrequencies, ListedRows, brute_force_plans, cover_sets,
-    describe_plans, equality_attributes, order_pair, required_columns,
+    cross_equalities, cross_equality, describe_plans, equality_attributes, order_pair,
+    required_columns,
 };
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::BallistaError;
 use crate::detect::wire::Summary;
-use crate::detect::{Blocks, DetectExec, DetectSpec, KeyDomain};
+use crate::detect::{Blocks, CrossSide, DetectExec, DetectSpec, KeyDomain};
 use crate::scan::{ScanFormat, ScanSpec, TableScanExec};
 
 /// What the plan is built from.
@@ -70,8 +74,15 @@ pub struct JobPlan {
     /// `g < sets.len()` is `sets[g]`; group `sets.len()` is the unbounded
     /// one, if any).
     pub sets: Vec<Vec<usize>>,
-    /// Some constraint has no equality attribute set.
+    /// Some constraint has no equality attribute set (the unbounded group
+    /// detects it).
     pub unbounded: bool,
+    /// The groups that count each cross equality's sides, in
+    /// `dpincon_detect::cross_sides` order (after every other group).
+    pub cross_groups: Vec<usize>,
+    /// Some constraint has neither an equality attribute set nor a cross
+    /// equality: no degree bound but n.
+    pub unbounded_degrees: bool,
     /// The last group is the covers-only one (after the unbounded group).
     pub covers_group: bool,
     /// The constraints' cover sets (`dpincon_detect::cover_sets`; public).
@@ -84,15 +95,25 @@ pub struct JobPlan {
 }
 
 impl JobPlan {
-    /// The `ub-hem` facts from each group's maximum frequency (over its
-    /// partitions), in group order.
-    pub fn frequencies(&self, maxima: Vec<u64>) -> EqualityFrequencies {
-        EqualityFrequencies::from_maxima(&self.sets, maxima, self.unbounded)
+    /// The degree bounds' facts from each group's maximum frequency (over
+    /// its partitions), in group order (groups without one read 0).
+    pub fn frequencies(&self, maxima: &[u64]) -> EqualityFrequencies {
+        EqualityFrequencies {
+            cross_max_frequencies: self.cross_groups.iter().map(|&g| maxima[g]).collect(),
+            ..EqualityFrequencies::from_maxima(
+                &self.sets,
+                maxima[..self.sets.len()].to_vec(),
+                self.unbounded_degrees,
+            )
+        }
     }
 
     /// Number of groups (branches of the union).
     pub fn groups(&self) -> usize {
-        self.sets.len() + usize::from(self.unbounded) + usize::from(self.covers_group)
+        self.sets.len()
+            + usize::from(self.unbounded)
+            + usize::from(self.covers_group)
+            + self.cross_groups.len()
     }
 
     /// Whether the partitions' summaries prove the graph over the job's
@@ -187,14 +208,17 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
     let mut branches: Vec<Arc<dyn ExecutionPlan>> = Vec::new();
     let mut sets = Vec::new();
     let listed = ListedRows::of(&compiled);
-    for (group, (x, members)) in groups.into_iter().enumerate() {
-        let keys: Vec<(String, KeyDomain)> = x
+    let key_columns = |slots: &[usize]| -> Vec<(String, KeyDomain)> {
+        slots
             .iter()
             .map(|s| {
                 let (c, d) = column_of[s];
                 (table.field(c).name().clone(), key_domain(d))
             })
-            .collect();
+            .collect()
+    };
+    for (group, (x, members)) in groups.into_iter().enumerate() {
+        let keys = key_columns(&x);
         let input: Arc<dyn ExecutionPlan> =
             Arc::new(TableScanExec::try_new(scan(&members, k), table)?);
         let exprs = DetectExec::hash_exprs(&keys, &input.schema())?;
@@ -207,6 +231,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
             blocks: None,
             brute_force: request.brute_force,
             covers_only: false,
+            cross_side: None,
             max_pairs,
             listed,
         };
@@ -240,6 +265,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
             blocks: blocks.clone(),
             brute_force: request.brute_force,
             covers_only: false,
+            cross_side: None,
             max_pairs,
             listed: ListedRows::default(),
         };
@@ -259,6 +285,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
                 blocks: None,
                 brute_force: request.brute_force,
                 covers_only: true,
+                cross_side: None,
                 max_pairs,
                 listed: ListedRows::default(),
             };
@@ -266,6 +293,39 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
             covers_group = true;
         }
     }
+    // Each cross equality's sides: a group per side, hash-partitioned by
+    // it, that detects nothing and counts its maxfreq (the maximum over
+    // partitions is the table's).
+    let mut cross_groups = Vec::new();
+    for form in cross_equalities(&compiled) {
+        let Some(member) = compiled.iter().find(|c| cross_equality(c).as_ref() == Some(&form))
+        else {
+            continue;
+        };
+        for (side, slots) in [(CrossSide::Left, form.left()), (CrossSide::Right, form.right())] {
+            let keys = key_columns(&slots);
+            let input: Arc<dyn ExecutionPlan> =
+                Arc::new(TableScanExec::try_new(scan(&[member.id], k), table)?);
+            let exprs = DetectExec::hash_exprs(&keys, &input.schema())?;
+            let shuffled = Arc::new(RepartitionExec::try_new(input, Partitioning::Hash(exprs, k))?);
+            let spec = DetectSpec {
+                group: branches.len() as u32,
+                constraints: request.constraints.to_string(),
+                members: vec![member.id],
+                keys,
+                blocks: None,
+                brute_force: request.brute_force,
+                covers_only: false,
+                cross_side: Some(side),
+                max_pairs,
+                listed: ListedRows::default(),
+            };
+            cross_groups.push(branches.len());
+            branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), shuffled)?));
+        }
+    }
+    let unbounded_degrees =
+        compiled.iter().any(|c| equality_attributes(c).is_empty() && cross_equality(c).is_none());
     let plan = UnionExec::try_new(branches)?;
     let cover_sets = cover_sets(&compiled);
     Ok(JobPlan {
@@ -274,6 +334,8 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
         detection_plans,
         sets,
         unbounded: has_unbounded,
+        cross_groups,
+        unbounded_degrees,
         covers_group,
         cover_sets,
         max_pairs,

@@ -331,7 +331,7 @@ impl BallistaLoader {
         }
         let Assembled { graph, received } = assembled;
         let rows = groups[0].rows;
-        let maxima = groups.iter().take(plan.sets.len()).map(|g| g.max_frequency).collect();
+        let maxima: Vec<u64> = groups.iter().map(|g| g.max_frequency).collect();
         // The embedded detection's facts: the classes in the order of X,
         // as there (every constraint is a key or an FD where every group
         // has classes of keys and FDs only); the chain covers in group
@@ -340,7 +340,7 @@ impl BallistaLoader {
             fd_classes: groups.iter().flat_map(|g| &g.classes).map(|(c, _)| c.clone()).collect(),
             all_fd_shaped: groups.iter().all(|g| matches!(g.classes, Some((_, true)))),
             chain_covers: groups.iter().flat_map(|g| &g.chains).copied().collect(),
-            ..plan.frequencies(maxima)
+            ..plan.frequencies(&maxima)
         };
         let tasks = groups.iter().map(|g| g.partitions).sum::<usize>();
         let stats = DetectStats {

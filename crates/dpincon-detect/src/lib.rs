@@ -45,8 +45,8 @@ pub use compile::{
 };
 pub use exec::{DetectOptions, Detection, brute_force, detect, detect_parts};
 pub use frequencies::{
-    ConflictClasses, EXCESS_FROM, EqualityFrequencies, KEEP_PER_MARGIN, equality_frequencies,
-    fd_classes,
+    ConflictClasses, EXCESS_FROM, EqualityFrequencies, KEEP_PER_MARGIN, cross_equalities,
+    cross_sides, equality_frequencies, fd_classes, side_max_frequency,
 };
 pub use leading::{
     leading_count, leading_count_sensitivity, leading_miss, leading_miss_sensitivity,
@@ -57,7 +57,9 @@ pub use sets::{
     CoverSets, ListedRows, all_fd_shaped, compile_shapes, cover_sets, key_rows_wanted,
     leading_wanted,
 };
-pub use shape::{OrderPair, equality_attributes, fd_shape, order_pair};
+pub use shape::{
+    CrossEquality, OrderPair, cross_equality, equality_attributes, fd_shape, order_pair,
+};
 pub use union::{union_cover, union_cover_sensitivity};
 
 /// The crate's one error type.

@@ -1,5 +1,6 @@
 //! A constraint's shape, read from its predicates alone (public): its
-//! equality attributes X_σ, whether it is a key or an FD
+//! equality attributes X_σ (or, without them, its equalities across two
+//! attributes, [`cross_equality`]), whether it is a key or an FD
 //! ([`fd_shape`]), whether it is an order pair ([`order_pair`], the
 //! chains of `chains.rs`). Detection, the degree bounds and the cover sets
 //! all decide by these.
@@ -18,6 +19,59 @@ pub fn equality_attributes(constraint: &KeyConstraint) -> BTreeSet<usize> {
         .filter(|p| p.op.get() == dpincon_constraints::Operator::Eq && is_cross(p))
         .map(|p| p.slot)
         .collect()
+}
+
+/// σ's equalities across two attributes, `t1.L = t2.R` with L ≠ R (an
+/// `Id`/`Manager` join, a parent key), when σ has no `t1.A = t2.A`: its
+/// degrees are bounded by the two sides' frequencies, not by X's
+/// (`frequencies`, "cross equalities").
+///
+/// Canonical: the pairs (L, R) sorted, or their mirror (each pair swapped)
+/// if that sorts first. A DC and its mirror pair a row with the rows of
+/// the same two groups, so they share one form and one bound.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CrossEquality {
+    /// The pairs (L, R) of slots, `t1.L = t2.R`.
+    pub pairs: Vec<(usize, usize)>,
+}
+
+impl CrossEquality {
+    /// The slots of the t1 side (sorted, distinct).
+    pub fn left(&self) -> Vec<usize> {
+        self.pairs.iter().map(|&(l, _)| l).collect::<BTreeSet<_>>().into_iter().collect()
+    }
+
+    /// The slots of the t2 side (sorted, distinct).
+    pub fn right(&self) -> Vec<usize> {
+        self.pairs.iter().map(|&(_, r)| r).collect::<BTreeSet<_>>().into_iter().collect()
+    }
+}
+
+/// σ's [`CrossEquality`]: `None` when σ has a `t1.A = t2.A` (X_σ bounds
+/// its degrees) or no equality across the tuples at all.
+pub fn cross_equality(constraint: &KeyConstraint) -> Option<CrossEquality> {
+    if !equality_attributes(constraint).is_empty() {
+        return None;
+    }
+    let mut pairs: Vec<(usize, usize)> = constraint
+        .predicates
+        .iter()
+        .filter(|p| p.op.get() == Operator::Eq)
+        .filter_map(|p| match p.right {
+            KeyOperand::Column { tuple, slot } if tuple != p.tuple => {
+                Some(if p.tuple == TupleVar::T1 { (p.slot, slot) } else { (slot, p.slot) })
+            }
+            _ => None,
+        })
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    let mut mirror: Vec<(usize, usize)> = pairs.iter().map(|&(l, r)| (r, l)).collect();
+    mirror.sort_unstable();
+    Some(CrossEquality { pairs: pairs.min(mirror) })
 }
 
 /// X and B when σ is FD-shaped: cross equalities `t1.A = t2.A` (A ∈ X, at

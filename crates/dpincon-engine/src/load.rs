@@ -373,6 +373,7 @@ fn table_facts(rows: u64, frequencies: EqualityFrequencies, shape: CoverSets) ->
     let EqualityFrequencies {
         max_frequencies,
         minimal_max_frequencies,
+        cross_max_frequencies,
         unbounded,
         fd_classes,
         all_fd_shaped,
@@ -382,6 +383,7 @@ fn table_facts(rows: u64, frequencies: EqualityFrequencies, shape: CoverSets) ->
         rows,
         max_frequencies,
         minimal_max_frequencies,
+        cross_max_frequencies,
         unbounded,
         covers: to_cover_facts(&fd_classes, &chain_covers, shape),
         // I_P's class count: every constraint a key or an FD.

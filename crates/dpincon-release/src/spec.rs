@@ -54,7 +54,12 @@ pub struct TableFacts {
     pub max_frequencies: Vec<u64>,
     /// maxfreq_X(D) for the minimal sets among them (SPEC §4.1's d̃).
     pub minimal_max_frequencies: Vec<u64>,
-    /// Some constraint has no `t1.A = t2.A` predicate.
+    /// maxfreq of both sides of each distinct cross equality `t1.L = t2.R`
+    /// of a DC without `t1.A = t2.A` (`dpincon_detect::cross_equalities`):
+    /// each adds maxfreq_L + maxfreq_R to the degree bound.
+    pub cross_max_frequencies: Vec<u64>,
+    /// Some constraint has neither a `t1.A = t2.A` predicate nor a cross
+    /// equality: its degrees have no bound but n.
     pub unbounded: bool,
     /// The covers of the constraints' own graphs: I_R's lower bound, and
     /// its exact value or an upper bound.
@@ -75,12 +80,39 @@ impl TableFacts {
         self.covers.sum.filter(|u| u.exact).map(|u| u.sum)
     }
 
+    /// The degree bound's terms, with no noise: Σ_X (maxfreq_X − 1) over
+    /// the minimal equality sets (over every set with `minimal` false),
+    /// plus maxfreq_L + maxfreq_R over each cross equality; a row's degree
+    /// is at most this sum. Each term has sensitivity 1, so the sum has
+    /// sensitivity `count` (README, "cross equalities").
+    pub fn degree_terms(&self, minimal: bool) -> DegreeTerms {
+        let sets = if minimal { &self.minimal_max_frequencies } else { &self.max_frequencies };
+        let sum = sets
+            .iter()
+            .map(|&f| f.saturating_sub(1))
+            .chain(self.cross_max_frequencies.iter().copied());
+        DegreeTerms {
+            sum: sum.map(|f| f as i64).fold(0, i64::saturating_add),
+            count: sets.len() + self.cross_max_frequencies.len(),
+        }
+    }
+
     /// U when every constraint is a key, an FD or an order pair and no one
     /// cover is exact ([`TableFacts::exact_repair`]): an upper bound on
     /// I_R with sensitivity k, the number of sets.
     pub fn upper_cover(&self) -> Option<crate::repair::UpperCover> {
         self.covers.sum.filter(|u| !u.exact)
     }
+}
+
+/// A degree bound with no noise: its value and how many terms of
+/// sensitivity 1 it sums ([`TableFacts::degree_terms`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DegreeTerms {
+    /// The sum: at least every row's degree.
+    pub sum: i64,
+    /// k, the number of terms (0: no bound).
+    pub count: usize,
 }
 
 /// The row bound n_max in use.

@@ -337,3 +337,43 @@ fn ub_direct_beside_a_dc_without_equality_projects_at_the_equality_bound() {
         assert!(covered >= 90, "{measure:?}: {covered} of {runs}");
     }
 }
+
+/// A DC whose one equality is across two columns (`t1.Manager = t2.Id`:
+/// no report earns more than their manager) bounds the degrees by both
+/// sides' maxfreq (README, "cross equalities"): `ub-direct` projects at
+/// that bound, not at the hubs' floor of a DC without equality, and the
+/// interval's degree bound is the sum, not n − 1.
+#[test]
+fn ub_direct_bounds_a_cross_equality_by_both_sides() {
+    // 50 managers (rows 0..50) of 20 reports each; 3 of each earn more.
+    let edges = (0..50u32).flat_map(|m| (0..3).map(move |i| Edge::new(m, 50 + m * 20 + i)));
+    let graph = ConflictGraph::from_edges(1050, edges.collect::<Vec<_>>());
+    let facts = TableFacts {
+        rows: 1050,
+        max_frequencies: vec![],
+        minimal_max_frequencies: vec![],
+        // Id is unique; a manager's Id is the Manager of 20 rows.
+        cross_max_frequencies: vec![1, 20],
+        unbounded: false,
+        covers: dpincon_release::CoverFacts::default(),
+        classes: None,
+    };
+    let exact = graph.edge_count() as i64;
+    let spec = ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1e6).unwrap());
+    let (prepared, r) = run(&graph, &spec, &facts, &mut NoiseRng::seeded(1)).unwrap();
+    let bound = r.degree_bound.unwrap();
+    assert_eq!((bound.value, bound.sets), (21, 2), "both sides, no − 1");
+    assert_eq!(r.theta, 21 + bound.margin as u32);
+    assert!(r.selection.is_empty(), "no floor look");
+    assert!(prepared.bounds().unwrap().max_degree <= 22);
+    assert_eq!(r.value, exact);
+    // At ε = 1 the intervals still hold the count, far below the rows.
+    let spec = ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0).unwrap());
+    let (mut covered, runs) = (0, 100);
+    for seed in 0..runs {
+        let (prepared, r) = run(&graph, &spec, &facts, &mut NoiseRng::seeded(seed)).unwrap();
+        assert!(prepared.bounds().unwrap().max_degree < 1049, "a bound below n − 1");
+        covered += i64::from(r.ci95[0] <= exact && exact <= r.ci95[1]);
+    }
+    assert!(covered >= 90, "{covered} of {runs}");
+}

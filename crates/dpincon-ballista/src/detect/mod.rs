@@ -29,5 +29,5 @@ pub mod wire;
 
 pub use blocks::Blocks;
 pub use exec::DetectExec;
-pub use spec::{DetectSpec, KeyDomain};
+pub use spec::{CrossSide, DetectSpec, KeyDomain};
 pub use stream::detect_rows;

@@ -19,6 +19,16 @@ pub enum KeyDomain {
     Float,
 }
 
+/// Which side of a cross equality `t1.L = t2.R` a group counts
+/// (`dpincon_detect::CrossEquality`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CrossSide {
+    /// L, the t1 side.
+    Left,
+    /// R, the t2 side.
+    Right,
+}
+
 /// What a `DetectExec` runs: everything it is rebuilt from on an executor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DetectSpec {
@@ -43,6 +53,11 @@ pub struct DetectSpec {
     /// partition that reads every row.
     #[serde(default)]
     pub covers_only: bool,
+    /// Detect nothing: only maxfreq of this side of the members' one cross
+    /// equality, the input hash-partitioned by that side (`keys`), so the
+    /// maximum over partitions is the table's.
+    #[serde(default)]
+    pub cross_side: Option<CrossSide>,
     /// Pairs the task's drivers may emit before it stops and reports the
     /// job over its edge cap (`dpincon_detect::DetectOptions::max_pairs`).
     #[serde(default)]

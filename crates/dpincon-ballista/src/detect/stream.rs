@@ -9,15 +9,15 @@ use datafusion::arrow::datatypes::{SchemaRef, UInt32Type};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::{DataFusionError, Result};
 use dpincon_detect::{
-    DetectError, DetectOptions, EqualityFrequencies, detect_parts, detect_parts_across,
-    equality_frequencies,
+    DetectError, DetectOptions, EqualityFrequencies, cross_equalities, detect_parts,
+    detect_parts_across, equality_frequencies, side_max_frequency,
 };
 use dpincon_graph::{BuilderParts, encode_row, for_each_record, record_pairs};
 use dpincon_source::{Prepared, TableData, prepare_detection};
 
 use crate::BallistaError;
 
-use super::spec::DetectSpec;
+use super::spec::{CrossSide, DetectSpec};
 use super::wire::{
     ROWS_BYTES, Summary, encode_group, groups as groups_batch, rows as rows_batch, summary,
 };
@@ -117,7 +117,7 @@ pub fn detect_rows(
         max_pairs: spec.max_pairs,
     };
     let detected = match across {
-        _ if spec.covers_only => Ok(None),
+        _ if spec.covers_only || spec.cross_side.is_some() => Ok(None),
         Some((block, i)) => {
             let side = |row: u32| block[row as usize] == i;
             detect_parts_across(&relation, &compiled, options, &side).map(|d| Some(d.0))
@@ -139,12 +139,23 @@ pub fn detect_rows(
     let rows = if across.is_some() { 0 } else { n };
     // Pair tasks see part of the table, and their group has no X: they
     // count no facts (its order pairs' chains come from the covers-only
-    // task), so none of the chains' sorts is done for nothing.
-    let f = match spec.blocks {
-        Some(_) => EqualityFrequencies::from_maxima(&[], vec![], true),
-        None => equality_frequencies(&relation, &compiled, spec.listed),
+    // task), so none of the chains' sorts is done for nothing. A cross
+    // side's group counts its one maxfreq only.
+    let f = if spec.blocks.is_some() || spec.cross_side.is_some() {
+        EqualityFrequencies::from_maxima(&[], vec![], true)
+    } else {
+        equality_frequencies(&relation, &compiled, spec.listed)
     };
-    let max_frequency = if spec.keys.is_empty() {
+    let max_frequency = if let Some(side) = spec.cross_side {
+        let [form] = cross_equalities(&compiled)
+            .try_into()
+            .map_err(|_| failed("a cross side's group has exactly one cross equality"))?;
+        let slots = match side {
+            CrossSide::Left => form.left(),
+            CrossSide::Right => form.right(),
+        };
+        Some(u32::try_from(side_max_frequency(&relation, &slots)).map_err(failed)?)
+    } else if spec.keys.is_empty() {
         None
     } else {
         match f.max_frequencies.as_slice() {

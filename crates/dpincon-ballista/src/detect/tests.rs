@@ -98,7 +98,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     // Each partition through its own channel, as the coordinator reads
     // them: summaries first, then every partition's pieces assembled.
     let mut rows = vec![0u64; plan.groups()];
-    let mut maxima = vec![0u64; plan.sets.len()];
+    let mut maxima = vec![0u64; plan.groups()];
     let mut classes = vec![None::<dpincon_detect::ConflictClasses>; plan.groups()];
     let mut chains = vec![Vec::<u64>::new(); plan.groups()];
     let mut tally = PairTally::default();
@@ -115,7 +115,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
         tally.add(&s);
         match s.max_frequency {
             Some(max) => maxima[g] = maxima[g].max(u64::from(max)),
-            None => assert!(g >= maxima.len(), "only groups without X have none"),
+            None => assert!(g >= plan.sets.len(), "only groups without X have none"),
         }
         // Each X's classes and chains add up over its hash partitions.
         match (&mut classes[g], s.classes) {
@@ -149,7 +149,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     let want = dpincon_engine::load(&job, &dpincon_engine::NoProgress).await.unwrap();
     assert_eq!(graph.edges().collect::<Vec<_>>(), want.graph.edges().collect::<Vec<_>>());
     assert_eq!(edge_stream_fingerprint(graph.edges()), edge_stream_fingerprint(want.graph.edges()));
-    let f = plan.frequencies(maxima);
+    let f = plan.frequencies(&maxima);
     assert_eq!(f.max_frequencies, want.facts.max_frequencies);
     assert_eq!(f.minimal_max_frequencies, want.facts.minimal_max_frequencies);
     assert_eq!(f.unbounded, want.facts.unbounded);
@@ -185,6 +185,56 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     for e in [(0, 1), (1, 6), (3, 5), (2, 5)] {
         assert!(graph.edges().any(|x| (x.u, x.v) == e), "{e:?}");
     }
+}
+
+/// A DC whose only equality is across two columns (`Zip = Salary`, and
+/// its mirror, one form) beside an FD: the plan counts each side's maxfreq
+/// in a group hash-partitioned by it, and over the partitions they are the
+/// embedded ones, so the degree bound is the same in both modes.
+#[tokio::test]
+async fn the_cross_sides_maxima_over_the_partitions_are_the_embedded_ones() {
+    const CROSS: &str = "FD: Zip -> City
+                         not(t1.Zip=t2.Salary & t1.Rate>t2.Rate)
+                         not(t1.Salary=t2.Zip & t1.Rate<t2.Rate)
+";
+    let dir = tempfile::tempdir().unwrap();
+    let data = table(dir.path());
+    // Salary 10 twice more, and a Zip equal to a Salary: both sides count.
+    let csv = std::fs::read_to_string(&data).unwrap() + "10,F,NY,10,3.0\n10,G,NY,10,2.5\n";
+    std::fs::write(&data, csv).unwrap();
+    let plan = build_plan(&request_of(&data, CROSS, 3)).unwrap();
+    // {Zip}, the unbounded group (pair tasks), then the form's two sides.
+    assert_eq!((plan.sets.len(), plan.cross_groups.len(), plan.groups()), (1, 2, 4));
+    assert!(plan.unbounded && !plan.unbounded_degrees);
+    let ctx = SessionContext::new();
+    let partitions = collect_partitioned(plan.plan.clone(), ctx.task_ctx()).await.unwrap();
+    let mut maxima = vec![0u64; plan.groups()];
+    for partition in &partitions {
+        let (tx, rx) = tokio::sync::mpsc::channel(partition.len() + 1);
+        for batch in partition {
+            tx.try_send(Ok(batch.clone())).unwrap();
+        }
+        let s = PartitionPieces::new(rx).summary().await.unwrap();
+        if let Some(max) = s.max_frequency {
+            maxima[s.group as usize] = maxima[s.group as usize].max(u64::from(max));
+        }
+    }
+    let f = plan.frequencies(&maxima);
+    let mut job = dpincon_engine::JobConfig::new(&data, dir.path().join("unused.dcs"));
+    job.table.schema = Some(SCHEMA.parse().unwrap());
+    let table = job.table.read(1).await.unwrap();
+    let parsed = dpincon_constraints::parse_constraints(CROSS).unwrap();
+    let prepared =
+        dpincon_source::prepare_detection(&parsed, &table, |_| true, 1, BallistaError::Constraint)
+            .unwrap();
+    let listed = dpincon_detect::ListedRows::of(&prepared.compiled);
+    let embedded =
+        dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled, listed);
+    // Zip 1 three times, Zip 10 twice; Salary 10 three times.
+    assert_eq!(embedded.cross_max_frequencies, vec![3, 3]);
+    assert_eq!(f.cross_max_frequencies, embedded.cross_max_frequencies);
+    assert_eq!(f.max_frequencies, embedded.max_frequencies);
+    assert!(!f.unbounded && !embedded.unbounded);
 }
 
 /// Keys and FDs of two X (one X's order DC subsumed by its key): the

@@ -10,6 +10,13 @@
 //! deg(t) ≤ Σ over minimal X of (freq_X(t) − 1). On Tax this sums 3 sets
 //! (State, AreaCode, Zip: 444) where all 7 sum to 686; the true maximum
 //! degree is 395.
+//!
+//! A DC whose equalities are across two attributes (`t1.L = t2.R`, a
+//! [`CrossEquality`]) pairs a row t with rows s where s.R = t.L (t as t1)
+//! or s.L = t.R (t as t2): deg_σ(t) ≤ maxfreq_R + maxfreq_L, each again of
+//! sensitivity 1. Those two terms add to the sum with no −1 (t may or may
+//! not be in its own group), once per distinct form (a DC and its mirror
+//! reach the same two groups).
 
 use std::collections::BTreeSet;
 
@@ -17,7 +24,7 @@ use crate::chains::chain_cover_in;
 use crate::compile::KeyConstraint;
 use crate::relation::Relation;
 use crate::sets::{ListedRows, all_fd_shaped, fd_sets, order_pairs};
-use crate::shape::equality_attributes;
+use crate::shape::{CrossEquality, cross_equality, equality_attributes};
 use crate::tuples::{NO_TUPLE, TupleIds, TupleIndex};
 
 /// Max frequencies of the distinct equality attribute sets, and whether some
@@ -30,7 +37,11 @@ pub struct EqualityFrequencies {
     /// maxfreq_X(D) for the minimal sets only (no other X_σ is a proper
     /// subset of them), in the order of `max_frequencies`.
     pub minimal_max_frequencies: Vec<u64>,
-    /// Some constraint has no predicate `t1.A = t2.A`.
+    /// maxfreq of each side of each distinct [`CrossEquality`] (in
+    /// [`cross_equalities`] order): its left side's, then its right's.
+    pub cross_max_frequencies: Vec<u64>,
+    /// Some constraint has neither a predicate `t1.A = t2.A` nor a cross
+    /// equality `t1.L = t2.R`.
     pub unbounded: bool,
     /// For each X with FD-shaped constraints X → B (see [`fd_classes`]), in
     /// the order of X: their conflict graph's classes.
@@ -59,15 +70,18 @@ pub fn equality_frequencies(
     let mut unbounded = false;
     for c in constraints {
         let x = equality_attributes(c);
-        if x.is_empty() {
-            unbounded = true;
-        } else {
+        if !x.is_empty() {
             sets.insert(x.into_iter().collect());
+        } else if cross_equality(c).is_none() {
+            unbounded = true;
         }
     }
     let mut index = TupleIndex::new(relation);
-    let max_frequencies: Vec<u64> =
-        sets.iter().map(|slots| index.ids(slots).counts().into_iter().max().unwrap_or(0)).collect();
+    let mut max_frequency =
+        |slots: &[usize]| index.ids(slots).counts().into_iter().max().unwrap_or(0);
+    let max_frequencies: Vec<u64> = sets.iter().map(|slots| max_frequency(slots)).collect();
+    let cross_max_frequencies: Vec<u64> =
+        cross_sides(constraints).iter().map(|slots| max_frequency(slots)).collect();
     let sets: Vec<Vec<usize>> = sets.into_iter().collect();
     let fds = fd_sets(constraints);
     // The order pairs' chains on a thread of their own, beside the
@@ -86,8 +100,27 @@ pub fn equality_frequencies(
         fd_classes,
         all_fd_shaped: all_fd_shaped(constraints),
         chain_covers,
+        cross_max_frequencies,
         ..EqualityFrequencies::from_maxima(&sets, max_frequencies, unbounded)
     }
+}
+
+/// maxfreq over `slots` of the rows with none of them NULL: one side of a
+/// [`CrossEquality`], counted alone (a cluster's group of that side).
+pub fn side_max_frequency(relation: &Relation, slots: &[usize]) -> u64 {
+    TupleIndex::new(relation).ids(slots).counts().into_iter().max().unwrap_or(0)
+}
+
+/// The distinct [`CrossEquality`] forms among the constraints, sorted.
+pub fn cross_equalities(constraints: &[KeyConstraint]) -> Vec<CrossEquality> {
+    let forms: BTreeSet<CrossEquality> = constraints.iter().filter_map(cross_equality).collect();
+    forms.into_iter().collect()
+}
+
+/// The slot sets whose maxfreq [`EqualityFrequencies::cross_max_frequencies`]
+/// holds, in its order: each form's left side, then its right.
+pub fn cross_sides(constraints: &[KeyConstraint]) -> Vec<Vec<usize>> {
+    cross_equalities(constraints).iter().flat_map(|c| [c.left(), c.right()]).collect()
 }
 
 /// The classes of one X's keys and FDs X → B1, …, Bm (issue 28): within a
@@ -395,6 +428,7 @@ impl EqualityFrequencies {
         EqualityFrequencies {
             max_frequencies,
             minimal_max_frequencies,
+            cross_max_frequencies: vec![],
             unbounded,
             fd_classes: vec![],
             all_fd_shaped: false,

@@ -6,7 +6,7 @@ use crate::fixtures::{
     Sets, brute_cover_of, classes_of_sets, conflict_under, random_rows, relation, xorshift,
 };
 use crate::relation::KeyColumn;
-use crate::shape::fd_shape;
+use crate::shape::{cross_equality, fd_shape};
 use dpincon_constraints::Operator;
 
 /// The minimum vertex cover of X → B1, X → B2's conflict graph.
@@ -211,6 +211,7 @@ fn frequencies_of_distinct_equality_sets() {
     let expected = EqualityFrequencies {
         max_frequencies: vec![3, 2],
         minimal_max_frequencies: vec![3],
+        cross_max_frequencies: vec![],
         unbounded: false,
         // fd and its twin are one FD (X = {0}): B agrees in every group;
         // `both` is a key on {0, 1}: (1,5) and (2,5) twice, cover 2.
@@ -240,6 +241,9 @@ fn frequencies_of_distinct_equality_sets() {
     let expected = EqualityFrequencies {
         max_frequencies: vec![],
         minimal_max_frequencies: vec![],
+        // `cross` (t1.0 = t2.1): slot 0's 1 three times, slot 1's 5 five
+        // times; `ineq` has no equality at all.
+        cross_max_frequencies: vec![3, 5],
         unbounded: true,
         fd_classes: vec![],
         all_fd_shaped: false,
@@ -247,6 +251,58 @@ fn frequencies_of_distinct_equality_sets() {
         chain_covers: vec![0],
     };
     assert_eq!(f, expected);
+}
+
+/// Tables of up to 7 rows with NULLs under a cross equality `t1.0 = t2.1`
+/// (with `t1.2 > t2.2` in half the rounds, and its mirror written too)
+/// beside the FD 2 → 0: every row's degree, by brute force, is at most
+/// Σ over the minimal sets of (maxfreq − 1) plus both sides' maxfreq, and
+/// the two cross terms are both needed (the bound is reached).
+#[test]
+fn cross_equalities_bound_the_degrees() {
+    let dc = |predicates| KeyConstraint { id: 0, display: String::new(), predicates };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+    let mut reached = false;
+    for round in 0..4000 {
+        let ordered = round % 2 == 1;
+        let with_order = |mut p: Vec<KeyPredicate>, op| {
+            if ordered {
+                p.push(KeyPredicate::cross(2, op, 2));
+            }
+            dc(p)
+        };
+        let cross = with_order(vec![KeyPredicate::cross(0, Operator::Eq, 1)], Operator::Gt);
+        let mirror = with_order(vec![KeyPredicate::cross(1, Operator::Eq, 0)], Operator::Lt);
+        let fd = dc(vec![
+            KeyPredicate::cross(2, Operator::Eq, 2),
+            KeyPredicate::cross(0, Operator::Ne, 0),
+        ]);
+        assert_eq!(cross_equality(&cross), cross_equality(&mirror), "one form");
+        let n = 1 + next(7) as usize;
+        let rows = random_rows(&mut next, n, 4, 3);
+        let f = equality_frequencies(&relation(&rows), &[cross, mirror, fd], ListedRows::default());
+        assert!(!f.unbounded && f.cross_max_frequencies.len() == 2);
+        let bound: u64 = f.minimal_max_frequencies.iter().map(|m| m.saturating_sub(1)).sum::<u64>()
+            + f.cross_max_frequencies.iter().sum::<u64>();
+        let eq = |a: Option<u64>, b: Option<u64>| a.is_some() && a == b;
+        let gt = |a: Option<u64>, b: Option<u64>| a.is_some() && b.is_some() && a > b;
+        let under = |a: &[Option<u64>; 3], b: &[Option<u64>; 3]| {
+            eq(a[0], b[1]) && (!ordered || gt(a[2], b[2]))
+        };
+        let conflict = |a: &[Option<u64>; 3], b: &[Option<u64>; 3]| {
+            under(a, b)
+                || under(b, a)
+                || (eq(a[2], b[2]) && a[0].zip(b[0]).is_some_and(|(x, y)| x != y))
+        };
+        for (i, t) in rows.iter().enumerate() {
+            let degree =
+                rows.iter().enumerate().filter(|&(j, s)| j != i && conflict(t, s)).count() as u64;
+            assert!(degree <= bound, "row {i} of {rows:?}: degree {degree} > {bound}");
+            let fd_term: u64 = f.minimal_max_frequencies.iter().map(|m| m.saturating_sub(1)).sum();
+            reached |= degree == bound && degree > fd_term + f.cross_max_frequencies[0];
+        }
+    }
+    assert!(reached, "both sides' terms are reached");
 }
 
 /// The problematic rows of X → B1, X → B2 by brute force.

@@ -130,6 +130,7 @@ mod tests {
                 rows: 0,
                 max_frequencies: vec![],
                 minimal_max_frequencies: vec![],
+                cross_max_frequencies: vec![],
                 unbounded: false,
                 covers: Default::default(),
                 classes: None,

@@ -7,7 +7,7 @@ use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 use super::candidates::clamp_theta;
 use crate::ReleaseError;
 use crate::miss::BOUND_MISS;
-use crate::spec::{BudgetUse, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
+use crate::spec::{BudgetUse, DegreeTerms, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
 
 /// Share of ε1 spent on ñ when the job declares no row bound (SPEC §4).
 pub(crate) const MAX_ROWS_SHARE: f64 = 0.05;
@@ -108,30 +108,25 @@ pub(crate) fn sharper_rows(
     Ok(((w1 * first as f64 + w2 * drawn) / (w1 + w2)).round().max(1.0) as u64)
 }
 
-/// d̃ = Σ_X (maxfreq_X − 1) + DLap(k/ε0) over `frequencies` (k sets): a
-/// neighbour moves each maxfreq by at most 1, so the sum by at most k, and
-/// one draw at scale k/ε0 is ε0-DP. (The paper draws k times, once per set,
-/// for the same ε0: √k times the noise.) Also returns the degree bound
-/// that holds with probability ≥ 1 − [`BOUND_MISS`]: d̃ plus the noise's
-/// one-sided quantile.
+/// d̃ = Σ_X (maxfreq_X − 1) + DLap(k/ε0) over `terms` (k terms, cross
+/// equalities' included): a neighbour moves each maxfreq by at most 1, so
+/// the sum by at most k, and one draw at scale k/ε0 is ε0-DP. (The paper
+/// draws k times, once per set, for the same ε0: √k times the noise.)
+/// Also returns the degree bound that holds with probability ≥ 1 −
+/// [`BOUND_MISS`]: d̃ plus the noise's one-sided quantile.
 pub(crate) fn noisy_degree_bound(
-    frequencies: &[u64],
+    terms: DegreeTerms,
     eps0: Budget,
     margin_sd: f64,
     rng: &mut NoiseRng,
 ) -> Result<(NoisyDegreeBound, u64), ReleaseError> {
-    let k = frequencies.len();
+    let k = terms.count;
     let noise = DiscreteLaplace::new(k as u64, eps0.value())?;
-    let value = noise.release(degree_sum(frequencies), rng);
+    let value = noise.release(terms.sum, rng);
     // DLap(s) has standard deviation ≈ s·√2; public.
     let margin = (margin_sd * noise.scale_f64() * 2f64.sqrt()).ceil() as i64;
     let high = value.saturating_add(noise.upper_quantile(BOUND_MISS) as i64).max(1) as u64;
     Ok((NoisyDegreeBound { value, sets: k, margin }, high))
-}
-
-/// Σ_X (maxfreq_X − 1): what d̃ releases.
-fn degree_sum(frequencies: &[u64]) -> i64 {
-    frequencies.iter().map(|&f| f.saturating_sub(1) as i64).fold(0, i64::saturating_add)
 }
 
 /// The standard deviation of d̃ over `sets` minimal sets, drawn once per
@@ -154,7 +149,7 @@ pub(crate) fn sharper_degree_bound(
 ) -> Result<(NoisyDegreeBound, u64), ReleaseError> {
     let k = first.sets;
     let noise = DiscreteLaplace::new(k as u64, second.value())?;
-    let drawn = noise.release(degree_sum(&facts.minimal_max_frequencies), rng);
+    let drawn = noise.release(facts.degree_terms(true).sum, rng);
     let (w1, w2) = (first_epsilon.powi(2), second.value().powi(2));
     let value = ((w1 * first.value as f64 + w2 * drawn as f64) / (w1 + w2)).round() as i64;
     let sd = degree_noise_sd(k, &[first_epsilon, second.value()]);
@@ -178,7 +173,7 @@ pub(crate) fn minimal_set_bound(
 ) -> Result<(NoisyDegreeBound, u32, u64), ReleaseError> {
     budget.degree_bound = eps0.value();
     let (bound, high) =
-        noisy_degree_bound(&facts.minimal_max_frequencies, eps0, DEGREE_BOUND_MARGIN_SD, rng)?;
+        noisy_degree_bound(facts.degree_terms(true), eps0, DEGREE_BOUND_MARGIN_SD, rng)?;
     let top = clamp_theta(bound.value.saturating_add(bound.margin).max(1) as u64);
     Ok((bound, top, high))
 }

@@ -242,8 +242,8 @@ pub fn prepare(
         // `ub-direct` projects at the equality constraints' bound even
         // beside constraints without one (structure first): their edges
         // past it are the only bias, and the interval rests on n.
-        Strategy::UbDirect => !facts.minimal_max_frequencies.is_empty(),
-        Strategy::UbGem => !facts.unbounded && !facts.minimal_max_frequencies.is_empty(),
+        Strategy::UbDirect => facts.degree_terms(true).count > 0,
+        Strategy::UbGem => !facts.unbounded && facts.degree_terms(true).count > 0,
         _ => false,
     };
     // `ub-direct`'s I_P over one X's keys and FDs: the class count, whose
@@ -465,11 +465,12 @@ pub fn prepare(
                     first_theta_max,
                     steps: vec![selection],
                 },
-                Strategy::UbHem if !facts.max_frequencies.is_empty() => {
+                Strategy::UbHem if facts.degree_terms(false).count > 0 => {
                     let (eps0, rest) = split2(selection, DEGREE_BOUND_SHARE)?;
                     budget.degree_bound = eps0.value();
                     // The paper's d̃ sums every distinct set, with no margin.
-                    let (bound, high) = noisy_degree_bound(&facts.max_frequencies, eps0, 0.0, rng)?;
+                    let (bound, high) =
+                        noisy_degree_bound(facts.degree_terms(false), eps0, 0.0, rng)?;
                     degree_bound = Some(bound);
                     // Σ over every set bounds the degrees when every DC has one.
                     degree_high = (!facts.unbounded).then_some(high);

@@ -130,13 +130,11 @@ impl Statistic {
                 .value(&night.table.get(tau)?)
                 .max(night.table.capped_classes(tau)?),
             Statistic::DegreeSum { minimal, sets } => {
-                let f = &night.facts;
-                let frequencies =
-                    if minimal { &f.minimal_max_frequencies } else { &f.max_frequencies };
-                if frequencies.len() as u64 != sets {
+                let terms = night.facts.degree_terms(minimal);
+                if terms.count as u64 != sets {
                     return Err(missing("the epoch's equality sets"));
                 }
-                frequencies.iter().map(|f| f.saturating_sub(1)).sum()
+                terms.sum.max(0) as u64
             }
             Statistic::MaxClass => classes()?.max_class,
             Statistic::NullRows => classes()?.null_rows,

@@ -21,6 +21,7 @@ pub fn one_set_facts(rows: u64, group: u64, classes: Option<ClassFacts>) -> Tabl
         rows,
         max_frequencies: vec![group],
         minimal_max_frequencies: vec![group],
+        cross_max_frequencies: vec![],
         unbounded: false,
         covers: CoverFacts::default(),
         classes,
@@ -158,6 +159,7 @@ pub fn no_equality_facts(graph: &ConflictGraph) -> TableFacts {
     TableFacts {
         max_frequencies: vec![],
         minimal_max_frequencies: vec![],
+        cross_max_frequencies: vec![],
         ..graph_facts(graph, 0, true)
     }
 }
