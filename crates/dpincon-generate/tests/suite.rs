@@ -238,6 +238,37 @@ fn overlap_fds_corrupt_exactly_the_asked_rows() {
     }
 }
 
+/// Each row's parent is another row, a level above it, but for the
+/// corrupted ones: the reference DC has exactly one edge per corrupted row
+/// (with its parent), and a parent's children are the branching.
+#[test]
+fn references_have_one_edge_per_wrong_level() {
+    let dir = tempfile::tempdir().unwrap();
+    for (_, t, table) in family(Family::References, dir.path()) {
+        let FamilyParams::References(p) = &t.params else { unreachable!() };
+        let n = table.rows.len();
+        let level: Vec<u64> = (0..n).map(|r| num(&table, r, "level")).collect();
+        let wrong = (1..n)
+            .filter(|&r| {
+                let parent = num(&table, r, "parent") as usize;
+                assert!(parent < r, "{}: a parent precedes its children", t.name);
+                level[r] <= level[parent]
+            })
+            .count() as u64;
+        assert_eq!(wrong, (p.error_rate * (n - 1) as f64).round() as u64, "{}", t.name);
+        assert_eq!(table.get(0, "parent"), None, "the root has no parent");
+        let mut children: HashMap<u64, u64> = HashMap::new();
+        (1..n).for_each(|r| *children.entry(num(&table, r, "parent")).or_default() += 1);
+        let most = children.values().max().copied();
+        assert_eq!(most, Some(u64::from(p.branching).min(n as u64 - 1)), "{}", t.name);
+        let reference = "not(t1.parent=t2.id&t1.level<=t2.level)\n";
+        let graph = exact(&dir.path().join(&t.data), reference, dir.path());
+        assert_eq!(graph.edges, wrong, "{}", t.name);
+        let text = std::fs::read_to_string(dir.path().join(&t.constraints)).unwrap();
+        assert_eq!(text.contains("dept -> dept_name"), p.with_fd);
+    }
+}
+
 /// More Zipf skew makes larger hubs; the wrong rows are the asked ones.
 #[test]
 fn hubs_grow_with_the_skew() {

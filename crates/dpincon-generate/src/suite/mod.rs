@@ -26,6 +26,9 @@
 //! - `hubs`, `cliques`, `sparse`, `mixed`, `order` (module `shaped`): the hard
 //!   shapes of `generate shapes`, with their Zipf skew, violation counts,
 //!   clique and group sizes varied; `order` with and without an equality.
+//! - `references` (module `refs`): rows referencing other rows by id
+//!   (`t1.parent = t2.id`), chains to flat charts: a DC whose only
+//!   equality is across two columns.
 //!
 //! Everything is a function of the suite's seed (each table's seed is
 //! derived from it and the table's name, so adding a table changes no
@@ -36,6 +39,7 @@ mod copies;
 mod dupkeys;
 mod nodc;
 mod overlap;
+mod refs;
 mod shaped;
 
 use std::path::{Path, PathBuf};
@@ -48,6 +52,7 @@ pub use copies::CopyParams;
 pub use dupkeys::DupKeyParams;
 pub use nodc::NodcParams;
 pub use overlap::OverlapParams;
+pub use refs::ReferenceParams;
 pub use shaped::{CliqueParams, HubParams, MixedParams, OrderParams, SparseParams};
 
 use crate::GenerateError;
@@ -113,11 +118,13 @@ pub enum Family {
     Mixed,
     /// An order DC, with or without an equality predicate.
     Order,
+    /// Rows referencing rows by id: a cross equality `t1.parent = t2.id`.
+    References,
 }
 
 impl Family {
     /// Every family, in the order reports list them.
-    pub const ALL: [Family; 9] = [
+    pub const ALL: [Family; 10] = [
         Family::FdPlusNodc,
         Family::DupKeys,
         Family::KeyCopies,
@@ -127,6 +134,7 @@ impl Family {
         Family::Sparse,
         Family::Mixed,
         Family::Order,
+        Family::References,
     ];
 
     /// The family's name, as manifests and reports spell it.
@@ -141,6 +149,7 @@ impl Family {
             Family::Sparse => "sparse",
             Family::Mixed => "mixed",
             Family::Order => "order",
+            Family::References => "references",
         }
     }
 }
@@ -173,6 +182,8 @@ pub enum FamilyParams {
     Mixed(MixedParams),
     /// See [`OrderParams`].
     Order(OrderParams),
+    /// See [`ReferenceParams`].
+    References(ReferenceParams),
 }
 
 impl FamilyParams {
@@ -188,6 +199,7 @@ impl FamilyParams {
             FamilyParams::Sparse(_) => Family::Sparse,
             FamilyParams::Mixed(_) => Family::Mixed,
             FamilyParams::Order(_) => Family::Order,
+            FamilyParams::References(_) => Family::References,
         }
     }
 }
@@ -319,6 +331,7 @@ pub fn plan(scale: Scale) -> Vec<PlannedTable> {
     out.extend(copies::grid(scale));
     out.extend(overlap::grid(scale));
     out.extend(shaped::grid(scale));
+    out.extend(refs::grid(scale));
     out
 }
 
@@ -351,6 +364,7 @@ pub fn generate_table(
         FamilyParams::DupKeys(p) => dupkeys::write(p, rows, seed, &out)?,
         FamilyParams::KeyCopies(p) => copies::write(p, rows, seed, &out)?,
         FamilyParams::OverlapFds(p) => overlap::write(p, rows, seed, &out)?,
+        FamilyParams::References(p) => refs::write(p, rows, seed, &out)?,
         other => shaped::write(other, rows, seed, &out)?,
     };
     crate::write_constraint_file(&dcs, &text)?;
