@@ -5,12 +5,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::physical_plan::collect_partitioned;
 use datafusion::prelude::SessionContext;
+use dpincon_detect::{EqualityFrequencies, KeyConstraint, ListedRows};
 use dpincon_graph::{SpillConfig, edge_stream_fingerprint};
 
 use crate::BallistaError;
 use crate::assemble::{PartitionPieces, assemble};
+use crate::detect::wire::Summary;
 use crate::plan::{JobPlan, PairTally, PlanRequest, build_plan};
 use crate::scan::ScanFormat;
 
@@ -77,6 +80,45 @@ fn request_of<'a>(data: &'a Path, constraints: &'a str, partitions: usize) -> Pl
     }
 }
 
+/// The plan run by plain DataFusion: each partition's summary, read as the
+/// coordinator reads it (through its own channel), in partition order.
+async fn summaries(plan: &JobPlan) -> Vec<Summary> {
+    let ctx = SessionContext::new();
+    let partitions = collect_partitioned(plan.plan.clone(), ctx.task_ctx()).await.unwrap();
+    let mut out = Vec::new();
+    for partition in &partitions {
+        out.push(pieces(partition).summary().await.unwrap());
+    }
+    out
+}
+
+/// One partition's batches as the coordinator receives them.
+fn pieces(partition: &[RecordBatch]) -> PartitionPieces {
+    let (tx, rx) = tokio::sync::mpsc::channel(partition.len() + 1);
+    for batch in partition {
+        tx.try_send(Ok(batch.clone())).unwrap();
+    }
+    PartitionPieces::new(rx)
+}
+
+/// The embedded detection's constraints and facts of the table at `data`
+/// under `constraints` (with the rows the release lists).
+async fn embedded_facts(
+    data: &Path,
+    constraints: &str,
+) -> (Vec<KeyConstraint>, EqualityFrequencies) {
+    let mut job = dpincon_engine::JobConfig::new(data, data.with_extension("unused.dcs"));
+    job.table.schema = Some(SCHEMA.parse().unwrap());
+    let table = job.table.read(1).await.unwrap();
+    let parsed = dpincon_constraints::parse_constraints(constraints).unwrap();
+    let prepared =
+        dpincon_source::prepare_detection(&parsed, &table, |_| true, 1, BallistaError::Constraint)
+            .unwrap();
+    let listed = ListedRows::of(&prepared.compiled);
+    let f = dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled, listed);
+    (prepared.compiled, f)
+}
+
 #[tokio::test]
 async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     let dir = tempfile::tempdir().unwrap();
@@ -104,11 +146,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     let mut tally = PairTally::default();
     let mut sources = Vec::new();
     for partition in &partitions {
-        let (tx, rx) = tokio::sync::mpsc::channel(partition.len() + 1);
-        for batch in partition {
-            tx.try_send(Ok(batch.clone())).unwrap();
-        }
-        let mut source = PartitionPieces::new(rx);
+        let mut source = pieces(partition);
         let s = source.summary().await.unwrap();
         let g = s.group as usize;
         rows[g] += u64::from(s.rows);
@@ -156,14 +194,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     // The classes of the keys and FDs and the chain covers, added up over
     // the partitions group by group, are the embedded detection's, from
     // which the engine's load derives I_R's covers and I_P's classes.
-    let table = job.table.read(1).await.unwrap();
-    let parsed = dpincon_constraints::parse_constraints(DCS).unwrap();
-    let prepared =
-        dpincon_source::prepare_detection(&parsed, &table, |_| true, 1, BallistaError::Constraint)
-            .unwrap();
-    let listed = dpincon_detect::ListedRows::of(&prepared.compiled);
-    let embedded =
-        dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled, listed);
+    let (compiled, embedded) = embedded_facts(&data, DCS).await;
     assert_eq!(classes.into_iter().flatten().collect::<Vec<_>>(), embedded.fd_classes);
     // The chain covers in another order (only their largest and their sum
     // are facts).
@@ -173,7 +204,7 @@ async fn the_plan_run_locally_gives_the_embedded_graph_and_facts() {
     };
     assert_eq!(sorted(chains.concat()), sorted(embedded.chain_covers.clone()));
     assert!(!embedded.fd_classes.is_empty() && !embedded.chain_covers.is_empty());
-    assert_eq!(dpincon_detect::cover_sets(&prepared.compiled), plan.cover_sets);
+    assert_eq!(dpincon_detect::cover_sets(&compiled), plan.cover_sets);
     // Four sets, two of them reading Zip: U or the union cover, with the
     // larger sensitivity, max(4, 1 + 2·2 FD sets + 2 order pairs).
     assert!(embedded.fd_classes.iter().any(|c| !c.deleted.is_empty()), "the rows were listed");
@@ -206,31 +237,15 @@ async fn the_cross_sides_maxima_over_the_partitions_are_the_embedded_ones() {
     // {Zip}, the unbounded group (pair tasks), then the form's two sides.
     assert_eq!((plan.sets.len(), plan.cross_groups.len(), plan.groups()), (1, 2, 4));
     assert!(plan.unbounded && !plan.unbounded_degrees);
-    let ctx = SessionContext::new();
-    let partitions = collect_partitioned(plan.plan.clone(), ctx.task_ctx()).await.unwrap();
     let mut maxima = vec![0u64; plan.groups()];
-    for partition in &partitions {
-        let (tx, rx) = tokio::sync::mpsc::channel(partition.len() + 1);
-        for batch in partition {
-            tx.try_send(Ok(batch.clone())).unwrap();
-        }
-        let s = PartitionPieces::new(rx).summary().await.unwrap();
+    for s in summaries(&plan).await {
         if let Some(max) = s.max_frequency {
             maxima[s.group as usize] = maxima[s.group as usize].max(u64::from(max));
         }
     }
     let f = plan.frequencies(&maxima);
-    let mut job = dpincon_engine::JobConfig::new(&data, dir.path().join("unused.dcs"));
-    job.table.schema = Some(SCHEMA.parse().unwrap());
-    let table = job.table.read(1).await.unwrap();
-    let parsed = dpincon_constraints::parse_constraints(CROSS).unwrap();
-    let prepared =
-        dpincon_source::prepare_detection(&parsed, &table, |_| true, 1, BallistaError::Constraint)
-            .unwrap();
-    let listed = dpincon_detect::ListedRows::of(&prepared.compiled);
-    let embedded =
-        dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled, listed);
-    // Zip 1 three times, Zip 10 twice; Salary 10 three times.
+    let (_, embedded) = embedded_facts(&data, CROSS).await;
+    // Zip 1 and 3 three times each; Salary 10 three times.
     assert_eq!(embedded.cross_max_frequencies, vec![3, 3]);
     assert_eq!(f.cross_max_frequencies, embedded.cross_max_frequencies);
     assert_eq!(f.max_frequencies, embedded.max_frequencies);
@@ -249,15 +264,8 @@ async fn the_leading_rows_over_the_partitions_are_the_embedded_ones() {
     let dir = tempfile::tempdir().unwrap();
     let data = table(dir.path());
     let plan = build_plan(&request_of(&data, KEYS, 3)).unwrap();
-    let ctx = SessionContext::new();
-    let partitions = collect_partitioned(plan.plan.clone(), ctx.task_ctx()).await.unwrap();
     let mut classes = vec![None::<dpincon_detect::ConflictClasses>; plan.groups()];
-    for partition in &partitions {
-        let (tx, rx) = tokio::sync::mpsc::channel(partition.len() + 1);
-        for batch in partition {
-            tx.try_send(Ok(batch.clone())).unwrap();
-        }
-        let s = PartitionPieces::new(rx).summary().await.unwrap();
+    for s in summaries(&plan).await {
         match (&mut classes[s.group as usize], s.classes) {
             (Some(total), Some((c, all))) => {
                 assert!(all, "the order DC is the key's");
@@ -266,17 +274,9 @@ async fn the_leading_rows_over_the_partitions_are_the_embedded_ones() {
             (total, some) => *total = total.take().or(some.map(|(c, _)| c)),
         }
     }
-    let mut job = dpincon_engine::JobConfig::new(&data, dir.path().join("unused.dcs"));
-    job.table.schema = Some(SCHEMA.parse().unwrap());
-    let table = job.table.read(1).await.unwrap();
-    let parsed = dpincon_constraints::parse_constraints(KEYS).unwrap();
-    let prepared =
-        dpincon_source::prepare_detection(&parsed, &table, |_| true, 1, BallistaError::Constraint)
-            .unwrap();
-    let listed = dpincon_detect::ListedRows::of(&prepared.compiled);
+    let (compiled, embedded) = embedded_facts(&data, KEYS).await;
+    let listed = ListedRows::of(&compiled);
     assert!(listed.leading && listed.key_rows);
-    let embedded =
-        dpincon_detect::equality_frequencies(&prepared.relation, &prepared.compiled, listed);
     let cluster: Vec<_> = classes.into_iter().flatten().collect();
     assert_eq!(cluster, embedded.fd_classes);
     // Zip 1 (rows 0, 1, 6) and 3 (3, 4, 5) under the key; NY, CA with two
