@@ -9,7 +9,7 @@
 //! `TableScanExec (1 partition) → DetectExec` that detects nothing and
 //! counts the chain covers of the order pairs among them (each pair task
 //! sees part of the table); for each side of each cross equality
-//! `t1.L = t2.R` (`dpincon_detect::cross_sides`), `TableScanExec →
+//! `t1.L = t2.R` (`dpincon_detect::cross_equalities`), `TableScanExec →
 //! RepartitionExec(hash of the side, k) → DetectExec` that detects nothing
 //! and counts the side's maxfreq; a `UnionExec` on top.
 //! Ballista cuts the plan at each `RepartitionExec` into a scan stage and a
@@ -78,7 +78,8 @@ pub struct JobPlan {
     /// detects it).
     pub unbounded: bool,
     /// The groups that count each cross equality's sides, in
-    /// `dpincon_detect::cross_sides` order (after every other group).
+    /// `dpincon_detect::cross_equalities` order, left side then right
+    /// (after every other group).
     pub cross_groups: Vec<usize>,
     /// Some constraint has neither an equality attribute set nor a cross
     /// equality: no degree bound but n.

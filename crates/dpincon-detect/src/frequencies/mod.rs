@@ -119,7 +119,7 @@ pub fn cross_equalities(constraints: &[KeyConstraint]) -> Vec<CrossEquality> {
 
 /// The slot sets whose maxfreq [`EqualityFrequencies::cross_max_frequencies`]
 /// holds, in its order: each form's left side, then its right.
-pub fn cross_sides(constraints: &[KeyConstraint]) -> Vec<Vec<usize>> {
+fn cross_sides(constraints: &[KeyConstraint]) -> Vec<Vec<usize>> {
     cross_equalities(constraints).iter().flat_map(|c| [c.left(), c.right()]).collect()
 }
 
