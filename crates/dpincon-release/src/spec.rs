@@ -124,14 +124,16 @@ pub struct MaxRows {
     pub estimated: bool,
 }
 
-/// The noisy degree bound d̃ = Σ_X (maxfreq_X − 1) + DLap(k/ε0): over every
-/// distinct equality set for `ub-hem`, over the minimal ones for `ub-gem`
-/// and `ub-direct`, which then cap θ at d̃ + margin.
+/// The noisy degree bound d̃ = Σ_X (maxfreq_X − 1) + Σ (maxfreq_L +
+/// maxfreq_R) + DLap(k/ε0): over every distinct equality set X for
+/// `ub-hem`, over the minimal ones for `ub-gem` and `ub-direct` (which then
+/// cap θ at d̃ + margin), and over each cross equality `t1.L = t2.R`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NoisyDegreeBound {
     /// d̃ (a DP release).
     pub value: i64,
-    /// k, the number of equality attribute sets summed.
+    /// k, the number of terms summed: the equality attribute sets, and
+    /// both sides of each cross equality ([`TableFacts::degree_terms`]).
     pub sets: usize,
     /// The public upward margin added before d̃ caps θ (0 for `ub-hem`).
     pub margin: i64,
