@@ -25,8 +25,9 @@ fn xorshift(seed: u64) -> impl FnMut() -> u64 {
 }
 
 /// A random graph on `n` nodes and its facts: one equality set whose
-/// largest group bounds every degree (maxfreq = max degree + 1).
-fn night(next: &mut impl FnMut() -> u64, n: u32) -> (ConflictGraph, TableFacts) {
+/// largest group bounds every degree (maxfreq = max degree + 1), or with
+/// `cross` the two sides of a cross equality whose maxfreqs add up to it.
+fn night(next: &mut impl FnMut() -> u64, n: u32, cross: bool) -> (ConflictGraph, TableFacts) {
     let density = 1 + next() % 4;
     let edges: Vec<Edge> = (0..n)
         .flat_map(|u| (u + 1..n).map(move |v| (u, v)))
@@ -37,7 +38,17 @@ fn night(next: &mut impl FnMut() -> u64, n: u32) -> (ConflictGraph, TableFacts) 
     let mut degrees = DegreeCounts::new(n);
     walk(graph.edges(), &mut [&mut degrees]);
     let max_degree = u64::from(degrees.counts().max_degree);
-    (graph, common::one_set_facts(u64::from(n), max_degree + 1, None))
+    let mut facts = common::one_set_facts(u64::from(n), max_degree + 1, None);
+    if cross {
+        let left = max_degree / 2;
+        facts = TableFacts {
+            max_frequencies: vec![],
+            minimal_max_frequencies: vec![],
+            cross_max_frequencies: vec![left, max_degree - left],
+            ..facts
+        };
+    }
+    (graph, facts)
 }
 
 /// The pass over `graph` at a gate's `thetas`.
@@ -60,7 +71,10 @@ fn a_gated_projected_interval_holds_the_nights_measure() {
     let mut checked = [0u32; 2];
     for round in 0..1500 {
         let n = 3 + (next() % 7) as u32;
-        let (open, open_facts) = night(&mut next, n);
+        // Every other pair of rounds, the degrees are bounded by a cross
+        // equality's two sides (two terms) instead of one equality set.
+        let cross = round % 4 >= 2;
+        let (open, open_facts) = night(&mut next, n, cross);
         let measure = if round % 2 == 0 { ProjectedMeasure::Mi } else { ProjectedMeasure::P };
         let spec = ProjectedSpec {
             max_rows: Some(u64::from(n)),
@@ -78,7 +92,7 @@ fn a_gated_projected_interval_holds_the_nights_measure() {
         let gate = MeasureGate::projected(&release, &checks, next() % 4).unwrap();
         assert!(gate.sensitivity() >= measure.sensitivity(release.theta));
         // The night: another graph on the same public row bound.
-        let (graph, facts) = night(&mut next, n);
+        let (graph, facts) = night(&mut next, n, cross);
         let t = table(&graph, &gate.thetas());
         let values = gate.values(&NightFacts { table: &t, facts: &facts, repair: None }).unwrap();
         let alpha = distance(&gate, &values);
@@ -99,6 +113,9 @@ fn a_gated_projected_interval_holds_the_nights_measure() {
         let reads_degrees =
             gate.statistics().iter().any(|s| matches!(s.statistic, Statistic::DegreeSum { .. }));
         assert_eq!(reads_degrees, degree_bound && release.degree_bound.is_some());
+        if let Some(d) = release.degree_bound {
+            assert_eq!(d.sets, if cross { 2 } else { 1 });
+        }
     }
     assert!(checked.iter().all(|&c| c > 500), "{checked:?}");
 }
@@ -130,7 +147,7 @@ fn a_gated_repair_interval_holds_the_nights_ir() {
         let gate = MeasureGate::repair(&release, &checks, next() % 3).unwrap();
         let t1 = next() % 60;
         let night_values = values(&mut next, t1);
-        let (graph, facts) = night(&mut next, 4);
+        let (graph, facts) = night(&mut next, 4, false);
         let table = table(&graph, &[]);
         let night = NightFacts { table: &table, facts: &facts, repair: Some(night_values) };
         let read = gate.values(&night).unwrap();
@@ -155,7 +172,7 @@ fn a_repair_gate_reads_the_statistic_it_froze() {
         upper: Some(UpperCover { sum: 30, sets: 2, union, exact: false }),
     };
     let union = Some(UnionCover { value: 22, sensitivity: 5 });
-    let (graph, facts) = night(&mut xorshift(3), 4);
+    let (graph, facts) = night(&mut xorshift(3), 4, false);
     let table = table(&graph, &[]);
     let read = |gate: &MeasureGate, values: RepairValues| {
         let night = NightFacts { table: &table, facts: &facts, repair: Some(values) };
@@ -183,7 +200,7 @@ fn a_repair_gate_reads_the_statistic_it_froze() {
 #[test]
 fn a_gate_round_trips_through_json() {
     let mut next = xorshift(7);
-    let (graph, facts) = night(&mut next, 8);
+    let (graph, facts) = night(&mut next, 8, false);
     let spec = ProjectedSpec {
         max_rows: Some(8),
         ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0).unwrap())
