@@ -160,6 +160,30 @@ fn a_gated_repair_interval_holds_the_nights_ir() {
     }
 }
 
+/// An epoch opened before cross equalities had a bound (an FD beside a
+/// cross DC read as a DC without equality: `unbounded`, no degree sum
+/// frozen) reads a night whose facts now carry the cross terms: its
+/// statistics are the ones it froze, so the upgrade breaks no epoch.
+#[test]
+fn a_gate_opened_without_the_cross_bound_reads_a_night_with_it() {
+    let (graph, facts) = night(&mut xorshift(5), 8, false);
+    let old = TableFacts { unbounded: true, ..facts.clone() };
+    let new = TableFacts { cross_max_frequencies: vec![2, 3], ..facts };
+    let spec = ProjectedSpec {
+        max_rows: Some(8),
+        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0).unwrap())
+    };
+    let mut rng = NoiseRng::seeded(1);
+    let prepared = prepare(&spec, &old, &mut rng).unwrap();
+    let opening = common::projection_table(&graph, &prepared.thetas());
+    let release = release_projected(&prepared, &opening, &mut rng).unwrap();
+    let gate = MeasureGate::projected(&release, &[(Direction::AtMost, 5)], 0).unwrap();
+    assert!(!gate.statistics().iter().any(|s| matches!(s.statistic, Statistic::DegreeSum { .. })));
+    let t = table(&graph, &gate.thetas());
+    let read = |facts: &TableFacts| gate.values(&NightFacts { table: &t, facts, repair: None });
+    assert_eq!(read(&new).unwrap(), read(&old).unwrap());
+}
+
 /// An epoch frozen on U keeps reading U (the sum, at its sensitivity k)
 /// on nights whose facts also carry the union cover, as after an upgrade
 /// that added it; one frozen on the union refuses a night without it.
