@@ -27,7 +27,7 @@ use datafusion::physical_plan::{ExecutionPlan, Partitioning};
 use dpincon_constraints::{BoundConstraint, Domain};
 use dpincon_detect::{
     CoverSets, DetectionPlan, EqualityFrequencies, ListedRows, brute_force_plans, cover_sets,
-    cross_equalities, cross_equality, describe_plans, equality_attributes, order_pair,
+    cross_equalities, degrees_unbounded, describe_plans, equality_attributes, order_pair,
     required_columns,
 };
 use dpincon_source::{Prepared, TableData, prepare_detection};
@@ -298,21 +298,17 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
     // it, that detects nothing and counts its maxfreq (the maximum over
     // partitions is the table's).
     let mut cross_groups = Vec::new();
-    for form in cross_equalities(&compiled) {
-        let Some(member) = compiled.iter().find(|c| cross_equality(c).as_ref() == Some(&form))
-        else {
-            continue;
-        };
+    for (form, member) in cross_equalities(&compiled) {
         for (side, slots) in [(CrossSide::Left, form.left()), (CrossSide::Right, form.right())] {
             let keys = key_columns(&slots);
             let input: Arc<dyn ExecutionPlan> =
-                Arc::new(TableScanExec::try_new(scan(&[member.id], k), table)?);
+                Arc::new(TableScanExec::try_new(scan(&[member], k), table)?);
             let exprs = DetectExec::hash_exprs(&keys, &input.schema())?;
             let shuffled = Arc::new(RepartitionExec::try_new(input, Partitioning::Hash(exprs, k))?);
             let spec = DetectSpec {
                 group: branches.len() as u32,
                 constraints: request.constraints.to_string(),
-                members: vec![member.id],
+                members: vec![member],
                 keys,
                 blocks: None,
                 brute_force: request.brute_force,
@@ -325,8 +321,7 @@ pub fn build_plan(request: &PlanRequest<'_>) -> Result<JobPlan, BallistaError> {
             branches.push(Arc::new(DetectExec::try_new(spec, table.clone(), shuffled)?));
         }
     }
-    let unbounded_degrees =
-        compiled.iter().any(|c| equality_attributes(c).is_empty() && cross_equality(c).is_none());
+    let unbounded_degrees = degrees_unbounded(&compiled);
     let plan = UnionExec::try_new(branches)?;
     let cover_sets = cover_sets(&compiled);
     Ok(JobPlan {

@@ -46,7 +46,7 @@ pub use compile::{
 pub use exec::{DetectOptions, Detection, brute_force, detect, detect_parts};
 pub use frequencies::{
     ConflictClasses, EXCESS_FROM, EqualityFrequencies, KEEP_PER_MARGIN, cross_equalities,
-    equality_frequencies, fd_classes, side_max_frequency,
+    degrees_unbounded, equality_frequencies, fd_classes, side_max_frequency,
 };
 pub use leading::{
     leading_count, leading_count_sensitivity, leading_miss, leading_miss_sensitivity,

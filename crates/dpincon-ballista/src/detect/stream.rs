@@ -147,7 +147,7 @@ pub fn detect_rows(
         equality_frequencies(&relation, &compiled, spec.listed)
     };
     let max_frequency = if let Some(side) = spec.cross_side {
-        let [form] = cross_equalities(&compiled)
+        let [(form, _)] = cross_equalities(&compiled)
             .try_into()
             .map_err(|_| failed("a cross side's group has exactly one cross equality"))?;
         let slots = match side {

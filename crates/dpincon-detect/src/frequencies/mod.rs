@@ -18,7 +18,7 @@
 //! not be in its own group), once per distinct form (a DC and its mirror
 //! reach the same two groups).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::chains::chain_cover_in;
 use crate::compile::KeyConstraint;
@@ -66,22 +66,17 @@ pub fn equality_frequencies(
     constraints: &[KeyConstraint],
     listed: ListedRows,
 ) -> EqualityFrequencies {
-    let mut sets: BTreeSet<Vec<usize>> = BTreeSet::new();
-    let mut unbounded = false;
-    for c in constraints {
-        let x = equality_attributes(c);
-        if !x.is_empty() {
-            sets.insert(x.into_iter().collect());
-        } else if cross_equality(c).is_none() {
-            unbounded = true;
-        }
-    }
+    let sets: BTreeSet<Vec<usize>> = constraints
+        .iter()
+        .map(equality_attributes)
+        .filter(|x| !x.is_empty())
+        .map(|x| x.into_iter().collect())
+        .collect();
     let mut index = TupleIndex::new(relation);
-    let mut max_frequency =
-        |slots: &[usize]| index.ids(slots).counts().into_iter().max().unwrap_or(0);
-    let max_frequencies: Vec<u64> = sets.iter().map(|slots| max_frequency(slots)).collect();
+    let max_frequencies: Vec<u64> =
+        sets.iter().map(|slots| max_frequency(&mut index, slots)).collect();
     let cross_max_frequencies: Vec<u64> =
-        cross_sides(constraints).iter().map(|slots| max_frequency(slots)).collect();
+        cross_sides(constraints).iter().map(|slots| max_frequency(&mut index, slots)).collect();
     let sets: Vec<Vec<usize>> = sets.into_iter().collect();
     let fds = fd_sets(constraints);
     // The order pairs' chains on a thread of their own, beside the
@@ -101,26 +96,43 @@ pub fn equality_frequencies(
         all_fd_shaped: all_fd_shaped(constraints),
         chain_covers,
         cross_max_frequencies,
-        ..EqualityFrequencies::from_maxima(&sets, max_frequencies, unbounded)
+        ..EqualityFrequencies::from_maxima(&sets, max_frequencies, degrees_unbounded(constraints))
     }
 }
 
-/// maxfreq over `slots` of the rows with none of them NULL: one side of a
-/// [`CrossEquality`], counted alone (a cluster's group of that side).
-pub fn side_max_frequency(relation: &Relation, slots: &[usize]) -> u64 {
-    TupleIndex::new(relation).ids(slots).counts().into_iter().max().unwrap_or(0)
+/// maxfreq over `slots` of the rows with none of them NULL (0 without rows).
+fn max_frequency(index: &mut TupleIndex<'_>, slots: &[usize]) -> u64 {
+    index.ids(slots).counts().into_iter().max().unwrap_or(0)
 }
 
-/// The distinct [`CrossEquality`] forms among the constraints, sorted.
-pub fn cross_equalities(constraints: &[KeyConstraint]) -> Vec<CrossEquality> {
-    let forms: BTreeSet<CrossEquality> = constraints.iter().filter_map(cross_equality).collect();
+/// maxfreq of one side of a [`CrossEquality`], counted alone (a cluster's
+/// group of that side).
+pub fn side_max_frequency(relation: &Relation, slots: &[usize]) -> u64 {
+    max_frequency(&mut TupleIndex::new(relation), slots)
+}
+
+/// Some constraint has neither a `t1.A = t2.A` nor a cross equality: no
+/// frequency bounds its degrees ([`EqualityFrequencies::unbounded`]).
+pub fn degrees_unbounded(constraints: &[KeyConstraint]) -> bool {
+    constraints.iter().any(|c| equality_attributes(c).is_empty() && cross_equality(c).is_none())
+}
+
+/// The distinct [`CrossEquality`] forms among the constraints, sorted, each
+/// with the id of the first constraint of that form.
+pub fn cross_equalities(constraints: &[KeyConstraint]) -> Vec<(CrossEquality, usize)> {
+    let mut forms: BTreeMap<CrossEquality, usize> = BTreeMap::new();
+    for c in constraints {
+        if let Some(form) = cross_equality(c) {
+            forms.entry(form).or_insert(c.id);
+        }
+    }
     forms.into_iter().collect()
 }
 
 /// The slot sets whose maxfreq [`EqualityFrequencies::cross_max_frequencies`]
 /// holds, in its order: each form's left side, then its right.
 fn cross_sides(constraints: &[KeyConstraint]) -> Vec<Vec<usize>> {
-    cross_equalities(constraints).iter().flat_map(|c| [c.left(), c.right()]).collect()
+    cross_equalities(constraints).iter().flat_map(|(c, _)| [c.left(), c.right()]).collect()
 }
 
 /// The classes of one X's keys and FDs X → B1, …, Bm (issue 28): within a
