@@ -60,7 +60,9 @@ pub use sparse::{
     Accuracy, Band, Direction, Epoch, EpochParams, EpochSecret, GateVerdict, GatedStatistic,
     MeasureGate, NightFacts, Statistic, alpha_pass, alpha_quiet, alpha_two_sided, min_epsilon,
 };
-pub use spec::{BudgetUse, DegreeTerms, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts};
+pub use spec::{
+    BudgetUse, DegreeTerms, LargestTerm, MaxRows, NoisyDegreeBound, ProjectedSpec, TableFacts,
+};
 pub use table::ProjectionTable;
 
 /// The crate's one error type.

@@ -97,6 +97,20 @@ impl TableFacts {
         }
     }
 
+    /// The largest single term of [`TableFacts::degree_terms`] over the
+    /// minimal sets, a cross equality's two sides counting as one term
+    /// (README, "the seventeenth round").
+    pub fn largest_degree_term(&self) -> LargestTerm {
+        let sets = self.minimal_max_frequencies.iter().map(|&f| f.saturating_sub(1));
+        let cross = self.cross_max_frequencies.chunks(2).map(|sides| sides.iter().sum());
+        let value = sets.chain(cross).max().unwrap_or(0);
+        LargestTerm {
+            value: value.min(i64::MAX as u64) as i64,
+            sensitivity: if self.cross_max_frequencies.is_empty() { 1 } else { 2 },
+            terms: self.minimal_max_frequencies.len() + self.cross_max_frequencies.len() / 2,
+        }
+    }
+
     /// U when every constraint is a key, an FD or an order pair and no one
     /// cover is exact ([`TableFacts::exact_repair`]): an upper bound on
     /// I_R with sensitivity k, the number of sets.
@@ -113,6 +127,20 @@ pub struct DegreeTerms {
     pub sum: i64,
     /// k, the number of terms (0: no bound).
     pub count: usize,
+}
+
+/// The largest term of a degree bound, with no noise
+/// ([`TableFacts::largest_degree_term`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LargestTerm {
+    /// max over the terms: maxfreq_X − 1, or maxfreq_L + maxfreq_R.
+    pub value: i64,
+    /// Its sensitivity: 1, or 2 beside a cross equality, whose two sides
+    /// one row may both raise.
+    pub sensitivity: u64,
+    /// How many terms it is the largest of (public): the sum is at most
+    /// this many times the largest.
+    pub terms: usize,
 }
 
 /// The row bound n_max in use.
@@ -137,6 +165,10 @@ pub struct NoisyDegreeBound {
     pub sets: usize,
     /// The public upward margin added before d̃ caps θ (0 for `ub-hem`).
     pub margin: i64,
+    /// `ub-direct`'s I_MI: the largest single term plus noise (a DP
+    /// release), when d̃ sums several (the seventeenth round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_term: Option<i64>,
 }
 
 /// Where one measure's ε went. The parts never sum to more than `total`.

@@ -377,3 +377,71 @@ fn ub_direct_bounds_a_cross_equality_by_both_sides() {
     }
     assert!(covered >= 90, "{covered} of {runs}");
 }
+
+/// Facts of a wide table: one FD per set, `sets` sets whose largest groups
+/// hold `group` rows each (README, "the seventeenth round").
+fn wide_facts(rows: u64, sets: usize, group: u64) -> TableFacts {
+    TableFacts {
+        rows,
+        max_frequencies: vec![group; sets],
+        minimal_max_frequencies: vec![group; sets],
+        cross_max_frequencies: vec![],
+        unbounded: false,
+        covers: dpincon_release::CoverFacts::default(),
+        classes: None,
+    }
+}
+
+/// Where d̃ sums many comparable terms (twelve FDs over groups of 101: d =
+/// 1,200 against degrees of at most 2), a noisy largest term shows the sum
+/// is loose, and I_MI's θ* comes from a GEM step between the two. With
+/// three terms of the same sum the step cannot run (the sum is at most
+/// three times its largest term) and nothing is spent on the look.
+#[test]
+fn ub_direct_chooses_theta_above_the_largest_term_where_d_sums_many() {
+    // Chains of three rows: 2,000 pairs, degrees 1 and 2.
+    let edges =
+        (0..1000u32).flat_map(|c| [Edge::new(3 * c, 3 * c + 1), Edge::new(3 * c + 1, 3 * c + 2)]);
+    let graph = ConflictGraph::from_edges(20_000, edges.collect::<Vec<_>>());
+    let exact = graph.edge_count() as f64;
+    let epsilon = 2.0;
+    let spec = ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(epsilon).unwrap());
+    let (mut stepped, mut error, mut thetas, mut tops) = (0, 0.0, 0u64, 0u64);
+    let runs = 200u32;
+    for seed in 0..runs {
+        let facts = wide_facts(20_000, 12, 101);
+        let (_, r) = run(&graph, &spec, &facts, &mut NoiseRng::seeded(u64::from(seed))).unwrap();
+        let u = r.budget;
+        assert!((u.max_rows + u.degree_bound + u.selection + u.release - epsilon).abs() < 1e-9);
+        assert!(r.degree_bound.unwrap().largest_term.is_some(), "the look ran");
+        error += (r.value as f64 - exact).abs() / exact;
+        let Some(step) = r.selection.iter().find(|s| s.mechanism == "gem") else {
+            continue;
+        };
+        stepped += 1;
+        assert!((u.selection - 0.2 * epsilon).abs() < 1e-9, "{u:?}");
+        assert!(step.candidates.iter().all(|&t| t >= 2 && t <= step.theta_max));
+        thetas += u64::from(r.theta);
+        tops += u64::from(step.theta_max);
+    }
+    // d + margin ≈ 1,263 against 4·(100 + 10): the step runs in nearly every run.
+    assert!(stepped > 190, "GEM ran in {stepped} of {runs} runs");
+    assert!(
+        thetas * 3 < tops,
+        "mean θ* {} against d̃ + margin {}",
+        thetas / stepped,
+        tops / stepped
+    );
+    // At θ = d̃ + margin the noise alone would be about 1,263/(0.75·ε)/2,000 ≈ 0.4.
+    assert!(error / f64::from(runs) < 0.25, "mean relative error {}", error / f64::from(runs));
+
+    // ε0 = 0.1/√ε of ε, at least 0.1 of it, less ñ's 5%.
+    let eps0 = 0.1 * epsilon * 0.95;
+    for seed in 0..50 {
+        let facts = wide_facts(20_000, 3, 401);
+        let (_, r) = run(&graph, &spec, &facts, &mut NoiseRng::seeded(seed)).unwrap();
+        assert_eq!(r.degree_bound.unwrap().largest_term, None);
+        assert!((r.budget.degree_bound - eps0).abs() < 1e-9, "{:?}", r.budget);
+        assert!(r.selection.is_empty());
+    }
+}

@@ -126,7 +126,7 @@ pub(crate) fn noisy_degree_bound(
     // DLap(s) has standard deviation ≈ s·√2; public.
     let margin = (margin_sd * noise.scale_f64() * 2f64.sqrt()).ceil() as i64;
     let high = value.saturating_add(noise.upper_quantile(BOUND_MISS) as i64).max(1) as u64;
-    Ok((NoisyDegreeBound { value, sets: k, margin }, high))
+    Ok((NoisyDegreeBound { value, sets: k, margin, largest_term: None }, high))
 }
 
 /// The standard deviation of d̃ over `sets` minimal sets, drawn once per
@@ -159,7 +159,7 @@ pub(crate) fn sharper_degree_bound(
         value.saturating_add(noise.upper_quantile(BOUND_MISS / 2.0) as i64).max(1) as u64
     };
     let high = high(first.value, &first_noise).min(high(drawn, &noise));
-    Ok((NoisyDegreeBound { value, sets: k, margin }, high))
+    Ok((NoisyDegreeBound { value, sets: k, margin, largest_term: None }, high))
 }
 
 /// `ub-direct`'s and `ub-gem`'s d̃ over the minimal equality sets with `eps0`

@@ -10,6 +10,7 @@ mod bounds;
 mod candidates;
 mod choice;
 mod leading;
+mod terms;
 
 use crate::classes::{ClassFacts, ClassLooks, NoisyClassBound, class_bound};
 use crate::interval::IntervalBounds;
@@ -342,10 +343,10 @@ pub fn prepare(
                     && f64::from(top) <= GEM_BELOW_SDS * sd;
             }
             // d̃ bounds the degrees only when every DC has an equality.
-            (degree_bound, degree_high) = (Some(bound), (!facts.unbounded).then_some(high));
+            degree_high = (!facts.unbounded).then_some(high);
             let top = top.max(THETA_FLOOR).min(n_max);
             let floor = hub_floor(rows.rows);
-            if gem_below && top <= floor {
+            let choice = if gem_below && top <= floor {
                 let epsilon = take_from_release(&mut release, GEM_BELOW_SHARE, spec.epsilon)?;
                 generalized(halving_candidates(top), epsilon)
             } else if spec.measure == ProjectedMeasure::Mi && top > floor {
@@ -415,9 +416,22 @@ pub fn prepare(
                     }
                     None => Choice::Classes { tau: theta, theta, test: None },
                 }
+            } else if let Some(choice) = terms::above_largest_term(
+                spec,
+                facts,
+                top,
+                &mut release,
+                &mut budget,
+                &mut bound,
+                rng,
+            )? {
+                // d̃ sums many comparable terms: GEM above the largest.
+                choice
             } else {
                 Choice::Fixed(problematic_cap(spec.measure, top, rows.rows, release))
-            }
+            };
+            degree_bound = Some(bound);
+            choice
         }
         (Strategy::UbDirect, Some(selection)) => {
             // I_MI with no degree bound: n_max is the only one. A noisy look
