@@ -269,6 +269,48 @@ fn references_have_one_edge_per_wrong_level() {
     }
 }
 
+/// Each `b_i` names its `a_i` but for the typos: the rows with one are
+/// the known wrong rows, each FD breaks only at its own (rows off its
+/// majority are at most its typos), and the groups are about the asked
+/// size. The graph is the union of the FDs' graphs, more than any one.
+#[test]
+fn wide_tables_break_each_fd_only_at_their_typos() {
+    let dir = tempfile::tempdir().unwrap();
+    let groups_of = |p: &dpincon_generate::suite::WideParams, i: usize| {
+        let mixed = dpincon_generate::suite::MIXED_GROUPS;
+        if p.group == 0 { mixed[i % mixed.len()] } else { p.group }
+    };
+    for (_, t, table) in family(Family::Wide, dir.path()) {
+        let FamilyParams::Wide(p) = &t.params else { unreachable!() };
+        let n = table.rows.len();
+        let fds = p.fds as usize;
+        // "A{i}-{a}" and "name {i}-{b}": a typo is b ≠ a.
+        let typo = |r: usize, i: usize| {
+            let a = table.get(r, &format!("a{i}")).unwrap().rsplit('-').next().unwrap();
+            let b = table.get(r, &format!("b{i}")).unwrap().rsplit('-').next().unwrap();
+            a != b
+        };
+        let wrong_rows = (0..n).filter(|&r| (0..fds).any(|i| typo(r, i))).count() as u64;
+        assert_eq!(Some(wrong_rows), t.known.violating_rows, "{}", t.name);
+        for i in 0..fds {
+            let typos = (0..n).filter(|&r| typo(r, i)).count();
+            let off = off_majority(&table, &format!("a{i}"), &format!("b{i}"));
+            assert!(off <= typos, "{}: FD {i} off {off} > typos {typos}", t.name);
+            // n uniform draws over V values: n/V = λ rows per value, λ/(1 −
+            // e^−λ) per value seen.
+            let lambda = n as f64 / (n as u64 / groups_of(p, i)).max(2) as f64;
+            let expected = lambda / (1.0 - (-lambda).exp());
+            let mean = n as f64 / groups(&table, &format!("a{i}")).len() as f64;
+            assert!((mean / expected - 1.0).abs() < 0.1, "{}: a{i} {mean} per value", t.name);
+        }
+        let text = std::fs::read_to_string(dir.path().join(&t.constraints)).unwrap();
+        assert_eq!(text.lines().count(), fds, "{}", t.name);
+        let graph = exact(&dir.path().join(&t.data), &text, dir.path());
+        let first = exact(&dir.path().join(&t.data), "a0 -> b0\n", dir.path());
+        assert!(graph.edges > first.edges, "{}: the FDs add up", t.name);
+    }
+}
+
 /// More Zipf skew makes larger hubs; the wrong rows are the asked ones.
 #[test]
 fn hubs_grow_with_the_skew() {

@@ -29,6 +29,8 @@
 //! - `references` (module `refs`): rows referencing other rows by id
 //!   (`t1.parent = t2.id`), chains to flat charts: a DC whose only
 //!   equality is across two columns.
+//! - `wide` (module `wide`): an FD per column pair, 6 to 20 of them, each
+//!   over its own left-hand side: the degree bound sums many terms.
 //!
 //! Everything is a function of the suite's seed (each table's seed is
 //! derived from it and the table's name, so adding a table changes no
@@ -41,6 +43,7 @@ mod nodc;
 mod overlap;
 mod refs;
 mod shaped;
+mod wide;
 
 use std::path::{Path, PathBuf};
 
@@ -54,6 +57,7 @@ pub use nodc::NodcParams;
 pub use overlap::OverlapParams;
 pub use refs::ReferenceParams;
 pub use shaped::{CliqueParams, HubParams, MixedParams, OrderParams, SparseParams};
+pub use wide::{MIXED_GROUPS, WideParams};
 
 use crate::GenerateError;
 
@@ -120,11 +124,13 @@ pub enum Family {
     Order,
     /// Rows referencing rows by id: a cross equality `t1.parent = t2.id`.
     References,
+    /// An FD per column pair, each over its own left-hand side.
+    Wide,
 }
 
 impl Family {
     /// Every family, in the order reports list them.
-    pub const ALL: [Family; 10] = [
+    pub const ALL: [Family; 11] = [
         Family::FdPlusNodc,
         Family::DupKeys,
         Family::KeyCopies,
@@ -135,6 +141,7 @@ impl Family {
         Family::Mixed,
         Family::Order,
         Family::References,
+        Family::Wide,
     ];
 
     /// The family's name, as manifests and reports spell it.
@@ -150,6 +157,7 @@ impl Family {
             Family::Mixed => "mixed",
             Family::Order => "order",
             Family::References => "references",
+            Family::Wide => "wide",
         }
     }
 }
@@ -184,6 +192,8 @@ pub enum FamilyParams {
     Order(OrderParams),
     /// See [`ReferenceParams`].
     References(ReferenceParams),
+    /// See [`WideParams`].
+    Wide(WideParams),
 }
 
 impl FamilyParams {
@@ -200,6 +210,7 @@ impl FamilyParams {
             FamilyParams::Mixed(_) => Family::Mixed,
             FamilyParams::Order(_) => Family::Order,
             FamilyParams::References(_) => Family::References,
+            FamilyParams::Wide(_) => Family::Wide,
         }
     }
 }
@@ -332,6 +343,7 @@ pub fn plan(scale: Scale) -> Vec<PlannedTable> {
     out.extend(overlap::grid(scale));
     out.extend(shaped::grid(scale));
     out.extend(refs::grid(scale));
+    out.extend(wide::grid(scale));
     out
 }
 
@@ -365,6 +377,7 @@ pub fn generate_table(
         FamilyParams::KeyCopies(p) => copies::write(p, rows, seed, &out)?,
         FamilyParams::OverlapFds(p) => overlap::write(p, rows, seed, &out)?,
         FamilyParams::References(p) => refs::write(p, rows, seed, &out)?,
+        FamilyParams::Wide(p) => wide::write(p, rows, seed, &out)?,
         other => shaped::write(other, rows, seed, &out)?,
     };
     crate::write_constraint_file(&dcs, &text)?;

@@ -1,0 +1,105 @@
+//! `wide`: a wide table with one FD per column pair, `a_i -> b_i`, each
+//! over its own left-hand side, and typos in the `b_i`.
+//!
+//! Why: the degree bound sums one term per minimal set, Σ_i (maxfreq_{a_i}
+//! − 1), while a row conflicts under one or two FDs at a time, so the sum
+//! is many times the largest degree (a dozen FDs over groups of 20: d ≈
+//! 260 against 27). Tables with ten or more constraints are common (a
+//! warehouse dimension has an id and a name per attribute); the other
+//! families have at most four.
+//!
+//! Row r draws each `a_i` uniformly among rows/group values (`group` 0:
+//! mixed sizes, 1 to 400 rows per value, cycling over the FDs), and writes
+//! `b_i` = the name of `a_i`, replaced by another value's name at
+//! `error_rate`.
+
+use std::path::Path;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use super::{FamilyParams, Known, PlannedTable, Scale, permille};
+use crate::GenerateError;
+use crate::table::{Kind, TableFormat, TableWriter};
+
+/// Parameters of a `wide` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WideParams {
+    /// FDs, one per column pair.
+    pub fds: u32,
+    /// Mean rows per left-hand-side value (0: [`MIXED_GROUPS`], cycling).
+    pub group: u64,
+    /// The share of each `b_i` replaced by a wrong name.
+    pub error_rate: f64,
+}
+
+/// Rows per value when `group` is 0: from near-keys to hubs.
+pub const MIXED_GROUPS: [u64; 6] = [1, 4, 10, 40, 100, 400];
+
+/// The grid: 6 to 20 FDs over groups of 5 to 100 or mixed, 1k to 100k rows.
+pub(super) fn grid(scale: Scale) -> Vec<PlannedTable> {
+    let grid: [(u64, u32, u64, f64); 6] = [
+        (1_000, 8, 5, 0.01),
+        (5_000, 6, 20, 0.01),
+        (10_000, 20, 5, 0.005),
+        (20_000, 12, 10, 0.002),
+        (50_000, 8, 0, 0.003),
+        (100_000, 12, 100, 0.001),
+    ];
+    grid.into_iter()
+        .map(|(rows, fds, group, error_rate)| {
+            let g = if group == 0 { "mix".to_string() } else { group.to_string() };
+            PlannedTable::new(
+                format!("wide-k{fds}-g{g}-e{}-n{}k", permille(error_rate), rows / 1000),
+                FamilyParams::Wide(WideParams { fds, group, error_rate }),
+                scale.rows(rows),
+            )
+        })
+        .collect()
+}
+
+/// Writes the table to `out`; returns its constraint file and facts.
+pub(super) fn write(
+    p: &WideParams,
+    rows: u64,
+    seed: u64,
+    out: &Path,
+) -> Result<(String, Known), GenerateError> {
+    if p.fds == 0 || !(0.0..=0.5).contains(&p.error_rate) || rows < 2 {
+        return Err(GenerateError::Option(format!("wide: bad parameters {p:?}")));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let fds = p.fds as usize;
+    let values: Vec<u64> = (0..fds)
+        .map(|i| {
+            let group = if p.group == 0 { MIXED_GROUPS[i % MIXED_GROUPS.len()] } else { p.group };
+            (rows / group).max(2)
+        })
+        .collect();
+    let names: Vec<String> = (0..fds).flat_map(|i| [format!("a{i}"), format!("b{i}")]).collect();
+    let kinds = vec![Kind::Str; names.len()];
+    let mut writer = TableWriter::create(out, TableFormat::Csv, &names, &kinds)?;
+    let mut wrong_rows = 0u64;
+    let mut cells = vec![String::new(); names.len()];
+    for _ in 0..rows {
+        let mut wrong = false;
+        for (i, &count) in values.iter().enumerate() {
+            let a = rng.random_range(0..count);
+            let mut b = a;
+            if rng.random_bool(p.error_rate) {
+                b = (a + rng.random_range(1..count)) % count;
+                wrong = true;
+            }
+            cells[2 * i] = format!("A{i}-{a}");
+            cells[2 * i + 1] = format!("name {i}-{b}");
+        }
+        wrong_rows += u64::from(wrong);
+        let row: Vec<Option<&str>> = cells.iter().map(|c| Some(c.as_str())).collect();
+        writer.write_row(&row)?;
+    }
+    writer.finish()?;
+    let constraints: String = (0..fds).map(|i| format!("a{i} -> b{i}\n")).collect();
+    let known = Known { violating_rows: Some(wrong_rows), ..Known::default() };
+    Ok((constraints, known))
+}
