@@ -64,6 +64,35 @@ pub(crate) fn measure_interval(
     (int(point), [int(lo), int(hi)])
 }
 
+/// The interval of `measure` from two releases of the same pass: `point`
+/// (noisy, its noise, its θ), whose value is reported, and `upper` at a
+/// larger θ, released only for the interval (README, "the seventeenth
+/// round"). Each release's noise gets half of the noise's miss (a union
+/// bound keeps the total); each gives a lower end (F ≥ f(G_θ)) and an upper
+/// end. The interval is their intersection, except that the second's ends
+/// never cross the point: widening an end past what either release says
+/// never loses F, so the misses are as before, and the point (a release of
+/// its own, at 0 or above) is never moved by the other's noise.
+pub(crate) fn paired_interval(
+    measure: ProjectedMeasure,
+    point: (i64, &DiscreteLaplace, u32),
+    upper: (i64, &DiscreteLaplace, u32),
+    bounds: IntervalBounds,
+) -> (i64, [i64; 2]) {
+    let ends = |(noisy, noise, theta): (i64, &DiscreteLaplace, u32)| {
+        let h = noise.halfwidth(NOISE_MISS / 2.0).min(i64::MAX as u64) as i64;
+        let lo = noisy.saturating_sub(h).max(0) as u64;
+        let f = noisy.saturating_add(h).max(0) as u64;
+        (lo, statistic_upper_end(measure, f, theta, bounds))
+    };
+    let ((lo_p, hi_p), (lo_u, hi_u)) = (ends(point), ends(upper));
+    let value = point.0.max(0) as u64;
+    // lo_p ≤ value ≤ hi_p: the point's own noise range holds it.
+    let (lo, hi) = (lo_p.max(lo_u.min(value)), hi_p.min(hi_u.max(value)));
+    let int = |v: u64| v.min(i64::MAX as u64) as i64;
+    (int(value), [int(lo), int(hi)])
+}
+
 /// The largest F consistent with the released statistic (f(G_θ), or a
 /// class count at τ = `theta`) at most `f` under `bounds`: a class count is
 /// max(f(G_τ), capped(τ)), so either bound holds and the smaller is kept.
@@ -160,6 +189,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Two releases: the point is the first's own (never moved by the
+    /// second's noise), inside the interval, and the second narrows the
+    /// upper end only where its own end is lower.
+    #[test]
+    fn a_paired_interval_keeps_the_point_and_takes_the_lower_upper_end() {
+        let bounds =
+            IntervalBounds { rows: Some(100_000), max_degree: 1_000, classes: None, leading: None };
+        let (point, upper) =
+            (DiscreteLaplace::new(10, 1.0).unwrap(), DiscreteLaplace::new(400, 0.5).unwrap());
+        for (p, u) in
+            [(5_000, 5_000), (5_000, 9_000), (5_000, -20_000), (-50, 5_000), (5_000, 60_000)]
+        {
+            let (value, [lo, hi]) =
+                paired_interval(ProjectedMeasure::Mi, (p, &point, 10), (u, &upper, 400), bounds);
+            assert_eq!(value, p.max(0));
+            assert!(0 <= lo && lo <= value && value <= hi, "{p} {u}: {lo} {value} {hi}");
+            let (_, [_, alone]) = measure_interval(ProjectedMeasure::Mi, p, &point, 10, bounds);
+            assert!(hi <= alone.max(value), "{p} {u}: {hi} > {alone}");
+        }
+        // At θ = 10 against D = 1,000 the point's own end is about f·200;
+        // the second release at θ = 400 brings it within a few f.
+        let (_, [_, hi]) = paired_interval(
+            ProjectedMeasure::Mi,
+            (5_000, &point, 10),
+            (5_000, &upper, 400),
+            bounds,
+        );
+        let (_, [_, alone]) = measure_interval(ProjectedMeasure::Mi, 5_000, &point, 10, bounds);
+        assert!(hi * 20 < alone, "{hi} against {alone}");
     }
 
     #[test]

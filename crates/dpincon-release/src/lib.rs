@@ -50,7 +50,7 @@ pub use interval::IntervalBounds;
 pub use measure::{COVER_SENSITIVITY, ProjectedMeasure};
 pub use miss::COVERAGE;
 pub use prepare::{Prepared, default_candidates, halving_candidates, prepare};
-pub use projected::{ProjectedRelease, SelectionStep, release_projected};
+pub use projected::{IntervalRelease, ProjectedRelease, SelectionStep, release_projected};
 pub use repair::{
     CoverFacts, KeyCover, RepairMethod, RepairMethodExt, RepairRelease, RepairValues, UnionCover,
     UpperCover, UpperRelease, release_repair,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::classes::NoisyClassBound;
 use crate::gem;
-use crate::interval::{IntervalBounds, measure_interval};
+use crate::interval::{IntervalBounds, measure_interval, paired_interval};
 use crate::miss::COVERAGE;
 use crate::prepare::{Choice, Prepared};
 use crate::selection::{Strategy, quality_scores};
@@ -33,6 +33,20 @@ pub struct SelectionStep {
     pub epsilon: f64,
     /// The chosen θ.
     pub chosen: u32,
+}
+
+/// A second release of the same pass at a larger θ, read only for the
+/// interval's upper end (README, "the seventeenth round"); a DP release.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalRelease {
+    /// Its θ (d̃ + margin).
+    pub theta: u32,
+    /// f(G_θ) + DLap(Δ(θ)/ε_u), not clamped.
+    pub value: i64,
+    /// Its discrete Laplace scale Δ(θ)/ε_u (rounded up).
+    pub noise_scale: f64,
+    /// ε_u, a part of `budget.release`.
+    pub epsilon: f64,
 }
 
 /// A released projected measure.
@@ -83,6 +97,9 @@ pub struct ProjectedRelease {
     pub leading_miss: Option<i64>,
     /// The selection steps.
     pub selection: Vec<SelectionStep>,
+    /// The interval's second release, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_release: Option<IntervalRelease>,
     /// Where ε went.
     pub budget: BudgetUse,
 }
@@ -207,7 +224,25 @@ pub fn release_projected(
         classes: None,
         leading: None,
     });
-    let (value, ci95) = measure_interval(measure, noisy, &noise, theta, bounds);
+    let (value, ci95, upper_release) = match prepared.upper {
+        Some((top, epsilon)) => {
+            let upper = DiscreteLaplace::new(measure.sensitivity(top), epsilon.value())?;
+            let released = upper.release(measure.value(&table.get(top)?) as i64, rng);
+            let (value, ci95) =
+                paired_interval(measure, (noisy, &noise, theta), (released, &upper, top), bounds);
+            let report = IntervalRelease {
+                theta: top,
+                value: released,
+                noise_scale: upper.scale_f64(),
+                epsilon: epsilon.value(),
+            };
+            (value, ci95, Some(report))
+        }
+        None => {
+            let (value, ci95) = measure_interval(measure, noisy, &noise, theta, bounds);
+            (value, ci95, None)
+        }
+    };
     Ok(ProjectedRelease {
         measure,
         value,
@@ -226,6 +261,7 @@ pub fn release_projected(
         class_bound: prepared.class_bound,
         leading_miss: prepared.leading_miss,
         selection: steps,
+        interval_release: upper_release,
         budget: prepared.budget,
     })
 }

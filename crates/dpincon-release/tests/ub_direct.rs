@@ -407,6 +407,7 @@ fn ub_direct_chooses_theta_above_the_largest_term_where_d_sums_many() {
     let epsilon = 2.0;
     let spec = ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(epsilon).unwrap());
     let (mut stepped, mut error, mut thetas, mut tops) = (0, 0.0, 0u64, 0u64);
+    let mut covered = 0;
     let runs = 200u32;
     for seed in 0..runs {
         let facts = wide_facts(20_000, 12, 101);
@@ -415,11 +416,19 @@ fn ub_direct_chooses_theta_above_the_largest_term_where_d_sums_many() {
         assert!((u.max_rows + u.degree_bound + u.selection + u.release - epsilon).abs() < 1e-9);
         assert!(r.degree_bound.unwrap().largest_term.is_some(), "the look ran");
         error += (r.value as f64 - exact).abs() / exact;
+        let inside = r.ci95[0] as f64 <= exact && exact <= r.ci95[1] as f64;
+        covered += i32::from(inside);
+        assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1], "{:?} {}", r.ci95, r.value);
         let Some(step) = r.selection.iter().find(|s| s.mechanism == "gem") else {
+            assert!(r.interval_release.is_none());
             continue;
         };
         stepped += 1;
         assert!((u.selection - 0.2 * epsilon).abs() < 1e-9, "{u:?}");
+        // The interval's second release, at d̃ + margin, from the release's ε.
+        let second = r.interval_release.as_ref().expect("a second release for the interval");
+        assert_eq!(second.theta, step.theta_max);
+        assert!(second.epsilon > 0.0 && second.epsilon < u.release, "{second:?} {u:?}");
         assert!(step.candidates.iter().all(|&t| t >= 2 && t <= step.theta_max));
         thetas += u64::from(r.theta);
         tops += u64::from(step.theta_max);
@@ -434,6 +443,7 @@ fn ub_direct_chooses_theta_above_the_largest_term_where_d_sums_many() {
     );
     // At θ = d̃ + margin the noise alone would be about 1,263/(0.75·ε)/2,000 ≈ 0.4.
     assert!(error / f64::from(runs) < 0.25, "mean relative error {}", error / f64::from(runs));
+    assert!(covered >= 180, "{covered} of {runs} intervals hold the count");
 
     // ε0 = 0.1/√ε of ε, at least 0.1 of it, less ñ's 5%.
     let eps0 = 0.1 * epsilon * 0.95;
@@ -441,6 +451,7 @@ fn ub_direct_chooses_theta_above_the_largest_term_where_d_sums_many() {
         let facts = wide_facts(20_000, 3, 401);
         let (_, r) = run(&graph, &spec, &facts, &mut NoiseRng::seeded(seed)).unwrap();
         assert_eq!(r.degree_bound.unwrap().largest_term, None);
+        assert!(r.interval_release.is_none());
         assert!((r.budget.degree_bound - eps0).abs() < 1e-9, "{:?}", r.budget);
         assert!(r.selection.is_empty());
     }

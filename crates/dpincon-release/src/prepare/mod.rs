@@ -106,6 +106,9 @@ pub struct Prepared {
     /// What the interval's upper end rests on (`None`: `baseline-truemax`,
     /// whose θ* truncates nothing).
     pub(crate) bounds: Option<IntervalBounds>,
+    /// A second release at this θ with this ε, for the interval only (the
+    /// seventeenth round).
+    pub(crate) upper: Option<(u32, Budget)>,
 }
 
 impl Prepared {
@@ -121,6 +124,7 @@ impl Prepared {
             }
             Choice::Floored { grid, .. } => grid.clone(),
         };
+        thetas.extend(self.upper.map(|(theta, _)| theta));
         thetas.sort_unstable();
         thetas.dedup();
         thetas.into_iter().filter_map(DegreeBound::new).collect()
@@ -256,6 +260,7 @@ pub fn prepare(
     let mut class_bound_out = None;
     let mut class_high = None;
     let mut leading_out = None;
+    let mut upper = None;
     // `ub-direct`'s I_P without a degree bound, or by class count of one
     // X, needs only ñ: that class count's τ needs no degree bound.
     let rows_only = strategy == Strategy::UbDirect
@@ -416,7 +421,7 @@ pub fn prepare(
                     }
                     None => Choice::Classes { tau: theta, theta, test: None },
                 }
-            } else if let Some(choice) = terms::above_largest_term(
+            } else if let Some((choice, upper_epsilon)) = terms::above_largest_term(
                 spec,
                 facts,
                 top,
@@ -425,7 +430,9 @@ pub fn prepare(
                 &mut bound,
                 rng,
             )? {
-                // d̃ sums many comparable terms: GEM above the largest.
+                // d̃ sums many comparable terms: GEM above the largest, and
+                // the interval's upper end from a release at the old θ*.
+                upper = Some((top, upper_epsilon));
                 choice
             } else {
                 Choice::Fixed(problematic_cap(spec.measure, top, rows.rows, release))
@@ -526,7 +533,7 @@ pub fn prepare(
         // The class bound and the look at M are `budget.class_bound`.
         Choice::Fixed(_) | Choice::TrueMax | Choice::Classes { .. } | Choice::Leading(_) => 0.0,
     };
-    budget.release = release.value();
+    budget.release = release.value() + upper.map_or(0.0, |(_, e): (u32, Budget)| e.value());
     // No degree exceeds n − 1; `baseline-truemax` truncates nothing.
     let max_degree = match (degree_high, rows_high) {
         (Some(d), Some(n)) => Some(d.min(n.saturating_sub(1))),
@@ -553,5 +560,6 @@ pub fn prepare(
         release,
         budget,
         bounds,
+        upper,
     })
 }

@@ -7,6 +7,7 @@
 
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 
+use super::bounds::split2;
 use super::candidates::halving_candidates;
 use super::{THETA_FLOOR, generalized, take_from_release};
 use crate::prepare::Choice;
@@ -26,12 +27,17 @@ const LARGEST_TERM_SCALES: f64 = 1.0;
 /// Share of ε (from the release's) on that GEM step (as the fourteenth
 /// round's).
 const ABOVE_TERM_GEM_SHARE: f64 = 0.2;
+/// Share of the release's ε on a second release at d̃ + margin, read only
+/// for the interval's upper end: below D the lemma's end is about f·2D/θ*
+/// (among 0.1–0.25).
+const UPPER_RELEASE_SHARE: f64 = 0.25;
 
 /// Where `spec` is I_MI and d̃ sums at least [`SPREAD_RATIO`] terms: spends the look at
 /// the largest term (recorded in `bound`), and when `top` = d̃ + margin is
 /// at least [`SPREAD_RATIO`] times its high reading, returns a GEM step
-/// over the halvings of `top` down to the term. `None` otherwise (nothing
-/// spent where the rule does not apply).
+/// over the halvings of `top` down to the term, with the ε of a second
+/// release at `top` for the interval. `None` otherwise (nothing spent where
+/// the rule does not apply).
 pub(super) fn above_largest_term(
     spec: &ProjectedSpec,
     facts: &TableFacts,
@@ -40,7 +46,7 @@ pub(super) fn above_largest_term(
     budget: &mut BudgetUse,
     bound: &mut NoisyDegreeBound,
     rng: &mut NoiseRng,
-) -> Result<Option<Choice>, ReleaseError> {
+) -> Result<Option<(Choice, Budget)>, ReleaseError> {
     // The sum is at most `terms` times its largest term: with fewer than
     // SPREAD_RATIO terms only noise could pass the test (public: k alone).
     let largest = facts.largest_degree_term();
@@ -62,5 +68,7 @@ pub(super) fn above_largest_term(
         halving_candidates(top).into_iter().filter(|&t| t > lower).collect();
     candidates.insert(0, lower);
     let epsilon = take_from_release(release, ABOVE_TERM_GEM_SHARE, spec.epsilon)?;
-    Ok(Some(generalized(candidates, epsilon)))
+    let (upper, rest) = split2(*release, UPPER_RELEASE_SHARE)?;
+    *release = rest;
+    Ok(Some((generalized(candidates, epsilon), upper)))
 }
