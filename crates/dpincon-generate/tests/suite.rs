@@ -276,10 +276,6 @@ fn references_have_one_edge_per_wrong_level() {
 #[test]
 fn wide_tables_break_each_fd_only_at_their_typos() {
     let dir = tempfile::tempdir().unwrap();
-    let groups_of = |p: &dpincon_generate::suite::WideParams, i: usize| {
-        let mixed = dpincon_generate::suite::MIXED_GROUPS;
-        if p.group == 0 { mixed[i % mixed.len()] } else { p.group }
-    };
     for (_, t, table) in family(Family::Wide, dir.path()) {
         let FamilyParams::Wide(p) = &t.params else { unreachable!() };
         let n = table.rows.len();
@@ -298,7 +294,7 @@ fn wide_tables_break_each_fd_only_at_their_typos() {
             assert!(off <= typos, "{}: FD {i} off {off} > typos {typos}", t.name);
             // n uniform draws over V values: n/V = λ rows per value, λ/(1 −
             // e^−λ) per value seen.
-            let lambda = n as f64 / (n as u64 / groups_of(p, i)).max(2) as f64;
+            let lambda = n as f64 / (n as u64 / p.group_of(i)).max(2) as f64;
             let expected = lambda / (1.0 - (-lambda).exp());
             let mean = n as f64 / groups(&table, &format!("a{i}")).len() as f64;
             assert!((mean / expected - 1.0).abs() < 0.1, "{}: a{i} {mean} per value", t.name);

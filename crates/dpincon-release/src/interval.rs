@@ -54,10 +54,7 @@ pub(crate) fn measure_interval(
     theta: u32,
     bounds: IntervalBounds,
 ) -> (i64, [i64; 2]) {
-    let h = noise.halfwidth(NOISE_MISS).min(i64::MAX as u64) as i64;
-    let lo = noisy.saturating_sub(h).max(0) as u64;
-    let f = noisy.saturating_add(h).max(0) as u64;
-    let hi = statistic_upper_end(measure, f, theta, bounds);
+    let (lo, hi) = release_ends(measure, (noisy, noise, theta), NOISE_MISS, bounds);
     let lo = lo.min(hi);
     let point = (noisy.max(0) as u64).clamp(lo, hi);
     let int = |v: u64| v.min(i64::MAX as u64) as i64;
@@ -79,18 +76,28 @@ pub(crate) fn paired_interval(
     upper: (i64, &DiscreteLaplace, u32),
     bounds: IntervalBounds,
 ) -> (i64, [i64; 2]) {
-    let ends = |(noisy, noise, theta): (i64, &DiscreteLaplace, u32)| {
-        let h = noise.halfwidth(NOISE_MISS / 2.0).min(i64::MAX as u64) as i64;
-        let lo = noisy.saturating_sub(h).max(0) as u64;
-        let f = noisy.saturating_add(h).max(0) as u64;
-        (lo, statistic_upper_end(measure, f, theta, bounds))
-    };
+    let ends = |release| release_ends(measure, release, NOISE_MISS / 2.0, bounds);
     let ((lo_p, hi_p), (lo_u, hi_u)) = (ends(point), ends(upper));
     let value = point.0.max(0) as u64;
     // lo_p ≤ value ≤ hi_p: the point's own noise range holds it.
     let (lo, hi) = (lo_p.max(lo_u.min(value)), hi_p.min(hi_u.max(value)));
     let int = |v: u64| v.min(i64::MAX as u64) as i64;
     (int(value), [int(lo), int(hi)])
+}
+
+/// One release's ends: `noisy` less its noise's half-width at `miss`
+/// (two-sided), at least 0, and the largest F consistent with the
+/// statistic at θ at most `noisy` plus that half-width.
+fn release_ends(
+    measure: ProjectedMeasure,
+    (noisy, noise, theta): (i64, &DiscreteLaplace, u32),
+    miss: f64,
+    bounds: IntervalBounds,
+) -> (u64, u64) {
+    let h = noise.halfwidth(miss).min(i64::MAX as u64) as i64;
+    let lo = noisy.saturating_sub(h).max(0) as u64;
+    let f = noisy.saturating_add(h).max(0) as u64;
+    (lo, statistic_upper_end(measure, f, theta, bounds))
 }
 
 /// The largest F consistent with the released statistic (f(G_θ), or a

@@ -382,13 +382,9 @@ fn ub_direct_bounds_a_cross_equality_by_both_sides() {
 /// hold `group` rows each (README, "the seventeenth round").
 fn wide_facts(rows: u64, sets: usize, group: u64) -> TableFacts {
     TableFacts {
-        rows,
         max_frequencies: vec![group; sets],
         minimal_max_frequencies: vec![group; sets],
-        cross_max_frequencies: vec![],
-        unbounded: false,
-        covers: dpincon_release::CoverFacts::default(),
-        classes: None,
+        ..common::one_set_facts(rows, group, None)
     }
 }
 

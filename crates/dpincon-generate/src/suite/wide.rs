@@ -34,6 +34,13 @@ pub struct WideParams {
     pub error_rate: f64,
 }
 
+impl WideParams {
+    /// Mean rows per value of `a_i`: `group`, or [`MIXED_GROUPS`] cycling.
+    pub fn group_of(&self, i: usize) -> u64 {
+        if self.group == 0 { MIXED_GROUPS[i % MIXED_GROUPS.len()] } else { self.group }
+    }
+}
+
 /// Rows per value when `group` is 0: from near-keys to hubs.
 pub const MIXED_GROUPS: [u64; 6] = [1, 4, 10, 40, 100, 400];
 
@@ -71,12 +78,7 @@ pub(super) fn write(
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let fds = p.fds as usize;
-    let values: Vec<u64> = (0..fds)
-        .map(|i| {
-            let group = if p.group == 0 { MIXED_GROUPS[i % MIXED_GROUPS.len()] } else { p.group };
-            (rows / group).max(2)
-        })
-        .collect();
+    let values: Vec<u64> = (0..fds).map(|i| (rows / p.group_of(i)).max(2)).collect();
     let names: Vec<String> = (0..fds).flat_map(|i| [format!("a{i}"), format!("b{i}")]).collect();
     let kinds = vec![Kind::Str; names.len()];
     let mut writer = TableWriter::create(out, TableFormat::Csv, &names, &kinds)?;
