@@ -452,3 +452,50 @@ fn ub_direct_chooses_theta_above_the_largest_term_where_d_sums_many() {
         assert!(r.selection.is_empty());
     }
 }
+
+/// I_P's counterpart (README, "the eighteenth round"): where the look
+/// says d̃ sums many comparable terms, θ* is the largest term's high
+/// reading, so stars as large as one X's groups keep their leaves while
+/// the noise scales with that term, not with the sum. Nothing is spent on
+/// the look where d̃ has three terms.
+#[test]
+fn ub_direct_projects_i_p_at_the_largest_term_where_d_sums_many() {
+    // 100 stars of 60 leaves under twelve FDs over groups of 101: I_P is
+    // 6,100 rows, every degree at most one X's term (100), d = 1,200.
+    let edges = (0..100u32).flat_map(|s| (1..=60).map(move |l| Edge::new(61 * s, 61 * s + l)));
+    let graph = ConflictGraph::from_edges(20_000, edges.collect::<Vec<_>>());
+    let exact = 6100.0;
+    let epsilon = 1.0;
+    let spec = ProjectedSpec::new(ProjectedMeasure::P, Budget::new(epsilon).unwrap());
+    let (mut at_term, mut error, mut covered) = (0, 0.0, 0);
+    let runs = 200u32;
+    for seed in 0..runs {
+        let facts = wide_facts(20_000, 12, 101);
+        let (_, r) = run(&graph, &spec, &facts, &mut NoiseRng::seeded(u64::from(seed))).unwrap();
+        let u = r.budget;
+        assert!((u.max_rows + u.degree_bound + u.selection + u.release - epsilon).abs() < 1e-9);
+        let bound = r.degree_bound.unwrap();
+        let term = bound.largest_term.expect("the look ran");
+        assert!(r.interval_release.is_none(), "I_P's interval gains nothing from it");
+        assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1], "{:?} {}", r.ci95, r.value);
+        covered += i32::from(r.ci95[0] as f64 <= exact && exact <= r.ci95[1] as f64);
+        error += (r.value as f64 - exact).abs() / exact;
+        let top = (bound.value + bound.margin) as u32;
+        if 4 * r.theta <= top {
+            at_term += 1;
+            // The term's reading plus two of its noise scales, never below it.
+            assert!(i64::from(r.theta) > term, "θ* {} against m̃ {term}", r.theta);
+        }
+    }
+    assert!(at_term > 190, "θ* at the term in {at_term} of {runs} runs");
+    // At θ = d̃ + margin ≈ 1,260 the noise alone would be about 1,260/(0.7·ε)/6,100 ≈ 0.3.
+    assert!(error / f64::from(runs) < 0.1, "mean relative error {}", error / f64::from(runs));
+    assert!(covered >= 190, "{covered} of {runs} intervals hold I_P");
+
+    for seed in 0..50 {
+        let facts = wide_facts(20_000, 3, 401);
+        let (_, r) = run(&graph, &spec, &facts, &mut NoiseRng::seeded(seed)).unwrap();
+        assert_eq!(r.degree_bound.unwrap().largest_term, None);
+        assert!(r.interval_release.is_none());
+    }
+}

@@ -10,6 +10,7 @@ mod bounds;
 mod candidates;
 mod choice;
 mod leading;
+mod problematic;
 mod terms;
 
 use crate::classes::{ClassFacts, ClassLooks, NoisyClassBound, class_bound};
@@ -24,7 +25,6 @@ pub(crate) use candidates::clamp_theta;
 use candidates::{candidates_or, floor_grid};
 pub use candidates::{default_candidates, halving_candidates};
 pub(crate) use choice::Choice;
-use leading::LeadingAt;
 
 /// Share of the selection budget spent on d̃ by `ub-hem` and `ub-gem`.
 const DEGREE_BOUND_SHARE: f64 = 0.25;
@@ -399,28 +399,19 @@ pub fn prepare(
                     density_cap: None,
                     ratio: RAISE_NOISE_RATIO,
                 }
-            } else if let Some(c) = classes {
-                // Keys and FDs of several X: at θ* the largest class count
-                // over them is, like f(G_θ*), a lower bound on I_P with
-                // sensitivity θ* + 1, so their maximum is never further from
-                // I_P than f(G_θ*) alone, at no cost in ε. The leading count
-                // at τ₀ may cost far less noise: a look at what it misses
-                // decides (the fifteenth round).
-                let theta = problematic_cap(spec.measure, top, rows.rows, release);
-                let at = LeadingAt { tau: c.excess_from, theta, rows: rows.rows };
-                let look = match &c.leading {
-                    Some(lead) => {
-                        leading::look(lead, at, spec.epsilon, &mut release, &mut budget, rng)?
-                    }
-                    None => None,
-                };
-                match look {
-                    Some(look) => {
-                        leading_out = Some((look.miss, look.high));
-                        Choice::Leading(look.choice)
-                    }
-                    None => Choice::Classes { tau: theta, theta, test: None },
-                }
+            } else if spec.measure == ProjectedMeasure::P {
+                let at = problematic::At { top, rows: rows.rows, classes };
+                let (choice, leading) = problematic::choose(
+                    spec,
+                    facts,
+                    at,
+                    &mut release,
+                    &mut budget,
+                    &mut bound,
+                    rng,
+                )?;
+                leading_out = leading;
+                choice
             } else if let Some((choice, upper_epsilon)) = terms::above_largest_term(
                 spec,
                 facts,
@@ -435,7 +426,8 @@ pub fn prepare(
                 upper = Some((top, upper_epsilon));
                 choice
             } else {
-                Choice::Fixed(problematic_cap(spec.measure, top, rows.rows, release))
+                // I_MI at d̃ + margin (I_P took the branch above).
+                Choice::Fixed(top)
             };
             degree_bound = Some(bound);
             choice

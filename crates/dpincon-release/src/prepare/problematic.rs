@@ -1,0 +1,61 @@
+//! `ub-direct`'s I_P under a degree bound whose constraints all have an
+//! equality: θ* is d̃ + margin, or the largest term's high reading where d̃
+//! sums many comparable terms (the eighteenth round), capped so the noise
+//! stays a small share of ñ; over keys and FDs the class or leading count
+//! is released there (the seventh, fifteenth and sixteenth rounds).
+
+use dpincon_mechanisms::{Budget, NoiseRng};
+
+use super::choice::Choice;
+use super::leading::{self, LeadingAt};
+use super::{problematic_cap, terms};
+use crate::ReleaseError;
+use crate::classes::{ClassFacts, ExcessBound};
+use crate::spec::{BudgetUse, NoisyDegreeBound, ProjectedSpec, TableFacts};
+
+/// Where the choice starts from: d̃ + margin, ñ (both released) and the
+/// table's classes when every constraint is a key or an FD.
+pub(super) struct At<'a> {
+    pub(super) top: u32,
+    pub(super) rows: u64,
+    pub(super) classes: Option<&'a ClassFacts>,
+}
+
+/// I_P's choice, and what the look at M drew (its noisy value and the
+/// interval's bound on what the leading count misses) where it ran.
+pub(super) fn choose(
+    spec: &ProjectedSpec,
+    facts: &TableFacts,
+    at: At<'_>,
+    release: &mut Budget,
+    budget: &mut BudgetUse,
+    bound: &mut NoisyDegreeBound,
+    rng: &mut NoiseRng,
+) -> Result<(Choice, Option<(Option<i64>, ExcessBound)>), ReleaseError> {
+    // The cap reads the release's ε before the look: where the look finds
+    // no spread, θ* is what it was without one.
+    let top_cap = problematic_cap(spec.measure, at.top, at.rows, *release);
+    let theta = match terms::at_largest_term(spec, facts, at.top, release, budget, bound, rng)? {
+        Some(theta) => problematic_cap(spec.measure, theta, at.rows, *release),
+        None => top_cap,
+    };
+    // Keys and FDs of several X: at θ* the largest class count over them
+    // is, like f(G_θ*), a lower bound on I_P with sensitivity θ* + 1, so
+    // their maximum is never further from I_P than f(G_θ*) alone, at no
+    // cost in ε. The leading count at τ₀ may cost far less noise: a look
+    // at what it misses decides (the fifteenth round).
+    let Some(classes) = at.classes else {
+        return Ok((Choice::Fixed(theta), None));
+    };
+    let look = match &classes.leading {
+        Some(lead) => {
+            let at = LeadingAt { tau: classes.excess_from, theta, rows: at.rows };
+            leading::look(lead, at, spec.epsilon, release, budget, rng)?
+        }
+        None => None,
+    };
+    Ok(match look {
+        Some(look) => (Choice::Leading(look.choice), Some((look.miss, look.high))),
+        None => (Choice::Classes { tau: theta, theta, test: None }, None),
+    })
+}
