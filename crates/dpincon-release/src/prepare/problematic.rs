@@ -21,8 +21,11 @@ pub(super) struct At<'a> {
     pub(super) classes: Option<&'a ClassFacts>,
 }
 
-/// I_P's choice, and what the look at M drew (its noisy value and the
-/// interval's bound on what the leading count misses) where it ran.
+/// What the look at M drew where it ran: its noisy value (none over keys
+/// alone) and the interval's bound on what the leading count misses.
+pub(super) type LeadingDraw = (Option<i64>, ExcessBound);
+
+/// I_P's choice, and the look at M's draw.
 pub(super) fn choose(
     spec: &ProjectedSpec,
     facts: &TableFacts,
@@ -31,7 +34,7 @@ pub(super) fn choose(
     budget: &mut BudgetUse,
     bound: &mut NoisyDegreeBound,
     rng: &mut NoiseRng,
-) -> Result<(Choice, Option<(Option<i64>, ExcessBound)>), ReleaseError> {
+) -> Result<(Choice, Option<LeadingDraw>), ReleaseError> {
     // The cap reads the release's ε before the look: where the look finds
     // no spread, θ* is what it was without one.
     let top_cap = problematic_cap(spec.measure, at.top, at.rows, *release);
