@@ -271,8 +271,9 @@ fn references_have_one_edge_per_wrong_level() {
 
 /// Each `b_i` names its `a_i` but for the typos: the rows with one are
 /// the known wrong rows, each FD breaks only at its own (rows off its
-/// majority are at most its typos), and the groups are about the asked
-/// size. The graph is the union of the FDs' graphs, more than any one.
+/// majority are at most its typos), corrupt rows are wrong under every FD,
+/// and the groups are about the asked size. The graph is the union of the
+/// FDs' graphs, more than any one.
 #[test]
 fn wide_tables_break_each_fd_only_at_their_typos() {
     let dir = tempfile::tempdir().unwrap();
@@ -288,6 +289,15 @@ fn wide_tables_break_each_fd_only_at_their_typos() {
         };
         let wrong_rows = (0..n).filter(|&r| (0..fds).any(|i| typo(r, i))).count() as u64;
         assert_eq!(Some(wrong_rows), t.known.violating_rows, "{}", t.name);
+        // Corrupt rows are wrong under every FD: about garbage_rate·n of
+        // them (within four standard deviations), next to none without.
+        let everywhere = (0..n).filter(|&r| (0..fds).all(|i| typo(r, i))).count() as f64;
+        let expected = p.garbage_rate * n as f64 + p.error_rate.powi(p.fds as i32) * n as f64;
+        assert!(
+            (everywhere - expected).abs() <= 4.0 * expected.sqrt() + 1.0,
+            "{}: {everywhere} rows wrong under every FD, {expected} expected",
+            t.name
+        );
         for i in 0..fds {
             let typos = (0..n).filter(|&r| typo(r, i)).count();
             let off = off_majority(&table, &format!("a{i}"), &format!("b{i}"));

@@ -11,7 +11,11 @@
 //! Row r draws each `a_i` uniformly among rows/group values (`group` 0:
 //! mixed sizes, 1 to 400 rows per value, cycling over the FDs), and writes
 //! `b_i` = the name of `a_i`, replaced by another value's name at
-//! `error_rate`.
+//! `error_rate`. A share `garbage_rate` of the rows are corrupt records
+//! (a misaligned or mangled line): every `b_i` is a wrong name, so the row
+//! conflicts under every FD at once and its degree is near the sum, the
+//! shape that keeps θ* from stopping at the largest term (release README,
+//! the eighteenth round).
 
 use std::path::Path;
 
@@ -32,6 +36,9 @@ pub struct WideParams {
     pub group: u64,
     /// The share of each `b_i` replaced by a wrong name.
     pub error_rate: f64,
+    /// The share of rows whose every `b_i` is a wrong name.
+    #[serde(default)]
+    pub garbage_rate: f64,
 }
 
 impl WideParams {
@@ -44,22 +51,31 @@ impl WideParams {
 /// Rows per value when `group` is 0: from near-keys to hubs.
 pub const MIXED_GROUPS: [u64; 6] = [1, 4, 10, 40, 100, 400];
 
-/// The grid: 6 to 20 FDs over groups of 5 to 100 or mixed, 1k to 100k rows.
+/// The grid: 6 to 20 FDs over groups of 5 to 100 or mixed, 1k to 100k
+/// rows; three with 0.2% to 1% corrupt rows.
 pub(super) fn grid(scale: Scale) -> Vec<PlannedTable> {
-    let grid: [(u64, u32, u64, f64); 6] = [
-        (1_000, 8, 5, 0.01),
-        (5_000, 6, 20, 0.01),
-        (10_000, 20, 5, 0.005),
-        (20_000, 12, 10, 0.002),
-        (50_000, 8, 0, 0.003),
-        (100_000, 12, 100, 0.001),
+    let grid: [(u64, u32, u64, f64, f64); 9] = [
+        (1_000, 8, 5, 0.01, 0.0),
+        (5_000, 6, 20, 0.01, 0.0),
+        (10_000, 20, 5, 0.005, 0.0),
+        (20_000, 12, 10, 0.002, 0.0),
+        (50_000, 8, 0, 0.003, 0.0),
+        (100_000, 12, 100, 0.001, 0.0),
+        (10_000, 8, 20, 0.002, 0.01),
+        (20_000, 12, 10, 0.002, 0.005),
+        (50_000, 12, 50, 0.001, 0.002),
     ];
     grid.into_iter()
-        .map(|(rows, fds, group, error_rate)| {
+        .map(|(rows, fds, group, error_rate, garbage_rate)| {
             let g = if group == 0 { "mix".to_string() } else { group.to_string() };
+            let x = if garbage_rate > 0.0 {
+                format!("-x{}", permille(garbage_rate))
+            } else {
+                String::new()
+            };
             PlannedTable::new(
-                format!("wide-k{fds}-g{g}-e{}-n{}k", permille(error_rate), rows / 1000),
-                FamilyParams::Wide(WideParams { fds, group, error_rate }),
+                format!("wide-k{fds}-g{g}-e{}{x}-n{}k", permille(error_rate), rows / 1000),
+                FamilyParams::Wide(WideParams { fds, group, error_rate, garbage_rate }),
                 scale.rows(rows),
             )
         })
@@ -73,7 +89,8 @@ pub(super) fn write(
     seed: u64,
     out: &Path,
 ) -> Result<(String, Known), GenerateError> {
-    if p.fds == 0 || !(0.0..=0.5).contains(&p.error_rate) || rows < 2 {
+    let rates = [p.error_rate, p.garbage_rate];
+    if p.fds == 0 || !rates.iter().all(|r| (0.0..=0.5).contains(r)) || rows < 2 {
         return Err(GenerateError::Option(format!("wide: bad parameters {p:?}")));
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -85,11 +102,13 @@ pub(super) fn write(
     let mut wrong_rows = 0u64;
     let mut cells = vec![String::new(); names.len()];
     for _ in 0..rows {
+        // No draw without corrupt rows: those tables stay as they were.
+        let garbage = p.garbage_rate > 0.0 && rng.random_bool(p.garbage_rate);
         let mut wrong = false;
         for (i, &count) in values.iter().enumerate() {
             let a = rng.random_range(0..count);
             let mut b = a;
-            if rng.random_bool(p.error_rate) {
+            if garbage || rng.random_bool(p.error_rate) {
                 b = (a + rng.random_range(1..count)) % count;
                 wrong = true;
             }
