@@ -401,15 +401,8 @@ pub fn prepare(
                 }
             } else if spec.measure == ProjectedMeasure::P {
                 let at = problematic::At { top, rows: rows.rows, classes };
-                let (choice, leading) = problematic::choose(
-                    spec,
-                    facts,
-                    at,
-                    &mut release,
-                    &mut budget,
-                    &mut bound,
-                    rng,
-                )?;
+                let (choice, leading) =
+                    problematic::choose(spec, at, &mut release, &mut budget, rng)?;
                 leading_out = leading;
                 choice
             } else if let Some((choice, upper_epsilon)) = terms::above_largest_term(

@@ -1,17 +1,18 @@
 //! `ub-direct`'s I_P under a degree bound whose constraints all have an
-//! equality: θ* is d̃ + margin, or the largest term's high reading where d̃
-//! sums many comparable terms (the eighteenth round), capped so the noise
-//! stays a small share of ñ; over keys and FDs the class or leading count
-//! is released there (the seventh, fifteenth and sixteenth rounds).
+//! equality: θ* is d̃ + margin, capped so the noise stays a small share of
+//! ñ (the thirteenth round); over keys and FDs the class or leading count
+//! is released there (the seventh, fifteenth and sixteenth rounds). No θ*
+//! below d̃ + margin from the largest term, as I_MI's: a row that conflicts
+//! under every X would lose its leaves (README, "the eighteenth round").
 
 use dpincon_mechanisms::{Budget, NoiseRng};
 
 use super::choice::Choice;
 use super::leading::{self, LeadingAt};
-use super::{problematic_cap, terms};
+use super::problematic_cap;
 use crate::ReleaseError;
 use crate::classes::{ClassFacts, ExcessBound};
-use crate::spec::{BudgetUse, NoisyDegreeBound, ProjectedSpec, TableFacts};
+use crate::spec::{BudgetUse, ProjectedSpec};
 
 /// Where the choice starts from: d̃ + margin, ñ (both released) and the
 /// table's classes when every constraint is a key or an FD.
@@ -28,20 +29,12 @@ pub(super) type LeadingDraw = (Option<i64>, ExcessBound);
 /// I_P's choice, and the look at M's draw.
 pub(super) fn choose(
     spec: &ProjectedSpec,
-    facts: &TableFacts,
     at: At<'_>,
     release: &mut Budget,
     budget: &mut BudgetUse,
-    bound: &mut NoisyDegreeBound,
     rng: &mut NoiseRng,
 ) -> Result<(Choice, Option<LeadingDraw>), ReleaseError> {
-    // The cap reads the release's ε before the look: where the look finds
-    // no spread, θ* is what it was without one.
-    let top_cap = problematic_cap(spec.measure, at.top, at.rows, *release);
-    let theta = match terms::at_largest_term(spec, facts, at.top, release, budget, bound, rng)? {
-        Some(theta) => problematic_cap(spec.measure, theta, at.rows, *release),
-        None => top_cap,
-    };
+    let theta = problematic_cap(spec.measure, at.top, at.rows, *release);
     // Keys and FDs of several X: at θ* the largest class count over them
     // is, like f(G_θ*), a lower bound on I_P with sensitivity θ* + 1, so
     // their maximum is never further from I_P than f(G_θ*) alone, at no

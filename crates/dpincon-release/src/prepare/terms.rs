@@ -1,10 +1,11 @@
-//! `ub-direct` where d̃ sums many comparable terms (README of this crate,
-//! "the seventeenth round" and "the eighteenth round"): a wide table with
-//! FDs over a dozen different X has d̃ ≈ Σ_X (maxfreq_X − 1), ten times the
-//! largest degree, since a row rarely conflicts under every X at once. A
-//! noisy largest term says when the sum is that loose; I_MI's θ* then comes
-//! from a GEM step over the projection curve between the two, and I_P's
-//! from the term itself.
+//! `ub-direct`'s I_MI where d̃ sums many comparable terms (README of this
+//! crate, "the seventeenth round"): a wide table with FDs over a dozen
+//! different X has d̃ ≈ Σ_X (maxfreq_X − 1), ten times the largest degree,
+//! where a row rarely conflicts under every X at once. A noisy largest
+//! term says when the sum is that loose, and a GEM step then reads the
+//! projection curve between the two: the curve, not the term, says whether
+//! some rows do conflict under every X (I_P has no such rule: README, "the
+//! eighteenth round").
 
 use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 
@@ -15,17 +16,10 @@ use crate::prepare::Choice;
 use crate::spec::{BudgetUse, NoisyDegreeBound, ProjectedSpec, TableFacts};
 use crate::{ProjectedMeasure, ReleaseError};
 
-/// Share of ε (from the release's) on I_MI's look at the largest term
+/// Share of ε (from the release's) on the look at the largest term
 /// (chosen with the next three on the training suite, the wide tables and
 /// the held-out sets, among 0.03 and 0.05).
 const LARGEST_TERM_SHARE: f64 = 0.05;
-/// I_P's share: its θ* is the reading itself, so the look's noise is θ*'s
-/// (among 0.05 and 0.1 on the training suite and the held-out sets: the
-/// eighteenth round).
-const LARGEST_TERM_SHARE_P: f64 = 0.1;
-/// I_P's θ* is the term plus this many noise scales: a star as large as
-/// one X's largest group must keep its leaves (among 1–3).
-const LARGEST_TERM_SCALES_P: f64 = 2.0;
 /// The GEM step runs where d̃ + margin is at least this many times the
 /// largest term's high reading (among 2–5: at 2 Hospital, whose rows do
 /// conflict under two X of about 400 rows each, loses its θ).
@@ -57,11 +51,10 @@ pub(super) fn above_largest_term(
     if spec.measure != ProjectedMeasure::Mi {
         return Ok(None);
     }
-    let look = Look { share: LARGEST_TERM_SHARE, top };
-    let Some(term) = spread(look, spec, facts, release, budget, bound, rng)? else {
+    let Some(term) = spread(spec, facts, top, release, budget, bound, rng)? else {
         return Ok(None);
     };
-    let lower = (term.value.max(0) as u64).clamp(u64::from(THETA_FLOOR), u64::from(top)) as u32;
+    let lower = (term.max(0) as u64).clamp(u64::from(THETA_FLOOR), u64::from(top)) as u32;
     let mut candidates: Vec<u32> =
         halving_candidates(top).into_iter().filter(|&t| t > lower).collect();
     candidates.insert(0, lower);
@@ -71,83 +64,41 @@ pub(super) fn above_largest_term(
     Ok(Some((generalized(candidates, epsilon), upper)))
 }
 
-/// I_P's counterpart (the eighteenth round): where the look says d̃ sums
-/// many comparable terms, θ* is the term plus [`LARGEST_TERM_SCALES_P`]
-/// noise scales (at least the floor, at most `top`). A row that conflicts
-/// under one X has degree at most that X's term, so at that θ it keeps an
-/// edge unless every neighbour conflicts under several X: I_P, which
-/// counts rows and not edges, loses almost nothing, and no GEM step is
-/// needed. No second release: I_P's upper end at d̃ + margin is
-/// f·(D − θ) wide, the rows' bound anyway. `None` where the rule does not
-/// apply.
-pub(super) fn at_largest_term(
-    spec: &ProjectedSpec,
-    facts: &TableFacts,
-    top: u32,
-    release: &mut Budget,
-    budget: &mut BudgetUse,
-    bound: &mut NoisyDegreeBound,
-    rng: &mut NoiseRng,
-) -> Result<Option<u32>, ReleaseError> {
-    if spec.measure != ProjectedMeasure::P {
-        return Ok(None);
-    }
-    let look = Look { share: LARGEST_TERM_SHARE_P, top };
-    let Some(term) = spread(look, spec, facts, release, budget, bound, rng)? else {
-        return Ok(None);
-    };
-    let theta = (term.value as f64 + LARGEST_TERM_SCALES_P * term.scale).ceil().max(1.0) as u64;
-    Ok(Some(theta.clamp(u64::from(THETA_FLOOR), u64::from(top)) as u32))
-}
-
-/// The look's share of ε and d̃ + margin, the sum it tests.
-#[derive(Clone, Copy)]
-struct Look {
-    share: f64,
-    top: u32,
-}
-
-/// The largest term's noisy reading and its noise scale.
-struct TermReading {
-    value: i64,
-    scale: f64,
-}
-
 /// Where d̃ sums at least [`SPREAD_RATIO`] terms and the sum could be that
 /// many times its largest: draws m̃ = max term + DLap(Δ_m/ε_m) (recorded in
-/// `bound`) and returns it where d̃ + margin is at least [`SPREAD_RATIO`]
-/// times m̃ plus [`LARGEST_TERM_SCALES`] noise scales. Nothing is spent
-/// otherwise: the sum is at most k times its largest term (k public), and
-/// the largest is at least the average d̃/k (released), so where d̃ + margin
-/// falls short of ρ·(d̃/k + one scale) only noise could pass the test.
+/// `bound`) and returns it where `top` = d̃ + margin is at least
+/// [`SPREAD_RATIO`] times m̃ plus [`LARGEST_TERM_SCALES`] noise scales.
+/// Nothing is spent otherwise: the sum is at most k times its largest term
+/// (k public), and the largest is at least the average d̃/k (released), so
+/// where `top` falls short of ρ·(d̃/k + one scale) only noise could pass
+/// the test (README, "the eighteenth round").
 fn spread(
-    look: Look,
     spec: &ProjectedSpec,
     facts: &TableFacts,
+    top: u32,
     release: &mut Budget,
     budget: &mut BudgetUse,
     bound: &mut NoisyDegreeBound,
     rng: &mut NoiseRng,
-) -> Result<Option<TermReading>, ReleaseError> {
+) -> Result<Option<i64>, ReleaseError> {
     let largest = facts.largest_degree_term();
     if (largest.terms as f64) < SPREAD_RATIO {
         return Ok(None);
     }
-    // The look's ε as `take_from_release` would take it, known before it.
-    let epsilon = (look.share * spec.epsilon.value()).min(0.5 * release.value());
     let passes = |term: f64, scale: f64| {
-        f64::from(look.top) >= SPREAD_RATIO * (term + LARGEST_TERM_SCALES * scale).max(1.0)
+        f64::from(top) >= SPREAD_RATIO * (term + LARGEST_TERM_SCALES * scale).max(1.0)
     };
+    // The look's ε as `take_from_release` takes it, known before the draw.
+    let epsilon = (LARGEST_TERM_SHARE * spec.epsilon.value()).min(0.5 * release.value());
     let average = bound.value.max(0) as f64 / largest.terms as f64;
     if !passes(average, largest.sensitivity as f64 / epsilon) {
         return Ok(None);
     }
     // A maximum of sensitivity-1 (cross: 2) terms moves by at most as much.
-    let epsilon = take_from_release(release, look.share, spec.epsilon)?;
+    let epsilon = take_from_release(release, LARGEST_TERM_SHARE, spec.epsilon)?;
     let noise = DiscreteLaplace::new(largest.sensitivity, epsilon.value())?;
-    let value = noise.release(largest.value, rng);
+    let term = noise.release(largest.value, rng);
     budget.degree_bound += epsilon.value();
-    bound.largest_term = Some(value);
-    let scale = noise.scale_f64();
-    Ok(passes(value as f64, scale).then_some(TermReading { value, scale }))
+    bound.largest_term = Some(term);
+    Ok(passes(term as f64, noise.scale_f64()).then_some(term))
 }
