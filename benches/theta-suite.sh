@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The θ-selection training suite of issue 49, in one command: every θ
 # strategy (and, with LOFO=1, their selector, share and grid variants)
-# against the oracle on ≥ 40 generated tables of ten shape families, plus
+# against the oracle on ≥ 40 generated tables of eleven shape families, plus
 # RNoise/CONoise copies of the public tables when ../shared/data is there.
 # NON-PRIVATE (it scores releases against exact values).
 #

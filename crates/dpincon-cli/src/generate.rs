@@ -30,7 +30,7 @@ pub enum GenerateTable {
     /// …, `orders.dcs`, `nights.json` with each night's ground truth): slow
     /// drift, a slowly growing error rate, one-night bursts of violations.
     Nightly(NightlyArgs),
-    /// The θ-selection training suite (issue 49): ≥ 40 tables over ten
+    /// The θ-selection training suite (issue 49): ≥ 40 tables over eleven
     /// shape families, their constraint files and `manifest.json`, the
     /// input of `experiment suite`.
     Suite(crate::suite::GenerateSuiteArgs),

@@ -35,10 +35,17 @@ const ABOVE_TERM_GEM_SHARE: f64 = 0.2;
 /// widths 25–30% narrower at 0.25).
 const UPPER_RELEASE_SHARE: f64 = 0.25;
 
-/// Where `spec` is I_MI and the look says d̃ sums many comparable terms:
-/// a GEM step over the halvings of `top` = d̃ + margin down to the term,
+/// Where `spec` is I_MI, d̃ sums at least [`SPREAD_RATIO`] terms and the
+/// sum could be that many times its largest: draws m̃ = max term +
+/// DLap(Δ_m/ε_m) (recorded in `bound`), and where `top` = d̃ + margin is at
+/// least [`SPREAD_RATIO`] times m̃ plus [`LARGEST_TERM_SCALES`] noise
+/// scales returns a GEM step over the halvings of `top` down to the term,
 /// with the ε of a second release at `top` for the interval. `None`
-/// otherwise (nothing spent where the look does not run).
+/// otherwise. Nothing is spent where the sum cannot be that loose: it is
+/// at most k times its largest term (k public), and the largest is at
+/// least the average d̃/k (released), so where `top` falls short of
+/// ρ·(d̃/k + one scale) only noise could pass (README, "the eighteenth
+/// round").
 pub(super) fn above_largest_term(
     spec: &ProjectedSpec,
     facts: &TableFacts,
@@ -48,41 +55,8 @@ pub(super) fn above_largest_term(
     bound: &mut NoisyDegreeBound,
     rng: &mut NoiseRng,
 ) -> Result<Option<(Choice, Budget)>, ReleaseError> {
-    if spec.measure != ProjectedMeasure::Mi {
-        return Ok(None);
-    }
-    let Some(term) = spread(spec, facts, top, release, budget, bound, rng)? else {
-        return Ok(None);
-    };
-    let lower = (term.max(0) as u64).clamp(u64::from(THETA_FLOOR), u64::from(top)) as u32;
-    let mut candidates: Vec<u32> =
-        halving_candidates(top).into_iter().filter(|&t| t > lower).collect();
-    candidates.insert(0, lower);
-    let epsilon = take_from_release(release, ABOVE_TERM_GEM_SHARE, spec.epsilon)?;
-    let (upper, rest) = split2(*release, UPPER_RELEASE_SHARE)?;
-    *release = rest;
-    Ok(Some((generalized(candidates, epsilon), upper)))
-}
-
-/// Where d̃ sums at least [`SPREAD_RATIO`] terms and the sum could be that
-/// many times its largest: draws m̃ = max term + DLap(Δ_m/ε_m) (recorded in
-/// `bound`) and returns it where `top` = d̃ + margin is at least
-/// [`SPREAD_RATIO`] times m̃ plus [`LARGEST_TERM_SCALES`] noise scales.
-/// Nothing is spent otherwise: the sum is at most k times its largest term
-/// (k public), and the largest is at least the average d̃/k (released), so
-/// where `top` falls short of ρ·(d̃/k + one scale) only noise could pass
-/// the test (README, "the eighteenth round").
-fn spread(
-    spec: &ProjectedSpec,
-    facts: &TableFacts,
-    top: u32,
-    release: &mut Budget,
-    budget: &mut BudgetUse,
-    bound: &mut NoisyDegreeBound,
-    rng: &mut NoiseRng,
-) -> Result<Option<i64>, ReleaseError> {
     let largest = facts.largest_degree_term();
-    if (largest.terms as f64) < SPREAD_RATIO {
+    if spec.measure != ProjectedMeasure::Mi || (largest.terms as f64) < SPREAD_RATIO {
         return Ok(None);
     }
     let passes = |term: f64, scale: f64| {
@@ -100,5 +74,15 @@ fn spread(
     let term = noise.release(largest.value, rng);
     budget.degree_bound += epsilon.value();
     bound.largest_term = Some(term);
-    Ok(passes(term as f64, noise.scale_f64()).then_some(term))
+    if !passes(term as f64, noise.scale_f64()) {
+        return Ok(None);
+    }
+    let lower = (term.max(0) as u64).clamp(u64::from(THETA_FLOOR), u64::from(top)) as u32;
+    let mut candidates: Vec<u32> =
+        halving_candidates(top).into_iter().filter(|&t| t > lower).collect();
+    candidates.insert(0, lower);
+    let epsilon = take_from_release(release, ABOVE_TERM_GEM_SHARE, spec.epsilon)?;
+    let (upper, rest) = split2(*release, UPPER_RELEASE_SHARE)?;
+    *release = rest;
+    Ok(Some((generalized(candidates, epsilon), upper)))
 }
