@@ -156,16 +156,22 @@ impl Prepared {
     }
 }
 
-/// Takes `of_epsilon` of the measure's ε `total` out of `release`, at
-/// most half of what it holds whatever split a job asks for (selection
-/// and earlier looks may have left little), and returns it.
+/// The share of `release` that [`take_from_release`] takes for
+/// `of_epsilon` of the measure's ε `total`: at most half of what it holds
+/// whatever split a job asks for (selection and earlier looks may have
+/// left little).
+fn release_share(release: Budget, of_epsilon: f64, total: Budget) -> f64 {
+    (of_epsilon * total.value() / release.value()).min(0.5)
+}
+
+/// Takes `of_epsilon` of the measure's ε `total` out of `release`
+/// ([`release_share`]), and returns it.
 fn take_from_release(
     release: &mut Budget,
     of_epsilon: f64,
     total: Budget,
 ) -> Result<Budget, ReleaseError> {
-    let share = (of_epsilon * total.value() / release.value()).min(0.5);
-    let (taken, rest) = split2(*release, share)?;
+    let (taken, rest) = split2(*release, release_share(*release, of_epsilon, total))?;
     *release = rest;
     Ok(taken)
 }

@@ -11,7 +11,7 @@ use dpincon_mechanisms::{Budget, DiscreteLaplace, NoiseRng};
 
 use super::bounds::split2;
 use super::candidates::halving_candidates;
-use super::{THETA_FLOOR, generalized, take_from_release};
+use super::{THETA_FLOOR, generalized, release_share, take_from_release};
 use crate::prepare::Choice;
 use crate::spec::{BudgetUse, NoisyDegreeBound, ProjectedSpec, TableFacts};
 use crate::{ProjectedMeasure, ReleaseError};
@@ -63,7 +63,7 @@ pub(super) fn above_largest_term(
         f64::from(top) >= SPREAD_RATIO * (term + LARGEST_TERM_SCALES * scale).max(1.0)
     };
     // The look's ε as `take_from_release` takes it, known before the draw.
-    let epsilon = (LARGEST_TERM_SHARE * spec.epsilon.value()).min(0.5 * release.value());
+    let epsilon = release.value() * release_share(*release, LARGEST_TERM_SHARE, spec.epsilon);
     let average = bound.value.max(0) as f64 / largest.terms as f64;
     if !passes(average, largest.sensitivity as f64 / epsilon) {
         return Ok(None);
