@@ -91,6 +91,8 @@ pub struct SuiteSummary {
     pub epsilons: Vec<f64>,
     /// Seeded runs per cell.
     pub runs: usize,
+    /// Runs re-measuring a default or I_R cell's coverage read below 95%.
+    pub confirm_runs: usize,
     /// The first seed.
     pub seed: u64,
     /// The configurations, the default first.
@@ -170,6 +172,7 @@ pub fn summarize(
         cells: args.cells.clone(),
         epsilons: args.epsilons.clone(),
         runs: args.runs,
+        confirm_runs: args.confirm_runs,
         seed: args.seed,
         configs: configs.to_vec(),
         default,
@@ -200,14 +203,16 @@ fn judged(applies: bool, pass: usize, cases: usize) -> String {
 pub fn text(s: &SuiteSummary) -> String {
     let mut out = format!(
         "\n{} runs per cell; default {}; ratio = max(err, 0.01) / max(oracle, 0.01), worst over \
-         the family's tables; best other among {}\n\n",
+         the family's tables; best other among {}\ncov.min as read; conf.: each cell read below \
+         95% re-measured over {} runs on fresh seeds\n\n",
         s.runs,
         s.default,
-        s.others.join(", ")
+        s.others.join(", "),
+        s.confirm_runs
     );
     let _ = writeln!(
         out,
-        "{:<14} {:>4} {:<3} {:>3} {:>8} {:>8}  {:<22} {:>7}  {:<28} {:>7} {:>9} {:>6} {:>6}",
+        "{:<14} {:>4} {:<3} {:>3} {:>8} {:>8}  {:<22} {:>7}  {:<28} {:>7} {:>7} {:>9} {:>6} {:>6}",
         "family",
         "ε",
         "",
@@ -218,6 +223,7 @@ pub fn text(s: &SuiteSummary) -> String {
         "worst",
         "at table",
         "cov.min",
+        "conf.",
         "med.width",
         "≤lim",
         "≤oth"
@@ -229,7 +235,7 @@ pub fn text(s: &SuiteSummary) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<14} {:>4} {:<3} {:>3} {:>8.3} {}  {:<22} {}  {:<28} {} {} {:>6} {:>6}",
+            "{:<14} {:>4} {:<3} {:>3} {:>8.3} {}  {:<22} {}  {:<28} {} {} {} {:>6} {:>6}",
             f.family,
             f.epsilon,
             f.measure,
@@ -240,6 +246,7 @@ pub fn text(s: &SuiteSummary) -> String {
             num(f.worst_ratio, 7),
             f.worst_table.as_deref().unwrap_or("-"),
             num(f.min_coverage, 7),
+            num(f.min_confirmed_coverage, 7),
             num(f.median_width, 9),
             judged(f.measure != Measure::R, f.within_oracle_limit, f.cases),
             judged(f.measure != Measure::R, f.within_others_limit, f.cases),

@@ -170,8 +170,11 @@ pub struct FamilySummary {
     pub worst_ratio: Option<f64>,
     /// Where it is worst.
     pub worst_table: Option<String>,
-    /// The default's least coverage of the truth.
+    /// The default's least coverage of the truth, as read over the runs.
     pub min_coverage: Option<f64>,
+    /// The same with each cell's [`SuiteCell::confirmed_coverage`] in place
+    /// of its first reading where it was re-measured.
+    pub min_confirmed_coverage: Option<f64>,
     /// The median over tables of the default's median relative width.
     pub median_width: Option<f64>,
     /// Cases within [`oracle_limit`] (I_MI, I_P).
@@ -254,6 +257,9 @@ pub fn family_summaries(
                 worst_ratio: worst.map(|w| w.0),
                 worst_table: worst.map(|w| w.1.to_string()),
                 min_coverage: of_default(|c| c.coverage).into_iter().reduce(f64::min),
+                min_confirmed_coverage: of_default(|c| c.confirmed_coverage.or(c.coverage))
+                    .into_iter()
+                    .reduce(f64::min),
                 median_width: median(of_default(|c| c.median_relative_width)),
                 within_oracle_limit,
                 within_others_limit,

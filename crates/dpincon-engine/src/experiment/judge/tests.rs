@@ -24,6 +24,7 @@ fn cell(
         median_relative_width: Some(2.0 * error),
         point_in_interval: Some(1.0),
         mean_theta: None,
+        confirmed_coverage: None,
     }
 }
 
@@ -137,6 +138,7 @@ fn family_summaries_compare_the_default_with_the_oracle_and_the_best_other() {
     // a1: 0.05 ≤ max(0.05, 0.06); a2: 0.50 > max(0.25, 0.22).
     assert_eq!(a.within_others_limit, 1);
     assert!((a.min_coverage.unwrap() - 0.905).abs() < 1e-12);
+    assert_eq!(a.min_confirmed_coverage, a.min_coverage, "nothing re-measured");
     assert!((a.median_width.unwrap() - 1.0).abs() < 1e-12, "the upper median of 0.1 and 1.0");
     let r = &rows[1];
     assert_eq!((r.measure, r.worst_ratio, r.within_oracle_limit), (Measure::R, None, 0));
@@ -150,4 +152,23 @@ fn family_summaries_compare_the_default_with_the_oracle_and_the_best_other() {
     assert_eq!(chart[0].0, "A");
     assert!((chart[0].1[0] - 5.0).abs() < 1e-9 && (chart[0].1[1] - 2.0).abs() < 1e-9);
     assert!((chart[1].1[1] - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn a_re_measured_coverage_replaces_its_first_reading() {
+    let mut cells = suite(&[
+        ("a1", "A", 0.02, &[("def", 0.05), ("x", 0.04)]),
+        ("a2", "A", 0.10, &[("def", 0.40), ("x", 0.20)]),
+    ]);
+    // a1's default read 0.905, a2's 0.94: a2's re-measure leaves a1 the least.
+    let a2 = cells.iter_mut().find(|c| c.table == "a2" && c.config == "def").unwrap();
+    a2.confirmed_coverage = Some(0.97);
+    let a1 = cells.iter_mut().find(|c| c.table == "a1" && c.config == "def").unwrap();
+    a1.confirmed_coverage = Some(0.96);
+    // An other configuration's re-measure is not the default's.
+    let x = cells.iter_mut().find(|c| c.table == "a1" && c.config == "x").unwrap();
+    x.confirmed_coverage = Some(0.5);
+    let a = &family_summaries(&cells, "def", &names(&["x"]))[0];
+    assert!((a.min_coverage.unwrap() - 0.905).abs() < 1e-12, "as read");
+    assert_eq!(a.min_confirmed_coverage, Some(0.96));
 }
