@@ -78,6 +78,30 @@ pub struct CoverageRow {
     pub mean_theta: Option<f64>,
 }
 
+impl CoverageRow {
+    /// A row of `measure` with nothing counted yet.
+    pub fn empty(measure: Measure) -> Self {
+        CoverageRow {
+            epsilon: 0.0,
+            measure,
+            exact: 0,
+            runs: 0,
+            covered: 0,
+            coverage: 0.0,
+            point_outside: 0,
+            median_relative_width: 0.0,
+            mean_relative_error: 0.0,
+            noise_only_coverage: None,
+            noise_only_median_width: None,
+            verdicts: 0,
+            wrong_verdicts: 0,
+            between_runs: 0,
+            between_passes: 0,
+            mean_theta: None,
+        }
+    }
+}
+
 /// The experiment's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoverageReport {
@@ -114,24 +138,7 @@ struct Tally {
 
 impl Tally {
     fn new(measure: Measure) -> Self {
-        let row = CoverageRow {
-            epsilon: 0.0,
-            measure,
-            exact: 0,
-            runs: 0,
-            covered: 0,
-            coverage: 0.0,
-            point_outside: 0,
-            median_relative_width: 0.0,
-            mean_relative_error: 0.0,
-            noise_only_coverage: None,
-            noise_only_median_width: None,
-            verdicts: 0,
-            wrong_verdicts: 0,
-            between_runs: 0,
-            between_passes: 0,
-            mean_theta: None,
-        };
+        let row = CoverageRow::empty(measure);
         Tally { row, widths: vec![], errors: 0.0, noise_only: (0, vec![]), thetas: vec![] }
     }
 

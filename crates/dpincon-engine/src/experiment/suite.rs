@@ -481,21 +481,9 @@ mod tests {
         let label = TableLabel { table: "t", family: "f" };
         let row = |measure, coverage| CoverageRow {
             epsilon: 1.0,
-            measure,
-            exact: 1,
             runs: 5,
-            covered: 0,
             coverage,
-            point_outside: 0,
-            median_relative_width: 1.0,
-            mean_relative_error: 0.1,
-            noise_only_coverage: None,
-            noise_only_median_width: None,
-            verdicts: 0,
-            wrong_verdicts: 0,
-            between_runs: 0,
-            between_passes: 0,
-            mean_theta: None,
+            ..CoverageRow::empty(measure)
         };
         let mut cells = vec![
             cell(label, 300, default.to_string(), &row(Measure::Mi, 0.6)),
