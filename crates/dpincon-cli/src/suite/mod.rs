@@ -409,6 +409,8 @@ mod tests {
                 .unwrap();
         assert_eq!(judged["families"], summary["families"]);
         assert_eq!(judged["lofo"], summary["lofo"]);
+        assert_eq!(summary["confirm_runs"], 40);
+        assert!(judged["confirm_runs"].is_null(), "a written file's setting is not known");
         // A cells.csv written before the re-measure existed still reads.
         let text = std::fs::read_to_string(&cells_path).unwrap();
         let old: String =

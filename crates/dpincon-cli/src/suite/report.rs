@@ -91,8 +91,9 @@ pub struct SuiteSummary {
     pub epsilons: Vec<f64>,
     /// Seeded runs per cell.
     pub runs: usize,
-    /// Runs re-measuring a default or I_R cell's coverage read below 95%.
-    pub confirm_runs: usize,
+    /// Runs re-measuring a default or I_R cell's coverage read below 95%
+    /// (none when judged from a written cells.csv: its run's setting).
+    pub confirm_runs: Option<usize>,
     /// The first seed.
     pub seed: u64,
     /// The configurations, the default first.
@@ -172,7 +173,7 @@ pub fn summarize(
         cells: args.cells.clone(),
         epsilons: args.epsilons.clone(),
         runs: args.runs,
-        confirm_runs: args.confirm_runs,
+        confirm_runs: args.cells.is_none().then_some(args.confirm_runs),
         seed: args.seed,
         configs: configs.to_vec(),
         default,
@@ -203,12 +204,16 @@ fn judged(applies: bool, pass: usize, cases: usize) -> String {
 pub fn text(s: &SuiteSummary) -> String {
     let mut out = format!(
         "\n{} runs per cell; default {}; ratio = max(err, 0.01) / max(oracle, 0.01), worst over \
-         the family's tables; best other among {}\ncov.min as read; conf.: each cell read below \
-         95% re-measured over {} runs on fresh seeds\n\n",
+         the family's tables; best other among {}\ncov.min as read; conf.: {}\n\n",
         s.runs,
         s.default,
         s.others.join(", "),
-        s.confirm_runs
+        match s.confirm_runs {
+            Some(0) => "nothing re-measured (--confirm-runs 0)".to_string(),
+            Some(n) => format!("each cell read below 95% re-measured over {n} runs on fresh seeds"),
+            None =>
+                "each cell read below 95% as re-measured by the run that wrote the cells".into(),
+        }
     );
     let _ = writeln!(
         out,
