@@ -318,9 +318,7 @@ pub fn score_table(
         loop {
             let index = next.fetch_add(1, Ordering::Relaxed);
             let Some(c) = options.configs.get(index) else { break };
-            let mut run = job.clone();
-            c.apply(&mut run.release);
-            run.release.measures = Some(vec![Measure::Mi, Measure::P]);
+            let run = projected_job(&job, c);
             let result =
                 coverage_with(&run, loaded, &coverage_options, &cache, &|| {}).map(|report| {
                     report.rows.iter().map(|r| cell(label, rows, c.to_string(), r)).collect()
@@ -372,10 +370,7 @@ pub fn score_table(
     }
     let mut checked = Vec::new();
     if let Some(c) = options.configs.first() {
-        let mut run = job.clone();
-        c.apply(&mut run.release);
-        run.release.measures = Some(vec![Measure::Mi, Measure::P]);
-        checked.push((c.to_string(), run));
+        checked.push((c.to_string(), projected_job(&job, c)));
     }
     if options.repair {
         let mut run = job.clone();
@@ -398,6 +393,14 @@ pub fn score_table(
     Ok(TableScore { cells, failures, passes: cache.passes() })
 }
 
+/// `job` releasing I_MI and I_P under `config`.
+fn projected_job(job: &JobConfig, config: &SuiteConfig) -> JobConfig {
+    let mut run = job.clone();
+    config.apply(&mut run.release);
+    run.release.measures = Some(vec![Measure::Mi, Measure::P]);
+    run
+}
+
 /// Re-measures, over `options.confirm_runs` runs on fresh seeds, the
 /// coverage of `config`'s cells that read below the stated 95%, at the ε
 /// where any did ([`SuiteCell::confirmed_coverage`]).
@@ -413,6 +416,7 @@ fn confirm_coverage(
         c.config == config && c.coverage.is_some_and(|v| v < dpincon_release::COVERAGE)
     };
     let mut epsilons: Vec<f64> = cells.iter().filter(|c| low(c)).map(|c| c.epsilon).collect();
+    epsilons.sort_by(f64::total_cmp);
     epsilons.dedup();
     if options.confirm_runs == 0 || epsilons.is_empty() {
         return Ok(());
@@ -493,9 +497,7 @@ mod tests {
             cell(label, 300, default.to_string(), &row(Measure::P, 1.0)),
             cell(label, 300, "gem".into(), &row(Measure::Mi, 0.6)),
         ];
-        let mut run = job.clone();
-        default.apply(&mut run.release);
-        run.release.measures = Some(vec![Measure::Mi, Measure::P]);
+        let run = projected_job(&job, &default);
         let name = default.to_string();
         confirm_coverage(&mut cells, &name, &run, &loaded, &options, &cache).unwrap();
         let again = cells[0].confirmed_coverage.expect("the low default cell is re-measured");
