@@ -2,9 +2,11 @@
 # Held out from every default: the public tables of ../shared/data with
 # constraints written afresh, the way a data engineer writes them (keys,
 # FDs that mostly hold, a sanity DC with or without an equality; not the
-# paper's dcs.txt), and Tax with 40 duplicated rows beside FDs whose
-# groups are large. Every strategy and the oracle through `experiment
-# suite --tables`, with the training suite's criteria. NON-PRIVATE.
+# paper's dcs.txt), Tax with 40 duplicated rows beside FDs whose groups
+# are large, and the training suite's 100 duplicated customer records
+# under their key beside FDs that hold on groups of tens. Every strategy
+# and the oracle through `experiment suite --tables`, with the training
+# suite's criteria. NON-PRIVATE.
 #
 #   benches/heldout.sh [OUT_DIR] [RUNS]   (default /tmp/dpincon-heldout, 100;
 #   about two minutes on 2 cores)
@@ -12,7 +14,8 @@
 # Families: heldout-noise (RNoise α = 0.01 and CONoise 200, seed 1, of the
 # clean tables under benches/heldout/*.dcs), heldout-dirty (the shipped
 # dirty tables under them), heldout-dups (Tax plus every 250th row again,
-# under benches/heldout/tax-dups.dcs). Environment: EPSILONS (default
+# under benches/heldout/tax-dups.dcs; `generate suite`'s dupkeys-d100
+# under benches/heldout/dupkeys-fds.dcs). Environment: EPSILONS (default
 # 0.5,1,2), THREADS (default 2), DPINCON_DATA (default ../shared/data).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +55,11 @@ TABLES
 awk 'NR > 1 && (NR - 2) % 250 == 0 { dup[++k] = $0 } { print } END { for (i = 1; i <= k; i++) print dup[i] }' \
   "$data/Tax/inputDB_sample10k.csv" > "$tables/tax-dups.csv"
 add tax-dups heldout-dups "$tables/tax-dups.csv" "$here/tax-dups.dcs"
+# The issue's second shape as an engineer writes it: 100 duplicated
+# customer records (every degree 1) under the key and FDs that hold on zip
+# groups of tens. The suite's rules saw this table under its key alone.
+"$bin" generate suite --seed 1 --scale small --out "$tables/suite" > /dev/null
+add dupkeys-fds heldout-dups "$tables/suite/dupkeys-d100.csv" "$here/dupkeys-fds.dcs"
 
 "$bin" experiment suite --tables "$list" --non-private --runs "$runs" \
   --epsilons "${EPSILONS:-0.5,1,2}" --threads "${THREADS:-2}" --out "$out/results" \
