@@ -112,6 +112,13 @@ pub struct ProjectedRelease {
 const FLOOR_DENSITY: f64 = 6.0;
 /// c above: look noise scales taken off v before dividing by a.
 const FLOOR_DENSITY_MARGIN: f64 = 1.0;
+/// With a degree bound, θ* rises to the density cap (the smaller of ñ' and
+/// the bound) when v's lower end holds this many θ_c's worth of edges: on
+/// dense hubs (tens of rows saturated at the floor) the degrees run on to
+/// a large share of n, which a raise to v/a never reaches (README of this
+/// crate, "the nineteenth round": chosen on the suite's dense `hubs`
+/// tables, validated on held-out Flight).
+const FLOOR_DENSE: f64 = 10.0;
 
 /// Chooses θ* and releases f(G_θ*) + DLap(Δ(θ*)/ε2).
 pub fn release_projected(
@@ -144,7 +151,8 @@ pub fn release_projected(
         Choice::Floored { floor, top, test, grid, density_cap, ratio } => {
             // v = f(G_θc) + DLap(Δ(θc)/ε_t); θ* keeps the release's noise
             // scale Δ(θ)/ε2 at most v/κ, or (with a density cap) rises to the
-            // density raise, between θc and top: post-processing.
+            // density raise, or to the cap where v is dense, between θc and
+            // top: post-processing.
             let sensitivity = measure.sensitivity(*floor);
             let look = DiscreteLaplace::new(sensitivity, test.value())?;
             let noisy = look.release(measure.value(&table.get(*floor)?) as i64, rng) as f64;
@@ -152,6 +160,9 @@ pub fn release_projected(
             if let Some(cap) = density_cap {
                 let low = noisy - FLOOR_DENSITY_MARGIN * sensitivity as f64 / test.value();
                 raised = raised.max((low / FLOOR_DENSITY).min(f64::from(*cap)));
+                if low >= FLOOR_DENSE * f64::from(*floor) {
+                    raised = raised.max(f64::from(*cap));
+                }
             }
             let target = (raised.floor().max(0.0) as u64).clamp(u64::from(*floor), u64::from(*top));
             let chosen = grid

@@ -117,6 +117,35 @@ fn a_dense_count_raises_theta_past_the_floor_only_with_a_degree_bound() {
     assert!(past_unbounded <= 20, "θ* ≥ 500 in {past_unbounded} of 50 without one");
 }
 
+/// Dense hubs (the nineteenth round): K_{30,600} on 1,000 rows, 30 rows of
+/// degree 600 (the generated `hubs-z2-v40-n1k`, held-out Flight). At
+/// θ_c = 100 they keep v = 3,000 edges, 30 θ_c's worth; at ε = 1 the look's
+/// lower end v − θ_c/ε_t ≈ 2,333 gives the density raise only ≈ 389 (and
+/// ε2·v/8 ≈ 277), which truncates every hub, but it is past 10·θ_c, so θ*
+/// rises to the cap (ñ', the bound ≈ 990 being larger): P ≈ 1 − ½e^{−2} ≈
+/// 0.93. A few stars stay on the floor (the first test above).
+#[test]
+fn dense_hubs_at_the_floor_raise_theta_to_the_cap() {
+    let edges = (0..30u32).flat_map(|a| (30..630u32).map(move |b| Edge::new(a, b)));
+    let graph = ConflictGraph::from_edges(1_000, edges.collect::<Vec<_>>());
+    let spec = ProjectedSpec {
+        max_rows: Some(1_000),
+        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0).unwrap())
+    };
+    let mut past = 0;
+    for seed in 0..50 {
+        let mut rng = NoiseRng::seeded(seed);
+        let prepared = prepare(&spec, &facts(1_000, 990), &mut rng).unwrap();
+        let table = table(&graph, &prepared);
+        assert_eq!(table.get(100).unwrap().edges, 3_000, "every hub keeps θ_c edges");
+        let r = release_projected(&prepared, &table, &mut rng).unwrap();
+        assert_eq!(r.selection[0].mechanism, "floor-look");
+        past += usize::from(r.theta >= 600);
+    }
+    // Expected 46.5 of 50 (sd 1.8); without the rule about 4.
+    assert!(past >= 40, "θ* ≥ 600 in {past} of 50");
+}
+
 /// Undeclared, ñ takes 5% of ε1 (ε_n ≈ 0.0035 at ε = 0.5: noise scale 283
 /// on 1,000 rows, so θ_c would stray by 28 on average); the floor draws ñ
 /// again with 0.01 ε from the release's share and averages the two by
