@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use common::empirical_loss;
 use dpincon_graph::{ConflictGraph, Edge};
 use dpincon_release::{
-    Budget, NoiseRng, Prepared, ProjectedMeasure, ProjectedSpec, ProjectionTable, TableFacts,
-    prepare, release_projected,
+    Budget, NoiseRng, Prepared, ProjectedMeasure, ProjectedRelease, ProjectedSpec, ProjectionTable,
+    TableFacts, prepare, release_projected,
 };
 
 /// `stars` stars of `degree` leaves each.
@@ -34,20 +34,35 @@ fn table(graph: &ConflictGraph, prepared: &Prepared) -> ProjectionTable {
     common::projection_table(graph, &prepared.thetas())
 }
 
+/// I_MI at `epsilon` with `rows` declared.
+fn imi(rows: u64, epsilon: f64) -> ProjectedSpec {
+    ProjectedSpec {
+        max_rows: Some(rows),
+        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(epsilon).unwrap())
+    }
+}
+
+/// One release of `graph` under `spec` and `facts`, seeded by `seed`.
+fn release(
+    spec: &ProjectedSpec,
+    facts: &TableFacts,
+    graph: &ConflictGraph,
+    seed: u64,
+) -> ProjectedRelease {
+    let mut rng = NoiseRng::seeded(seed);
+    let prepared = prepare(spec, facts, &mut rng).unwrap();
+    release_projected(&prepared, &table(graph, &prepared), &mut rng).unwrap()
+}
+
 #[test]
 fn a_vacuous_bound_floors_imi_and_the_look_raises_it_only_for_big_counts() {
     // 4 stars of degree 50 on 204 rows, but a group of 190 rows: d̃ ≈ 189
     // against a floor of ⌊0.1·204⌋ = 20 (n_max declared: ñ = 204).
     let graph = stars(4, 50);
-    let spec = ProjectedSpec {
-        max_rows: Some(204),
-        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0).unwrap())
-    };
+    let spec = imi(204, 1.0);
     let mut floored = 0;
     for seed in 0..50 {
-        let mut rng = NoiseRng::seeded(seed);
-        let prepared = prepare(&spec, &facts(204, 190), &mut rng).unwrap();
-        let r = release_projected(&prepared, &table(&graph, &prepared), &mut rng).unwrap();
+        let r = release(&spec, &facts(204, 190), &graph, seed);
         let step = &r.selection[0];
         // ñ is drawn beside the declared bound, but its 99.5% upper bound
         // (noise scale 100 at 0.01 ε) is above 204: θ_c = ⌊0.1·204⌋.
@@ -94,19 +109,14 @@ fn a_vacuous_bound_floors_imi_and_the_look_raises_it_only_for_big_counts() {
 fn a_dense_count_raises_theta_past_the_floor_only_with_a_degree_bound() {
     let edges = (0..80u32).flat_map(|a| (80..580u32).map(move |b| Edge::new(a, b)));
     let graph = ConflictGraph::from_edges(1_000, edges.collect::<Vec<_>>());
-    let spec = ProjectedSpec {
-        max_rows: Some(1_000),
-        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(0.5).unwrap())
-    };
+    let spec = imi(1_000, 0.5);
     let unbounded = TableFacts { unbounded: true, ..facts(1_000, 990) };
     let (mut past, mut past_unbounded) = (0, 0);
     for seed in 0..50 {
         for (facts, count) in
             [(facts(1_000, 990), &mut past), (unbounded.clone(), &mut past_unbounded)]
         {
-            let mut rng = NoiseRng::seeded(seed);
-            let prepared = prepare(&spec, &facts, &mut rng).unwrap();
-            let r = release_projected(&prepared, &table(&graph, &prepared), &mut rng).unwrap();
+            let r = release(&spec, &facts, &graph, seed);
             assert_eq!(r.selection[0].mechanism, "floor-look");
             assert!(r.theta >= 100 && r.theta <= 1_000, "θ* = {}", r.theta);
             *count += usize::from(r.theta >= 500);
@@ -128,17 +138,12 @@ fn a_dense_count_raises_theta_past_the_floor_only_with_a_degree_bound() {
 fn dense_hubs_at_the_floor_raise_theta_to_the_cap() {
     let edges = (0..30u32).flat_map(|a| (30..630u32).map(move |b| Edge::new(a, b)));
     let graph = ConflictGraph::from_edges(1_000, edges.collect::<Vec<_>>());
-    let spec = ProjectedSpec {
-        max_rows: Some(1_000),
-        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0).unwrap())
-    };
+    let (spec, facts) = (imi(1_000, 1.0), facts(1_000, 990));
+    let prepared = prepare(&spec, &facts, &mut NoiseRng::seeded(0)).unwrap();
+    assert_eq!(table(&graph, &prepared).get(100).unwrap().edges, 3_000, "v at θ_c = 100");
     let mut past = 0;
     for seed in 0..50 {
-        let mut rng = NoiseRng::seeded(seed);
-        let prepared = prepare(&spec, &facts(1_000, 990), &mut rng).unwrap();
-        let table = table(&graph, &prepared);
-        assert_eq!(table.get(100).unwrap().edges, 3_000, "every hub keeps θ_c edges");
-        let r = release_projected(&prepared, &table, &mut rng).unwrap();
+        let r = release(&spec, &facts, &graph, seed);
         assert_eq!(r.selection[0].mechanism, "floor-look");
         past += usize::from(r.theta >= 600);
     }
@@ -181,10 +186,7 @@ fn the_floor_look_privacy_loss_is_its_epsilon_and_half_noise_is_caught() {
     edges.extend((1..31).map(|l| Edge::new(l, 200)));
     let neighbour = ConflictGraph::from_edges(201, edges);
     // ε_t = 0.15·ε = 1; the same facts on both sides, so d̃ has one law.
-    let spec = ProjectedSpec {
-        max_rows: Some(200),
-        ..ProjectedSpec::new(ProjectedMeasure::Mi, Budget::new(1.0 / 0.15).unwrap())
-    };
+    let spec = imi(200, 1.0 / 0.15);
     let samples = 60_000u32;
     let mut rng = NoiseRng::seeded(23);
     let prepared = prepare(&spec, &facts(200, 199), &mut rng).unwrap();
