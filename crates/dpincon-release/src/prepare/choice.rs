@@ -23,8 +23,9 @@ pub(crate) enum Choice {
     /// `ub-direct`'s I_MI when d̃ is above the floor θ_c, or there is no
     /// degree bound (`top` = n_max): a noisy look at f(G_θc) with `test`
     /// raises θ* from `floor` (up to `top`) while the count can absorb the
-    /// noise, or, with a degree bound, up to `density_cap` = ñ as far as
-    /// the count's density allows; θ* is rounded down onto `grid`.
+    /// noise, or, with a degree bound, up to `density_cap` = min(ñ, top)
+    /// as far as the count's density allows (all the way where it is
+    /// dense: the nineteenth round); θ* is rounded down onto `grid`.
     /// `ratio` is κ: θ* keeps the release's noise scale at most v/κ.
     Floored {
         floor: u32,
