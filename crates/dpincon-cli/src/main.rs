@@ -283,7 +283,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     let report = run_job(&job, &progress).await?;
     let text = match args.format {
         Format::Json => output::json(&report)?,
-        Format::Table => output::table(&report),
+        Format::Table => output::table(&report)?,
     };
     output::emit(&text, args.output.as_deref())
 }

@@ -12,13 +12,12 @@ pub fn json(report: &Report) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(report)? + "\n")
 }
 
-/// ln 20: a discrete Laplace draw of scale b reaches t = b·ln 20 in
-/// absolute value with probability 2e^{-t/b}/(1 + e^{-1/b}), about 5% at the
-/// scales where the note matters (it tends to e^{-t/b} as b grows).
-const NOISE_REACH_SCALES: f64 = 2.995_732_273_553_991;
-
 /// The report for people (a local one, or one a coordinator sent).
-pub fn table(report: &Report) -> String {
+///
+/// # Errors
+/// Where a release's fields could not have come from a release (a
+/// coordinator's report that is not one): its noise cannot be rebuilt.
+pub fn table(report: &Report) -> anyhow::Result<String> {
     let mut out = String::new();
     let _ = writeln!(out, "data         {}", report.data);
     let _ = writeln!(
@@ -49,16 +48,15 @@ pub fn table(report: &Report) -> String {
                 let short = &name[..name.find(' ').unwrap_or(name.len())];
                 // Public values only: a reader should not act on a point
                 // the noise alone could have made. The test reads the
-                // noise's two-sided 95% reach, ln 20 scales: with the scale
-                // itself, a release of pure noise (a consistent table under
-                // a loose bound) escaped the note whenever its draw passed
-                // one scale, one run in five.
-                let reach = r.noise_scale * NOISE_REACH_SCALES;
-                if reach >= r.value.max(1) as f64 {
+                // noise's 95% half-width (about three scales): with the
+                // scale itself, a release of pure noise (a consistent table
+                // under a loose bound) escaped the note whenever its draw
+                // passed one scale, one run in five.
+                let halfwidth = r.noise()?.ci95_halfwidth();
+                if halfwidth >= r.value.max(1).unsigned_abs() {
                     notes.push(format!(
-                        "  note: {short} is mostly noise here (its noise reaches ±{} in 95% of \
-                         runs, against a value of {}): read its interval, not the point",
-                        Figure(reach.round()),
+                        "  note: {short} is mostly noise here (its noise is within ±{halfwidth} \
+                         in 95% of runs, against a value of {}): read its interval, not the point",
                         r.value
                     ));
                 }
@@ -139,7 +137,7 @@ pub fn table(report: &Report) -> String {
             t.read_s, t.detect_s, t.measures_s, t.total_s
         );
     }
-    out
+    Ok(out)
 }
 
 /// Prints to standard output, or writes `path` whole or not at all

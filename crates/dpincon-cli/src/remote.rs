@@ -62,7 +62,7 @@ impl OutputArgs {
                 let report: Report = serde_json::from_str(json).map_err(|e| {
                     anyhow::anyhow!("the coordinator sent a report that is not one: {e}")
                 })?;
-                output::table(&report)
+                output::table(&report)?
             }
         };
         output::emit(&text, self.output.as_deref())

@@ -410,8 +410,8 @@ fn schema_override_changes_comparison_order() {
     assert!(!ok && stderr.contains("unknown column 'W'"), "{stderr}");
 }
 
-/// The table says when a release is mostly noise (the noise's 95% reach,
-/// ln 20 scales, at least its value), from the report's public figures
+/// The table says when a release is mostly noise (the noise's 95%
+/// half-width at least its value), from the report's public figures
 /// alone: checked both ways on seeded runs at ε = 0.05, where six rows'
 /// releases are mostly noise in some runs at least, and at ε = 1000, where
 /// none is.
@@ -435,7 +435,7 @@ fn a_release_that_is_mostly_noise_says_so_in_the_table() {
             let measures = report.measures.expect("the releases");
             for (name, release) in [("I_MI", &measures.mi), ("I_P", &measures.p)] {
                 let r = release.as_ref().expect("released");
-                let noisy = r.noise_scale * 20f64.ln() >= r.value.max(1) as f64;
+                let noisy = r.noise().unwrap().ci95_halfwidth() >= r.value.max(1).unsigned_abs();
                 noisy_runs += usize::from(noisy);
                 let note = format!("note: {name} is mostly noise here");
                 assert_eq!(table.contains(&note), noisy, "ε = {epsilon}, seed {seed}:\n{table}");

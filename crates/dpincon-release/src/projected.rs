@@ -104,6 +104,20 @@ pub struct ProjectedRelease {
     pub budget: BudgetUse,
 }
 
+impl ProjectedRelease {
+    /// The final release's noise DLap(Δ(θ*)/ε2), rebuilt from the report's
+    /// public fields: ε2 is `budget.release` less the interval release's
+    /// ε_u, when there is one. For reading its tails (a note, a noise-only
+    /// interval), never for drawing.
+    ///
+    /// # Errors
+    /// Only where the report's fields could not have come from a release.
+    pub fn noise(&self) -> Result<DiscreteLaplace, ReleaseError> {
+        let upper = self.interval_release.as_ref().map_or(0.0, |u| u.epsilon);
+        Ok(DiscreteLaplace::new(self.sensitivity, self.budget.release - upper)?)
+    }
+}
+
 /// With a degree bound, θ* also rises to (v − c·θ_c/ε_t)/a, v's lower end
 /// over a (README of this crate, "the eighth round"): a count of a·θ
 /// edges at the floor means many rows saturated there, so dense graphs,

@@ -182,7 +182,8 @@ pub struct BudgetUse {
     pub class_bound: f64,
     /// The steps choosing θ* (EM, GEM, ub-direct's look).
     pub selection: f64,
-    /// ε2 of the final noise.
+    /// ε2 of the final noise, and ε_u of the interval's second release
+    /// when there is one (`ProjectedRelease::interval_release`).
     pub release: f64,
     /// The measure's ε.
     pub total: f64,

@@ -417,6 +417,7 @@ fn ub_direct_chooses_theta_above_the_largest_term_where_d_sums_many() {
         assert!(r.ci95[0] <= r.value && r.value <= r.ci95[1], "{:?} {}", r.ci95, r.value);
         let Some(step) = r.selection.iter().find(|s| s.mechanism == "gem") else {
             assert!(r.interval_release.is_none());
+            assert_eq!(r.noise().unwrap().scale_f64(), r.noise_scale);
             continue;
         };
         stepped += 1;
@@ -425,6 +426,8 @@ fn ub_direct_chooses_theta_above_the_largest_term_where_d_sums_many() {
         let second = r.interval_release.as_ref().expect("a second release for the interval");
         assert_eq!(second.theta, step.theta_max);
         assert!(second.epsilon > 0.0 && second.epsilon < u.release, "{second:?} {u:?}");
+        // The report rebuilds the point's noise, not one with ε_u in it.
+        assert_eq!(r.noise().unwrap().scale_f64(), r.noise_scale);
         assert!(step.candidates.iter().all(|&t| t >= 2 && t <= step.theta_max));
         thetas += u64::from(r.theta);
         tops += u64::from(step.theta_max);

@@ -10,7 +10,6 @@
 //! count f(G_θ*) and F, where a noise-only interval would pass wrongly.
 
 use dpincon_measures::DegreeBound;
-use dpincon_mechanisms::DiscreteLaplace;
 use dpincon_release::{NoiseRng, ProjectedMeasure, prepare, release_projected, release_repair};
 use serde::{Deserialize, Serialize};
 
@@ -262,9 +261,7 @@ pub fn coverage_with(
                 let projected = table.get(r.theta).ok().map(|c| r.measure.value(&c));
                 tallies[i].add(truth, r.value, r.ci95, projected);
                 tallies[i].thetas.push(r.theta);
-                let noise = DiscreteLaplace::new(r.sensitivity, r.budget.release)
-                    .map_err(dpincon_release::ReleaseError::from)?;
-                tallies[i].add_noise_only(truth, r.value, noise.ci95_halfwidth());
+                tallies[i].add_noise_only(truth, r.value, r.noise()?.ci95_halfwidth());
             }
             if let Some((values, Some(min_cover))) = repair {
                 let r = release_repair(privacy.repair, privacy.epsilon, values, &mut rng)?;
