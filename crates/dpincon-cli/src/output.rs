@@ -8,6 +8,12 @@ use dpincon_api::Figure;
 use dpincon_engine::OutputFile;
 use dpincon_engine::Report;
 
+/// Whether I_R's release decides something: its 95% interval is no wider
+/// than its value (public fields only).
+fn repair_decides(r: &dpincon_release::RepairRelease) -> bool {
+    r.value > 0 && r.ci95[1].saturating_sub(r.ci95[0]) <= r.value
+}
+
 pub fn json(report: &Report) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(report)? + "\n")
 }
@@ -90,6 +96,18 @@ pub fn table(report: &Report) -> anyhow::Result<String> {
                 parts.join(", "),
                 Figure(r.coverage)
             );
+        }
+        // Where a loose degree bound swamps a projected release, I_R is
+        // often still decisive (node sensitivity 1 whatever the degrees:
+        // release README, "I_R"); say so where its interval is no wider
+        // than its value. Public figures only, as above.
+        if let Some(r) = m.r.as_ref().filter(|r| !notes.is_empty() && repair_decides(r)) {
+            notes.push(format!(
+                "  note: I_R, whose node sensitivity is 1 whatever the degrees, is not swamped: \
+                 {} rows, within {}",
+                r.value,
+                interval(r.ci95)
+            ));
         }
         for note in notes {
             let _ = writeln!(out, "{note}");

@@ -444,3 +444,49 @@ fn a_release_that_is_mostly_noise_says_so_in_the_table() {
         assert_eq!(noisy_runs > 0, epsilon == "0.05", "ε = {epsilon}: {noisy_runs} noisy releases");
     }
 }
+
+/// Where a loose degree bound swamps I_MI and I_P (one clean group of
+/// 1,000 rows beside 25 conflicting pairs: θ* sits on the hubs' floor),
+/// the table points to I_R, whose sensitivity is 1 whatever the degrees,
+/// exactly when its interval is no wider than its value; at ε = 1000
+/// nothing is swamped and the note stays away.
+#[test]
+fn a_swamped_release_points_to_a_decisive_i_r() {
+    let dir = Dir::new();
+    let mut csv = String::from("Zip,City\n");
+    (0..1000).for_each(|_| csv.push_str("10000,Big\n"));
+    (0..25).for_each(|i| csv.push_str(&format!("2{i:04},A\n2{i:04},B\n")));
+    (0..450).for_each(|i| csv.push_str(&format!("3{i:04},C\n3{i:04},C\n")));
+    let data = dir.file("loose.csv", &csv);
+    let dcs = dir.file("dcs.txt", "FD: Zip -> City\n");
+    let note = "note: I_R, whose node sensitivity is 1";
+    for (epsilon, seeds) in [("1", 1..=8), ("1000", 1..=3)] {
+        let mut pointed = 0;
+        for seed in seeds {
+            let run = |format: &str| {
+                let args = ["run", "--data", s(&data), "--constraints", s(&dcs)];
+                let rest = ["--epsilon", epsilon, "--seed", &seed.to_string(), "--format", format];
+                let out = cli(&[&args[..], &rest[..]].concat());
+                assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                String::from_utf8(out.stdout).unwrap()
+            };
+            let report: Report = serde_json::from_str(&run("json")).unwrap();
+            let m = report.measures.expect("the releases");
+            let swamped = [&m.mi, &m.p]
+                .into_iter()
+                .flatten()
+                .any(|r| r.noise().unwrap().ci95_halfwidth() >= r.value.max(1).unsigned_abs());
+            let r = m.r.expect("I_R released");
+            let decides = r.value > 0 && r.ci95[1] - r.ci95[0] <= r.value;
+            let table = run("table");
+            assert_eq!(
+                table.contains(note),
+                swamped && decides,
+                "ε = {epsilon}, seed {seed}:\n{table}"
+            );
+            pointed += usize::from(swamped && decides);
+        }
+        // The loose bound swamps I_MI at ε = 1 while I_R (25 rows) decides.
+        assert_eq!(pointed >= 6, epsilon == "1", "ε = {epsilon}: pointed {pointed} times");
+    }
+}

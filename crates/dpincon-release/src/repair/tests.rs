@@ -30,10 +30,8 @@ fn estimate_is_the_scaled_lp_within_both_bounds() {
     assert_eq!(estimate(Some(&fixed("twice-lower-bound", -7, 3)), None), (0, [0, 0]));
     // Parts whose noise disagrees (examples/customers.csv, ε = 1, seed
     // 3: 2·LP̃ = 6 ± 10, c̃ = −34 ± 29): the point stays in the interval.
-    let (value, ci) = estimate(
-        Some(&fixed("twice-lower-bound", 6, 10)),
-        Some(&fixed("greedy-cover", -34, 29)),
-    );
+    let (value, ci) =
+        estimate(Some(&fixed("twice-lower-bound", 6, 10)), Some(&fixed("greedy-cover", -34, 29)));
     assert!(ci[0] <= value && value <= ci[1], "{value} outside {ci:?}");
 }
 
@@ -56,8 +54,7 @@ fn the_point_is_inside_the_interval_whatever_the_noise() {
 #[test]
 fn an_exact_key_cover_is_released_alone_with_the_whole_budget() {
     let eps = Budget::new(1.0).unwrap();
-    let values =
-        RepairValues { greedy_cover: 80, twice_lower: None, exact: Some(40), upper: None };
+    let values = RepairValues { greedy_cover: 80, twice_lower: None, exact: Some(40), upper: None };
     let mut errors = Vec::new();
     for seed in 0..400 {
         let mut rng = NoiseRng::seeded(seed);
@@ -76,8 +73,7 @@ fn an_exact_key_cover_is_released_alone_with_the_whole_budget() {
     let mean = errors.iter().sum::<i64>() as f64 / errors.len() as f64;
     assert!((0.7..1.0).contains(&mean), "mean |error| {mean}");
     // The paper's greedy method ignores it.
-    let g =
-        release_repair(RepairMethod::Greedy, eps, values, &mut NoiseRng::seeded(1)).unwrap();
+    let g = release_repair(RepairMethod::Greedy, eps, values, &mut NoiseRng::seeded(1)).unwrap();
     assert_eq!(g.parts[0].statistic, "greedy-cover");
 }
 
@@ -92,8 +88,7 @@ fn keys_and_fds_hedge_only_what_the_cover_sum_leaves_room_for() {
     // (U, k, the mean of 2·point − 2·L: its range)
     for (u, sets, range) in [(40u64, 1u64, 0.0..2.2), (100, 2, 6.0..10.0)] {
         let upper = Some(UpperCover { sum: u, sets, union: None, exact: false });
-        let values =
-            RepairValues { greedy_cover: 90, twice_lower: Some(80), exact: None, upper };
+        let values = RepairValues { greedy_cover: 90, twice_lower: Some(80), exact: None, upper };
         let top = 80.min(u as i64);
         let (mut shifts, mut held) = (Vec::new(), 0);
         for seed in 0..400 {
@@ -128,10 +123,8 @@ fn methods_parse_by_name_and_default_to_combined() {
 #[test]
 fn combined_splits_epsilon_and_needs_the_lp() {
     let eps = Budget::new(2.0).unwrap();
-    let values =
-        RepairValues { greedy_cover: 50, twice_lower: Some(60), exact: None, upper: None };
-    let r =
-        release_repair(RepairMethod::Combined, eps, values, &mut NoiseRng::seeded(1)).unwrap();
+    let values = RepairValues { greedy_cover: 50, twice_lower: Some(60), exact: None, upper: None };
+    let r = release_repair(RepairMethod::Combined, eps, values, &mut NoiseRng::seeded(1)).unwrap();
     let spent: f64 = r.parts.iter().map(|p| p.epsilon).sum();
     assert!(spent <= 2.0 && spent > 2.0 - 1e-12);
     assert_eq!(r.parts.len(), 2);
@@ -142,7 +135,6 @@ fn combined_splits_epsilon_and_needs_the_lp() {
         release_repair(RepairMethod::Lp, eps, missing, &mut NoiseRng::seeded(1)),
         Err(ReleaseError::Invalid(_))
     ));
-    let g =
-        release_repair(RepairMethod::Greedy, eps, missing, &mut NoiseRng::seeded(1)).unwrap();
+    let g = release_repair(RepairMethod::Greedy, eps, missing, &mut NoiseRng::seeded(1)).unwrap();
     assert_eq!((g.parts.len(), g.parts[0].statistic.as_str()), (1, "greedy-cover"));
 }
