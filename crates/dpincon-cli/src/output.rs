@@ -8,10 +8,12 @@ use dpincon_api::Figure;
 use dpincon_engine::OutputFile;
 use dpincon_engine::Report;
 
-/// Whether I_R's release decides something: its 95% interval is no wider
-/// than its value (public fields only).
-fn repair_decides(r: &dpincon_release::RepairRelease) -> bool {
-    r.value > 0 && r.ci95[1].saturating_sub(r.ci95[0]) <= r.value
+/// Whether I_R's release narrows things down where a projected release
+/// is swamped: its 95% interval is at most 1% of `rows` wide, `rows`
+/// being the swamped release's public row bound (so [0, 6] rows on a
+/// consistent table of 15,000, not [0, 200] on one of 300).
+fn repair_decides(r: &dpincon_release::RepairRelease, rows: u64) -> bool {
+    r.ci95[1].saturating_sub(r.ci95[0]).unsigned_abs().saturating_mul(100) <= rows
 }
 
 pub fn json(report: &Report) -> anyhow::Result<String> {
@@ -49,6 +51,8 @@ pub fn table(report: &Report) -> anyhow::Result<String> {
         let _ = writeln!(out, "  {:<18} {:>12} {:>23}  how", "measure", "value", "95% interval");
         let interval = |ci: [i64; 2]| format!("[{}, {}]", ci[0], ci[1]);
         let mut notes = Vec::new();
+        // The smallest public row bound among the swamped releases.
+        let mut swamped_rows: Option<u64> = None;
         for (name, release) in [("I_MI (pairs)", &m.mi), ("I_P (rows)", &m.p)] {
             if let Some(r) = release {
                 let short = &name[..name.find(' ').unwrap_or(name.len())];
@@ -65,6 +69,8 @@ pub fn table(report: &Report) -> anyhow::Result<String> {
                          in 95% of runs, against a value of {}): read its interval, not the point",
                         r.value
                     ));
+                    let rows = r.bounds.and_then(|b| b.rows).unwrap_or(0);
+                    swamped_rows = Some(swamped_rows.map_or(rows, |s| s.min(rows)));
                 }
                 let _ = writeln!(
                     out,
@@ -99,9 +105,12 @@ pub fn table(report: &Report) -> anyhow::Result<String> {
         }
         // Where a loose degree bound swamps a projected release, I_R is
         // often still decisive (node sensitivity 1 whatever the degrees:
-        // release README, "I_R"); say so where its interval is no wider
-        // than its value. Public figures only, as above.
-        if let Some(r) = m.r.as_ref().filter(|r| !notes.is_empty() && repair_decides(r)) {
+        // release README, "I_R"); say so where its interval is narrow.
+        // Public figures only, as above.
+        let decides = |r: &&dpincon_release::RepairRelease| {
+            swamped_rows.is_some_and(|rows| repair_decides(r, rows))
+        };
+        if let Some(r) = m.r.as_ref().filter(decides) {
             notes.push(format!(
                 "  note: I_R, whose node sensitivity is 1 whatever the degrees, is not swamped: \
                  {} rows, within {}",
