@@ -55,7 +55,11 @@ pub(crate) fn measure_interval(
     bounds: IntervalBounds,
 ) -> (i64, [i64; 2]) {
     let (lo, hi) = release_ends(measure, (noisy, noise, theta), NOISE_MISS, bounds);
-    let lo = lo.min(hi);
+    // A lower end past the upper end means the noise passed its quantile
+    // (or a bound failed): inside the 5%. Report the noise's own width
+    // below the upper end, not the point [hi, hi], whose zero width would
+    // claim a certainty no release has (README, "Intervals").
+    let lo = if lo > hi { hi.saturating_sub(2 * noise.halfwidth(NOISE_MISS)) } else { lo };
     let point = (noisy.max(0) as u64).clamp(lo, hi);
     let int = |v: u64| v.min(i64::MAX as u64) as i64;
     (int(point), [int(lo), int(hi)])
@@ -240,9 +244,12 @@ mod tests {
                 assert!(0 <= lo && lo <= point && point <= hi, "{noisy}: {lo} {point} {hi}");
             }
         }
-        // I_P never above the rows, I_MI never above n·D/2.
-        let (_, [_, hi]) = measure_interval(ProjectedMeasure::P, 5000, &noise, 10, bounds);
-        assert_eq!(hi, 100);
+        // I_P never above the rows, I_MI never above n·D/2; a release far
+        // above them gets the noise's width below that end, not a point.
+        let (point, [lo, hi]) = measure_interval(ProjectedMeasure::P, 5000, &noise, 10, bounds);
+        assert_eq!((point, hi), (100, 100));
+        assert_eq!(lo, 100 - 2 * noise.halfwidth(NOISE_MISS) as i64);
+        assert!(lo > 0, "{lo}");
         let (_, [_, hi]) = measure_interval(ProjectedMeasure::Mi, 5000, &noise, 10, bounds);
         assert_eq!(hi, 2000);
     }
